@@ -1,0 +1,216 @@
+"""The shape every platform module fills in: read-only commands, each with its parser.
+
+A platform is data: a tuple of :class:`Command` entries (the read-only allow-list), each naming
+the parser that turns its output into a state-schema-v1 fragment. Parsers are pure functions
+``parse_x(output, ctx) -> fragment``; they raise :class:`~fabline.errors.ParseError` (through
+``ctx.fail``) when the output does not have the expected shape, never return an empty success.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fabline.errors import CommandUnavailable, ParseError
+
+Fragment = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ParseContext:
+    """What a parser knows besides the text: platform, the exact command, its parameters.
+
+    Attributes:
+        platform: Platform id (``sonic``, ``cumulus``, ``arista_eos``, ``cisco_nxos``, ``linux``).
+        command: The command line as run on the device.
+        params: Values taken from the command line by its template, e.g. ``{"interface": "eth2"}``.
+    """
+
+    platform: str
+    command: str
+    params: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def interface(self) -> str | None:
+        """The interface named in a per-interface command, if any."""
+        return self.params.get("interface")
+
+    def fail(self, expected: str, detail: str | None = None) -> ParseError:
+        """Build the ParseError for this command (``raise ctx.fail("...")``)."""
+        return ParseError(self.platform, self.command, expected, detail)
+
+
+Parser = Callable[[str, ParseContext], Fragment]
+
+
+@dataclass(frozen=True)
+class Command:
+    """One read-only command of a platform.
+
+    Attributes:
+        template: The command line; ``{interface}`` (or other ``{name}``) marks a parameter.
+        parser: Function from output to state fragment.
+        feeds: Human-readable list of the state paths the command fills (for docs and ``--help``).
+        kind: ``cli`` for a switch CLI / shell command, ``file`` for a file read with ``cat``.
+    """
+
+    template: str
+    parser: Parser
+    feeds: str
+    kind: str = "cli"
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        """Names of the ``{param}`` placeholders in the template."""
+        return tuple(re.findall(r"\{(\w+)\}", self.template))
+
+    def pattern(self) -> re.Pattern[str]:
+        """A regex that matches a concrete command line of this template."""
+        parts = re.split(r"(\{\w+\})", self.template)
+        rx = "".join(
+            f"(?P<{p[1:-1]}>\\S+)" if p.startswith("{") else r"\s+".join(map(re.escape, p.split()))
+            for p in parts
+        )
+        return re.compile(rf"^\s*{rx}\s*$")
+
+    def render(self, **params: str) -> str:
+        """The concrete command line for the given parameters."""
+        return self.template.format(**params)
+
+
+@dataclass(frozen=True)
+class Platform:
+    """A platform: its id, description and the read-only allow-list of commands."""
+
+    id: str
+    description: str
+    commands: tuple[Command, ...]
+
+    def match(self, command_line: str) -> tuple[Command, dict[str, str]]:
+        """Find the allow-listed command a concrete command line is an instance of.
+
+        Raises:
+            KeyError: The command is not on the platform's read-only allow-list.
+        """
+        for cmd in self.commands:
+            m = cmd.pattern().match(command_line)
+            if m:
+                return cmd, m.groupdict()
+        raise KeyError(command_line)
+
+
+_ERROR_BANNERS = (
+    re.compile(r"^\s*% ?Invalid (input|command)", re.MULTILINE),
+    re.compile(r"command not found", re.IGNORECASE),
+    re.compile(r"^\s*% ?(Incomplete|Ambiguous) command", re.MULTILINE),
+    re.compile(r"^\s*(Error|Usage): .*(no such command|Invalid choice|unknown)", re.MULTILINE | re.IGNORECASE),
+    re.compile(r"^\s*% ?Unrecognized command", re.MULTILINE),
+)
+
+
+def check_text(output: str, ctx: ParseContext, expected: str) -> str:
+    """Reject output that cannot be a command's answer: empty, binary, or an error banner.
+
+    Returns the output unchanged so a parser can write ``text = check_text(output, ctx, "...")``.
+
+    Raises:
+        CommandUnavailable: The device says it does not know the command.
+        ParseError: Empty or binary output.
+    """
+    if not output or not output.strip():
+        raise ctx.fail(expected, "empty output")
+    if "\x00" in output or sum(1 for ch in output[:2000] if ord(ch) < 9) > 0:
+        raise ctx.fail(expected, "binary output")
+    for rx in _ERROR_BANNERS:
+        m = rx.search(output[:4000])
+        if m:
+            line = output[m.start() :].splitlines()[0].strip()
+            raise CommandUnavailable(ctx.platform, ctx.command, expected, f"device said {line!r}")
+    return output
+
+
+def load_json(output: str, ctx: ParseContext, expected: str = "a JSON document") -> Any:
+    """Parse JSON output (after :func:`check_text`), skipping a leading prompt/echo line.
+
+    Raises:
+        ParseError: The output is not valid (or is truncated) JSON.
+    """
+    import json
+
+    text = check_text(output, ctx, expected)
+    start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
+    if start < 0:
+        raise ctx.fail(expected, "no JSON object in output")
+    try:
+        return json.loads(text[start:])
+    except json.JSONDecodeError as exc:
+        raise ctx.fail(expected, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+
+
+def deep_merge(into: Fragment, fragment: Mapping[str, Any]) -> Fragment:
+    """Merge a fragment into a state document in place; nested dicts merge, other values overwrite.
+
+    Example:
+        >>> deep_merge({"interfaces": {"Ethernet0": {"mtu": 9100}}},
+        ...            {"interfaces": {"Ethernet0": {"fec": "rs"}}})
+        {'interfaces': {'Ethernet0': {'mtu': 9100, 'fec': 'rs'}}}
+    """
+    for key, value in fragment.items():
+        if isinstance(value, Mapping) and isinstance(into.get(key), dict):
+            deep_merge(into[key], value)
+        elif isinstance(value, Mapping):
+            into[key] = deep_merge({}, value)
+        else:
+            into[key] = value
+    return into
+
+
+def merge_fragments(fragments: Iterable[Mapping[str, Any]]) -> Fragment:
+    """Merge the fragments of one device's commands, in order, into one state body."""
+    state: Fragment = {}
+    for frag in fragments:
+        deep_merge(state, frag)
+    return state
+
+
+def split_dashed_table(text: str) -> list[dict[str, str]]:
+    """Rows of a CLI table whose header is underlined by runs of dashes.
+
+    Column boundaries come from the dash runs (``-----  ------``), so values with spaces inside
+    a column stay whole. Lines before the header and blank lines are ignored; a line that does
+    not reach the table's first column (a footer, a prompt) ends the table.
+
+    Example:
+        >>> split_dashed_table('''Port   Oper  Speed
+        ... -----  ----  -----
+        ... Eth0   up    400G
+        ... ''')
+        [{'Port': 'Eth0', 'Oper': 'up', 'Speed': '400G'}]
+    """
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if i and re.fullmatch(r"\s*-+(\s+-+)*\s*", line) and "-" in line:
+            spans = [(m.start(), m.end()) for m in re.finditer(r"-+", line)]
+            header_line = lines[i - 1]
+            break
+    else:
+        return []
+    bounds = [(spans[k][0], spans[k + 1][0] if k + 1 < len(spans) else None) for k in range(len(spans))]
+
+    def cut(line: str) -> list[str]:
+        return [line[a:b].strip() if b is not None else line[a:].strip() for a, b in bounds]
+
+    headers = cut(header_line.ljust(spans[-1][1]))
+    rows: list[dict[str, str]] = []
+    for line in lines[i + 1 :]:
+        if not line.strip():
+            continue
+        if re.fullmatch(r"\s*-+(\s+-+)*\s*", line):
+            continue
+        cells = cut(line)
+        if not cells[0]:
+            break
+        rows.append(dict(zip(headers, cells, strict=True)))
+    return rows

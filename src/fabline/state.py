@@ -1,0 +1,99 @@
+"""State schema v1: the one vendor-neutral document per device that every check reads.
+
+The public contract is documented in ``docs/state-schema.md`` and shipped as a JSON Schema
+(``fabline/schemas/state-1.schema.json``). States are plain dicts: the check engine walks them
+directly, so loading 100k ports costs what the JSON parser costs and little more.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+SCHEMA_ID = "fabline.state/1"
+PLATFORM_IDS = ("sonic", "cumulus", "arista_eos", "cisco_nxos", "linux")
+ROLES = ("spine", "leaf", "host")
+DEVICE_STATUSES = ("ok", "partial", "unreachable", "auth_failed", "timeout", "error")
+#: Statuses whose state cannot be trusted for anything: no check may pass on them.
+UNREADABLE_STATUSES = frozenset({"unreachable", "auth_failed", "timeout", "error"})
+FEC_MODES = ("rs", "fc", "none", "auto")
+TRUST_MODES = ("dscp", "pcp")
+
+try:  # orjson is an optional accelerator; the standard parser is the reference.
+    import orjson
+
+    def _loads(data: bytes) -> Any:
+        return orjson.loads(data)
+
+except ImportError:  # pragma: no cover - depends on the environment
+
+    def _loads(data: bytes) -> Any:
+        return json.loads(data)
+
+
+class StateError(Exception):
+    """A state file cannot be used; the device's results become ``error``."""
+
+
+def load_state_file(path: Path) -> dict[str, Any]:
+    """Read and minimally validate one state document.
+
+    Only the top-level contract is checked here (a JSON object with ``schema`` and, when present,
+    a ``interfaces`` object of objects); field-level type problems surface as ``error`` results of
+    the rules that read them, so one bad field does not hide the rest of the device.
+
+    Raises:
+        StateError: Unreadable, truncated or not a fabline state document.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise StateError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        doc = _loads(data)
+    except ValueError as exc:
+        raise StateError(f"{path}: invalid JSON ({_short(exc)})") from None
+    problem = structural_problem(doc)
+    if problem:
+        raise StateError(f"{path}: {problem}")
+    return doc  # type: ignore[no-any-return]
+
+
+def structural_problem(doc: Any) -> str | None:
+    """Return why a parsed document is not a usable state, or None if it is.
+
+    Example:
+        >>> structural_problem({"schema": "fabline.state/1", "name": "leaf1", "interfaces": {}})
+        >>> structural_problem({"schema": "other"})
+        "schema is 'other', expected 'fabline.state/1'"
+    """
+    if not isinstance(doc, dict):
+        return "not a JSON object"
+    if doc.get("schema") != SCHEMA_ID:
+        return f"schema is {doc.get('schema')!r}, expected {SCHEMA_ID!r}"
+    if not isinstance(doc.get("name", ""), str):
+        return "name is not a string"
+    status = doc.get("status", "ok")
+    if status not in DEVICE_STATUSES:
+        return f"status {status!r} is not one of {', '.join(DEVICE_STATUSES)}"
+    for key in ("interfaces", "facts", "qos", "host"):
+        if key in doc and not isinstance(doc[key], dict):
+            return f"{key} is not an object"
+    ifaces = doc.get("interfaces", {})
+    for name, body in ifaces.items():
+        if not isinstance(body, dict):
+            return f"interfaces.{name} is not an object"
+    return None
+
+
+def schema_document() -> dict[str, Any]:
+    """The JSON Schema of state schema v1, as shipped in the package."""
+    text = resources.files("fabline").joinpath("schemas/state-1.schema.json").read_text("utf-8")
+    return json.loads(text)  # type: ignore[no-any-return]
+
+
+def _short(exc: Exception) -> str:
+    msg = str(exc)
+    return msg if len(msg) < 120 else msg[:117] + "..."

@@ -1,0 +1,75 @@
+"""Data-driven parser tests: every case file pairs a real output with its expected fragment.
+
+A case is one YAML file in ``tests/parsers/cases/<platform>/``::
+
+    sample: sonic/show_version-cmdref-msn2700.txt   # under ../shared/samples (real output)
+    # or  local: sonic/breakout-ports.txt            # under tests/parsers/local (own edge cases)
+    command: show version                           # the command line as run on the device
+    expected: {facts: {os_version: ...}}            # the exact fragment the parser must return
+    # or  error: "expected a ..."                   # a ParseError whose message contains this
+
+Adding a case is adding a file (ntc-templates style). ``test_every_sample_is_accounted_for``
+makes sure no shared sample is silently ignored.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from fabline.errors import ParseError
+from fabline.platforms import parse_output
+from tests.conftest import samples_dir
+
+HERE = Path(__file__).parent
+CASES = sorted((HERE / "cases").glob("*/*.yml"))
+
+
+def _load_case(path: Path) -> dict[str, Any]:
+    case = yaml.safe_load(path.read_text("utf-8"))
+    assert isinstance(case, dict), f"{path}: a case is a mapping"
+    assert "command" in case, f"{path}: missing 'command'"
+    assert ("expected" in case) != ("error" in case), f"{path}: give exactly one of expected/error"
+    assert ("sample" in case) != ("local" in case), f"{path}: give exactly one of sample/local"
+    return case
+
+
+def _output_of(case: dict[str, Any]) -> str:
+    if "sample" in case:
+        path = samples_dir() / case["sample"]
+    else:
+        path = HERE / "local" / case["local"]
+    assert path.is_file(), f"sample file missing: {path}"
+    return path.read_text("utf-8", errors="replace")
+
+
+@pytest.mark.parametrize("case_path", CASES, ids=[f"{p.parent.name}/{p.stem}" for p in CASES])
+def test_parser_case(case_path: Path) -> None:
+    case = _load_case(case_path)
+    platform = case_path.parent.name
+    output = _output_of(case)
+    if "error" in case:
+        with pytest.raises(ParseError) as info:
+            parse_output(platform, case["command"], output)
+        assert case["error"] in str(info.value)
+        return
+    got = parse_output(platform, case["command"], output)
+    assert got == case["expected"]
+
+
+def test_every_sample_is_accounted_for() -> None:
+    """Each shared sample is a parser case or listed in uncovered_samples.yml with a reason."""
+    root = samples_dir()
+    used = {_load_case(p).get("sample") for p in CASES}
+    uncovered = yaml.safe_load((HERE / "uncovered_samples.yml").read_text("utf-8")) or {}
+    for name, reason in uncovered.items():
+        assert isinstance(reason, str) and reason.strip(), f"uncovered sample {name} needs a reason"
+    missing = []
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_file() and rel != "MANIFEST.md" and rel not in used and rel not in uncovered:
+            missing.append(rel)
+    assert not missing, f"samples with neither a parser case nor a reason: {missing}"
