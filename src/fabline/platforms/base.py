@@ -45,6 +45,19 @@ class ParseContext:
 Parser = Callable[[str, ParseContext], Fragment]
 
 
+def _literal_rx(text: str) -> str:
+    """Regex for a literal part of a command template; whitespace next to a ``{param}`` is kept.
+
+    Example:
+        >>> bool(re.fullmatch(_literal_rx("ethtool -m "), "ethtool  -m ")), _literal_rx(" link")
+        (True, '\\s+link')
+    """
+    words = r"\s+".join(map(re.escape, text.split()))
+    lead = r"\s+" if text[:1].isspace() else ""
+    trail = r"\s+" if text[-1:].isspace() and words else ""
+    return lead + words + trail
+
+
 @dataclass(frozen=True)
 class Command:
     """One read-only command of a platform.
@@ -69,10 +82,7 @@ class Command:
     def pattern(self) -> re.Pattern[str]:
         """A regex that matches a concrete command line of this template."""
         parts = re.split(r"(\{\w+\})", self.template)
-        rx = "".join(
-            f"(?P<{p[1:-1]}>\\S+)" if p.startswith("{") else r"\s+".join(map(re.escape, p.split()))
-            for p in parts
-        )
+        rx = "".join(f"(?P<{p[1:-1]}>\\S+)" if p.startswith("{") else _literal_rx(p) for p in parts)
         return re.compile(rf"^\s*{rx}\s*$")
 
     def render(self, **params: str) -> str:
