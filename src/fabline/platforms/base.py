@@ -49,8 +49,8 @@ def _literal_rx(text: str) -> str:
     """Regex for a literal part of a command template; whitespace next to a ``{param}`` is kept.
 
     Example:
-        >>> bool(re.fullmatch(_literal_rx("ethtool -m "), "ethtool  -m ")), _literal_rx(" link")
-        (True, '\\s+link')
+        >>> bool(re.fullmatch(_literal_rx("ethtool -m "), "ethtool  -m ")), _literal_rx(" link") == r"\s+link"
+        (True, True)
     """
     words = r"\s+".join(map(re.escape, text.split()))
     lead = r"\s+" if text[:1].isspace() else ""
