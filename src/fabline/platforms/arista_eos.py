@@ -1,9 +1,727 @@
-"""Arista EOS: read-only commands and their parsers."""
+"""Arista EOS: read-only commands and their parsers.
+
+Every parser turns one command's output (eAPI JSON for ``| json`` commands, CLI text otherwise)
+into a state schema v1 fragment. Vendor semantics, also in ``docs/platforms/arista_eos.md``:
+
+- ``mtu`` is what EOS calls ``mtu``: the value of the interface ``mtu`` command, which EOS
+  reports as ``IP MTU``/``Ethernet MTU`` in text and ``mtu`` in JSON (9214 is the usual jumbo
+  setting). EOS's separate ``l2 mtu`` (frame size limit) is stored as ``l2_mtu`` when set.
+- Interface names are canonical full names (``Et1`` -> ``Ethernet1``); only front-panel
+  (``Ethernet``), ``Port-Channel`` and ``Management`` interfaces are kept, virtual ones
+  (``Loopback``, ``Vlan``, ``Vxlan``...) carry nothing a fabric check reads.
+- The QoS chain (``show running-config``) is in :mod:`fabline.platforms.arista_eos_config`.
+"""
 
 from __future__ import annotations
 
-from fabline.platforms.base import Command, Platform
+import re
+from typing import Any
 
-COMMANDS: tuple[Command, ...] = ()
+from fabline.platforms.arista_eos_config import parse_show_running_config
+from fabline.platforms.arista_eos_names import canonical_name, is_mac, kept
+from fabline.platforms.base import (
+    Command,
+    Fragment,
+    ParseContext,
+    Platform,
+    check_text,
+    load_json,
+)
+
+
+def _uptime_seconds(text: str) -> int | None:
+    """Seconds in an EOS uptime such as ``3 weeks, 0 days, 20 hours and 45 minutes``.
+
+    Example:
+        >>> _uptime_seconds("2 days, 15 hours and 56 minutes")
+        229020
+    """
+    units = {"week": 604800, "day": 86400, "hour": 3600, "minute": 60, "second": 1}
+    found = re.findall(r"(\d+)\s+(week|day|hour|minute|second)s?", text)
+    if not found:
+        return None
+    return sum(int(n) * units[u] for n, u in found)
+
+
+def _speed_gbps(token: str) -> float | None:
+    """Gb/s in an EOS speed token (``100G``, ``a-10G``, ``100M``, ``2.5G``), None if unknown.
+
+    Example:
+        >>> _speed_gbps("a-40G"), _speed_gbps("100M"), _speed_gbps("auto")
+        (40, 0.1, None)
+    """
+    m = re.fullmatch(r"(?:a-)?(\d+(?:\.\d+)?)([GM])(?:b/s)?", token.strip())
+    if not m:
+        return None
+    value = float(m.group(1)) / (1 if m.group(2) == "G" else 1000)
+    return int(value) if value == int(value) else value
+
+
+def _num(value: str) -> float | None:
+    """A float from a CLI cell, None for ``N/A``/``-`` and other non-numbers."""
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _interfaces_of(doc: Any, key: str, ctx: ParseContext, expected: str) -> dict[str, Any]:
+    if not isinstance(doc, dict) or not isinstance(doc.get(key), dict):
+        raise ctx.fail(expected, f"no {key!r} object")
+    return doc[key]  # type: ignore[no-any-return]
+
+
+# --- facts ---------------------------------------------------------------------------------
+
+
+def parse_show_version_json(output: str, ctx: ParseContext) -> Fragment:
+    """``show version | json``: facts (model, os_version, serial, vendor, uptime_s)."""
+    expected = "an eAPI 'show version' object with 'version' and 'modelName'"
+    doc = load_json(output, ctx, expected)
+    if not isinstance(doc, dict) or "version" not in doc or "modelName" not in doc:
+        raise ctx.fail(expected)
+    facts: dict[str, Any] = {"os_version": str(doc["version"]), "model": str(doc["modelName"])}
+    if doc.get("serialNumber"):
+        facts["serial"] = str(doc["serialNumber"])
+    if doc.get("mfgName"):
+        facts["vendor"] = str(doc["mfgName"])
+    if isinstance(doc.get("uptime"), int | float):
+        facts["uptime_s"] = doc["uptime"]
+    return {"facts": facts}
+
+
+def parse_show_version(output: str, ctx: ParseContext) -> Fragment:
+    """``show version`` (text): facts (model, os_version, serial, vendor, uptime_s)."""
+    expected = "EOS 'show version' text with a 'Software image version' line"
+    text = check_text(output, ctx, expected)
+    version = re.search(r"^Software image version:\s*(\S.*?)\s*$", text, re.MULTILINE)
+    if not version:
+        raise ctx.fail(expected)
+    facts: dict[str, Any] = {"os_version": version.group(1)}
+    first = text.strip().splitlines()[0].strip()
+    m = re.fullmatch(r"(Arista)\s+(\S+)", first)
+    if m:
+        facts["vendor"], facts["model"] = m.group(1), m.group(2)
+    serial = re.search(r"^Serial number:[ \t]*(\S+)[ \t]*$", text, re.MULTILINE)
+    if serial:
+        facts["serial"] = serial.group(1)
+    uptime = re.search(r"^Uptime:\s*(.+)$", text, re.MULTILINE)
+    if uptime and (seconds := _uptime_seconds(uptime.group(1))) is not None:
+        facts["uptime_s"] = seconds
+    return {"facts": facts}
+
+
+# --- interfaces ----------------------------------------------------------------------------
+
+
+def parse_show_interfaces_json(output: str, ctx: ParseContext) -> Fragment:
+    """``show interfaces | json``: admin/oper state, mtu, l2_mtu, speed, autoneg, description, CRC.
+
+    ``interfaceStatus`` ``disabled`` is admin down; ``lineProtocolStatus`` ``up`` is oper up.
+    ``bandwidth`` (bit/s) of 0 means unknown (virtual labs) and is left out; ``autoNegotiate``
+    ``unknown`` is left out.
+    """
+    expected = "an eAPI 'show interfaces' object with 'interfaces'"
+    doc = load_json(output, ctx, expected)
+    interfaces: dict[str, Any] = {}
+    for name, body in _interfaces_of(doc, "interfaces", ctx, expected).items():
+        if not kept(name) or not isinstance(body, dict):
+            continue
+        entry: dict[str, Any] = {}
+        status = body.get("interfaceStatus")
+        if isinstance(status, str):
+            entry["admin_up"] = status != "disabled"
+        if isinstance(body.get("lineProtocolStatus"), str):
+            entry["oper_up"] = body["lineProtocolStatus"] == "up"
+        if isinstance(body.get("mtu"), int) and body["mtu"] > 0:
+            entry["mtu"] = body["mtu"]
+        if isinstance(body.get("l2Mtu"), int) and body["l2Mtu"] > 0:
+            entry["l2_mtu"] = body["l2Mtu"]
+        if isinstance(body.get("bandwidth"), int) and body["bandwidth"] > 0:
+            gbps = body["bandwidth"] / 1e9
+            entry["speed_gbps"] = int(gbps) if gbps == int(gbps) else gbps
+        autoneg = body.get("autoNegotiate")
+        if autoneg in ("success", "on"):
+            entry["autoneg"] = True
+        elif autoneg == "off":
+            entry["autoneg"] = False
+        if body.get("description"):
+            entry["description"] = str(body["description"])
+        errors = (body.get("interfaceCounters") or {}).get("inputErrorsDetail") or {}
+        if isinstance(errors.get("fcsErrors"), int):
+            entry["counters"] = {"crc_errors": errors["fcsErrors"]}
+        interfaces[name] = entry
+    return {"interfaces": interfaces}
+
+
+_TEXT_IF_HEAD = re.compile(
+    r"^(?P<name>\S+) is (?P<admin>up|down|administratively down)(?:\s*\([^)]*\))?,"
+    r" line protocol is (?P<proto>\w+)",
+    re.MULTILINE,
+)
+
+
+def parse_show_interfaces(output: str, ctx: ParseContext) -> Fragment:
+    """``show interfaces`` (text): admin/oper state, mtu, speed, autoneg, description, CRC."""
+    expected = "EOS 'show interfaces' text ('<name> is up, line protocol is up' blocks)"
+    text = check_text(output, ctx, expected)
+    heads = list(_TEXT_IF_HEAD.finditer(text))
+    if not heads:
+        raise ctx.fail(expected)
+    interfaces: dict[str, Any] = {}
+    for i, head in enumerate(heads):
+        name = canonical_name(head["name"])
+        block = text[head.end() : heads[i + 1].start() if i + 1 < len(heads) else len(text)]
+        if not kept(name):
+            continue
+        entry: dict[str, Any] = {
+            "admin_up": head["admin"] != "administratively down",
+            "oper_up": head["proto"] == "up",
+        }
+        if m := re.search(r"^\s*Description: (.*?)\s*$", block, re.MULTILINE):
+            entry["description"] = m.group(1).strip('"')
+        if m := re.search(r"(?:IP|Ethernet) MTU (\d+) bytes", block):
+            entry["mtu"] = int(m.group(1))
+        if m := re.search(r"-duplex, (\d+(?:\.\d+)?[GM])b/s", block, re.IGNORECASE):
+            speed = _speed_gbps(m.group(1))
+            if speed is not None:
+                entry["speed_gbps"] = speed
+        if m := re.search(r"auto negotiation: (on|off)", block):
+            entry["autoneg"] = m.group(1) == "on"
+        if m := re.search(r"(\d+) CRC", block):
+            entry["counters"] = {"crc_errors": int(m.group(1))}
+        interfaces[name] = entry
+    return {"interfaces": interfaces}
+
+
+_STATUS_WORDS = (
+    "connected|notconnect|disabled|errdisabled|inactive|monitoring|sfpabsent|xcvrabsent|"
+    "notpresent|suspended|lowerlayerdown"
+)
+_STATUS_ROW = re.compile(
+    rf"^(?P<port>\S+)\s+(?:(?P<name>.*?)\s+)?(?P<status>{_STATUS_WORDS})\s+"
+    r"(?P<vlan>in Po\d+|\S+)\s+(?P<duplex>\S+)\s+(?P<speed>\S+)(?:\s+(?P<type>.*?))?\s*$",
+)
+
+
+def parse_show_interfaces_status(output: str, ctx: ParseContext) -> Fragment:
+    """``show interfaces status``: admin/oper state, speed, autoneg, description.
+
+    Speed ``a-100G`` is an auto-negotiated result (``autoneg: true``), ``100G`` a forced
+    speed (``autoneg: false``), ``auto`` autoneg with no link (no speed), ``unconf`` nothing.
+    Rows are matched from the status word, since long names overflow their column.
+    """
+    expected = "EOS 'show interfaces status' table (Port Name Status Vlan Duplex Speed Type)"
+    text = check_text(output, ctx, expected)
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if re.match(r"^Port\s+Name\s+Status", ln)), None)
+    if start is None:
+        raise ctx.fail(expected, "no 'Port Name Status' header")
+    interfaces: dict[str, Any] = {}
+    for line in lines[start + 1 :]:
+        if not line.strip() or re.fullmatch(r"[\s-]+", line):
+            continue
+        m = _STATUS_ROW.match(line)
+        if not m:
+            raise ctx.fail(expected, f"unreadable row {line.strip()!r}")
+        name = canonical_name(m["port"])
+        if not kept(name):
+            continue
+        status = m["status"].lower()
+        entry: dict[str, Any] = {"admin_up": status != "disabled", "oper_up": status == "connected"}
+        speed = m["speed"]
+        if speed == "auto":
+            entry["autoneg"] = True
+        elif (gbps := _speed_gbps(speed)) is not None:
+            entry["speed_gbps"] = gbps
+            entry["autoneg"] = speed.startswith("a-")
+        if m["name"]:
+            entry["description"] = m["name"]
+        interfaces[name] = entry
+    if not interfaces:
+        raise ctx.fail(expected, "no interface rows")
+    return {"interfaces": interfaces}
+
+
+def parse_show_interfaces_description(output: str, ctx: ParseContext) -> Fragment:
+    """``show interfaces description`` (text): description, admin_up, oper_up."""
+    expected = "EOS 'show interfaces description' table (Interface Status Protocol Description)"
+    text = check_text(output, ctx, expected)
+    lines = text.splitlines()
+    start = next(
+        (i for i, ln in enumerate(lines) if re.match(r"^Interface\s+Status\s+Protocol\s+Description", ln)),
+        None,
+    )
+    if start is None:
+        raise ctx.fail(expected, "no 'Interface Status Protocol Description' header")
+    header = lines[start]
+    cols = [header.index(w) for w in ("Status", "Protocol", "Description")]
+    interfaces: dict[str, Any] = {}
+    for line in lines[start + 1 :]:
+        if not line.strip():
+            continue
+        name = canonical_name(line[: cols[0]].strip())
+        status = line[cols[0] : cols[1]].strip()
+        proto = line[cols[1] : cols[2]].strip()
+        if not name or not status or not proto:
+            raise ctx.fail(expected, f"unreadable row {line.strip()!r}")
+        if not kept(name):
+            continue
+        entry: dict[str, Any] = {"admin_up": status != "admin down", "oper_up": proto == "up"}
+        if description := line[cols[2] :].strip():
+            entry["description"] = description
+        interfaces[name] = entry
+    return {"interfaces": interfaces}
+
+
+def parse_show_interfaces_description_json(output: str, ctx: ParseContext) -> Fragment:
+    """``show interfaces description | json``: description, admin_up, oper_up."""
+    expected = "an eAPI 'show interfaces description' object with 'interfaceDescriptions'"
+    doc = load_json(output, ctx, expected)
+    interfaces: dict[str, Any] = {}
+    for name, body in _interfaces_of(doc, "interfaceDescriptions", ctx, expected).items():
+        if not kept(name) or not isinstance(body, dict):
+            continue
+        entry: dict[str, Any] = {}
+        if isinstance(body.get("interfaceStatus"), str):
+            entry["admin_up"] = body["interfaceStatus"] != "adminDown"
+        if isinstance(body.get("lineProtocolStatus"), str):
+            entry["oper_up"] = body["lineProtocolStatus"] == "up"
+        if body.get("description"):
+            entry["description"] = str(body["description"])
+        interfaces[name] = entry
+    return {"interfaces": interfaces}
+
+
+def parse_show_interfaces_counters_errors_json(output: str, ctx: ParseContext) -> Fragment:
+    """``show interfaces counters errors | json``: ``counters.crc_errors`` (EOS ``fcsErrors``)."""
+    expected = "an eAPI 'show interfaces counters errors' object with 'interfaceErrorCounters'"
+    doc = load_json(output, ctx, expected)
+    interfaces: dict[str, Any] = {}
+    for name, body in _interfaces_of(doc, "interfaceErrorCounters", ctx, expected).items():
+        if kept(name) and isinstance(body, dict) and isinstance(body.get("fcsErrors"), int):
+            interfaces[name] = {"counters": {"crc_errors": body["fcsErrors"]}}
+    return {"interfaces": interfaces}
+
+
+# --- LLDP ----------------------------------------------------------------------------------
+
+
+def _lldp_entry(
+    device: str | None, port: str | None, description: str | None = None, chassis: str | None = None
+) -> dict[str, str]:
+    """The ``lldp`` object; a MAC port id gives way to the port description when there is one."""
+    entry: dict[str, str] = {}
+    if device:
+        entry["device"] = device
+    if port and is_mac(port) and description:
+        entry["port"] = description
+    elif port:
+        entry["port"] = port
+    elif description:
+        entry["port"] = description
+    if description:
+        entry["port_description"] = description
+    if chassis:
+        entry["chassis_id"] = chassis
+    return entry
+
+
+def parse_show_lldp_neighbors(output: str, ctx: ParseContext) -> Fragment:
+    """``show lldp neighbors`` (text): ``lldp.device`` and ``lldp.port`` per local port.
+
+    The summary has no port description, so a MAC port id stays a MAC here; the ``detail``
+    commands replace it with the description.
+    """
+    expected = "EOS 'show lldp neighbors' table (Port  Neighbor Device ID  Neighbor Port ID  TTL)"
+    text = check_text(output, ctx, expected)
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if re.match(r"^Port\s+Neighbor Device ID", ln)), None)
+    if start is None:
+        raise ctx.fail(expected, "no 'Port  Neighbor Device ID' header")
+    interfaces: dict[str, Any] = {}
+    for line in lines[start + 1 :]:
+        if not line.strip() or re.fullmatch(r"[\s-]+", line):
+            continue
+        m = re.fullmatch(r"(\S+)\s+(\S+)\s+(\S+)\s+(\d+)\s*", line)
+        if not m:
+            raise ctx.fail(expected, f"unreadable row {line.strip()!r}")
+        name = canonical_name(m.group(1))
+        if kept(name):
+            interfaces[name] = {"lldp": _lldp_entry(m.group(2), m.group(3))}
+    return {"interfaces": interfaces}
+
+
+def parse_show_lldp_neighbors_json(output: str, ctx: ParseContext) -> Fragment:
+    """``show lldp neighbors | json``: ``lldp.device`` and ``lldp.port`` per local port."""
+    expected = "an eAPI 'show lldp neighbors' object with an 'lldpNeighbors' list"
+    doc = load_json(output, ctx, expected)
+    if not isinstance(doc, dict) or not isinstance(doc.get("lldpNeighbors"), list):
+        raise ctx.fail(expected)
+    interfaces: dict[str, Any] = {}
+    for row in doc["lldpNeighbors"]:
+        name = canonical_name(str(row.get("port", "")))
+        if kept(name) and name not in interfaces:
+            interfaces[name] = {"lldp": _lldp_entry(row.get("neighborDevice"), row.get("neighborPort"))}
+    return {"interfaces": interfaces}
+
+
+def parse_show_lldp_neighbors_detail(output: str, ctx: ParseContext) -> Fragment:
+    """``show lldp neighbors detail`` (text): lldp device, port, port_description, chassis_id.
+
+    Only the first neighbour of a port is kept (a fabric link has one).
+    """
+    expected = "EOS 'show lldp neighbors detail' text ('Interface X detected N LLDP neighbors')"
+    text = check_text(output, ctx, expected)
+    heads = list(re.finditer(r"^Interface (\S+) detected (\d+) LLDP neighbors?:", text, re.MULTILINE))
+    if not heads:
+        raise ctx.fail(expected)
+    interfaces: dict[str, Any] = {}
+    for i, head in enumerate(heads):
+        name = canonical_name(head.group(1))
+        block = text[head.end() : heads[i + 1].start() if i + 1 < len(heads) else len(text)]
+        if head.group(2) == "0" or not kept(name):
+            continue
+        first = re.split(r"^\s*Neighbor ", block, flags=re.MULTILINE)
+        body = first[1] if len(first) > 1 else block
+
+        def field(label: str, body: str = body) -> str | None:
+            m = re.search(rf"^\s*-?\s*{label}\s*:[ \t]*(.*?)[ \t]*$", body, re.MULTILINE)
+            return m.group(1).strip('"').strip() or None if m and m.group(1) else None
+
+        interfaces[name] = {
+            "lldp": _lldp_entry(
+                field("System Name"), field("Port ID"), field("Port Description"), field("Chassis ID")
+            )
+        }
+    return {"interfaces": interfaces}
+
+
+def parse_show_lldp_neighbors_detail_json(output: str, ctx: ParseContext) -> Fragment:
+    """``show lldp neighbors detail | json``: lldp device, port, port_description, chassis_id.
+
+    EOS quotes interface-name port ids (``"et-0/0/20"``); the quotes are removed.
+    """
+    expected = "an eAPI 'show lldp neighbors detail' object with 'lldpNeighbors'"
+    doc = load_json(output, ctx, expected)
+    interfaces: dict[str, Any] = {}
+    for name, body in _interfaces_of(doc, "lldpNeighbors", ctx, expected).items():
+        infos = body.get("lldpNeighborInfo") if isinstance(body, dict) else None
+        if not kept(name) or not infos:
+            continue
+        info = infos[0]
+        port_info = info.get("neighborInterfaceInfo") or {}
+        port = port_info.get("interfaceId")
+        interfaces[name] = {
+            "lldp": _lldp_entry(
+                info.get("systemName"),
+                port.strip('"') if isinstance(port, str) else None,
+                port_info.get("interfaceDescription") or None,
+                info.get("chassisId"),
+            )
+        }
+    return {"interfaces": interfaces}
+
+
+# --- optics --------------------------------------------------------------------------------
+
+
+def parse_show_interfaces_transceiver(output: str, ctx: ParseContext) -> Fragment:
+    """``show interfaces transceiver`` (text): optics temperature_c, tx/rx_power_dbm.
+
+    EOS prints one row per lane interface (``Et3/17/1``, ``Et3/17/2``...), each with its own
+    single-lane power; ``N/A`` cells are left out, and a row with nothing readable is skipped.
+    """
+    expected = "EOS 'show interfaces transceiver' table (Port Temp Voltage Bias TxPower RxPower)"
+    text = check_text(output, ctx, expected)
+    if not re.search(r"^Port\s+\(Celsius\)", text, re.MULTILINE):
+        raise ctx.fail(expected, "no 'Port (Celsius)' header")
+    interfaces: dict[str, Any] = {}
+    row_rx = re.compile(r"^((?:Et|Ethernet)\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+")
+    for line in text.splitlines():
+        m = row_rx.match(line)
+        if not m:
+            continue
+        optics: dict[str, Any] = {}
+        temp, tx, rx = _num(m.group(2)), _num(m.group(5)), _num(m.group(6))
+        if temp is not None:
+            optics["temperature_c"] = temp
+        if tx is not None:
+            optics["tx_power_dbm"] = [tx]
+        if rx is not None:
+            optics["rx_power_dbm"] = [rx]
+        if optics:
+            interfaces[canonical_name(m.group(1))] = {"optics": optics}
+    return {"interfaces": interfaces}
+
+
+def parse_show_interfaces_transceiver_json(output: str, ctx: ParseContext) -> Fragment:
+    """``show interfaces transceiver | json``: optics type, serial, temperature_c, tx/rx_power_dbm."""
+    expected = "an eAPI 'show interfaces transceiver' object with 'interfaces'"
+    doc = load_json(output, ctx, expected)
+    interfaces: dict[str, Any] = {}
+    for name, body in _interfaces_of(doc, "interfaces", ctx, expected).items():
+        if not isinstance(body, dict):
+            continue
+        optics: dict[str, Any] = {}
+        if body.get("mediaType"):
+            optics["type"] = str(body["mediaType"])
+        if body.get("vendorSn"):
+            optics["serial"] = str(body["vendorSn"])
+        if isinstance(body.get("temperature"), int | float):
+            optics["temperature_c"] = body["temperature"]
+        if isinstance(body.get("txPower"), int | float):
+            optics["tx_power_dbm"] = [body["txPower"]]
+        if isinstance(body.get("rxPower"), int | float):
+            optics["rx_power_dbm"] = [body["rxPower"]]
+        if optics:
+            interfaces[name] = {"optics": optics}
+    return {"interfaces": interfaces}
+
+
+def parse_show_interfaces_transceiver_dom_thresholds_json(output: str, ctx: ParseContext) -> Fragment:
+    """``show interfaces transceiver dom thresholds | json``: optics type, serial, per-lane rx/tx power."""
+    expected = "an eAPI 'show interfaces transceiver dom thresholds' object with 'interfaces'"
+    doc = load_json(output, ctx, expected)
+    interfaces: dict[str, Any] = {}
+    for name, body in _interfaces_of(doc, "interfaces", ctx, expected).items():
+        if not isinstance(body, dict):
+            continue
+        optics: dict[str, Any] = {}
+        if body.get("mediaType"):
+            optics["type"] = str(body["mediaType"])
+        if body.get("vendorSn"):
+            optics["serial"] = str(body["vendorSn"])
+        params = body.get("parameters") or {}
+        for key, field in (("rxPower", "rx_power_dbm"), ("txPower", "tx_power_dbm")):
+            channels = (params.get(key) or {}).get("channels") or {}
+            if channels:
+                optics[field] = [channels[c] for c in sorted(channels, key=int)]
+        if optics:
+            interfaces[name] = {"optics": optics}
+    return {"interfaces": interfaces}
+
+
+_DETAIL_SECTIONS = {"Temperature": "temperature_c", "Tx Power": "tx_power_dbm", "Rx Power": "rx_power_dbm"}
+
+
+def parse_show_interfaces_transceiver_detail(output: str, ctx: ParseContext) -> Fragment:
+    """``show interfaces transceiver detail`` (text): optics temperature_c, tx/rx_power_dbm.
+
+    The output is one table per measurement (temperature, voltage, current, tx power,
+    rx power), each row a lane interface with its current value and its thresholds.
+    """
+    expected = "EOS 'show interfaces transceiver detail' tables (Temperature ... Rx Power)"
+    text = check_text(output, ctx, expected)
+    interfaces: dict[str, Any] = {}
+    section: str | None = None
+    seen = False
+    for line in text.splitlines():
+        head = re.match(r"^\s+(Temperature|Voltage|Current|Tx Power|Rx Power)\s+Threshold", line)
+        if head:
+            section, seen = _DETAIL_SECTIONS.get(head.group(1)), True
+            continue
+        m = re.match(r"^((?:Et|Ethernet)\S+)\s+(\S+)\s", line)
+        if not m or section is None:
+            continue
+        value = _num(m.group(2))
+        if value is None:
+            continue
+        optics = interfaces.setdefault(canonical_name(m.group(1)), {"optics": {}})["optics"]
+        optics[section] = value if section == "temperature_c" else [value]
+    if not seen:
+        raise ctx.fail(expected, "no '<measurement> Threshold' table header")
+    return {"interfaces": interfaces}
+
+
+def parse_show_interfaces_transceiver_hardware(output: str, ctx: ParseContext) -> Fragment:
+    """``show interfaces transceiver hardware``: ``optics.type`` (media type) per port."""
+    expected = "EOS 'show interfaces transceiver hardware' blocks ('Name: EtX' / 'Media type: ...')"
+    text = check_text(output, ctx, expected)
+    blocks = re.split(r"^Name:\s*", text, flags=re.MULTILINE)[1:]
+    if not blocks:
+        raise ctx.fail(expected)
+    interfaces: dict[str, Any] = {}
+    for block in blocks:
+        name = canonical_name(block.split(None, 1)[0])
+        media = re.search(r"^Media type:\s*(\S.*?)\s*$", block, re.MULTILINE)
+        if media:
+            interfaces[name] = {"optics": {"type": media.group(1)}}
+    return {"interfaces": interfaces}
+
+
+# --- PFC / ECN -----------------------------------------------------------------------------
+
+
+def parse_show_priority_flow_control_counters_json(output: str, ctx: ParseContext) -> Fragment:
+    """``show priority-flow-control counters | json``: PFC frames per port, all priorities.
+
+    EOS's summary counters are not per priority, so they go to the added fields
+    ``counters.pfc_rx_frames`` / ``counters.pfc_tx_frames`` (the per-priority ``pfc_rx_pause``
+    stays absent).
+    """
+    expected = "an eAPI 'show priority-flow-control counters' object with 'interfaceCounters'"
+    doc = load_json(output, ctx, expected)
+    interfaces: dict[str, Any] = {}
+    for name, body in _interfaces_of(doc, "interfaceCounters", ctx, expected).items():
+        if not isinstance(body, dict):
+            continue
+        counters = {
+            field: body[key]
+            for key, field in (("rxFrames", "pfc_rx_frames"), ("txFrames", "pfc_tx_frames"))
+            if isinstance(body.get(key), int)
+        }
+        if counters:
+            interfaces[name] = {"counters": counters}
+    return {"interfaces": interfaces}
+
+
+def parse_show_qos_interfaces_ecn_counters_queue_json(output: str, ctx: ParseContext) -> Fragment:
+    """``show qos interfaces ecn counters queue | json``: ``counters.ecn_marked`` per port.
+
+    EOS counts ECN-marked packets per tx-queue; the state counter is their sum. ``-`` marks a
+    queue without a counter; a port with no numeric queue counter is left out.
+    """
+    expected = "an eAPI 'show qos interfaces ecn counters queue' object with 'intfQueueCounters'"
+    doc = load_json(output, ctx, expected)
+    interfaces: dict[str, Any] = {}
+    for name, body in _interfaces_of(doc, "intfQueueCounters", ctx, expected).items():
+        queues = (body or {}).get("queueCounters") or {}
+        values = [int(v) for v in queues.values() if str(v).isdigit()]
+        if values:
+            interfaces[name] = {"counters": {"ecn_marked": sum(values)}}
+    return {"interfaces": interfaces}
+
+
+def parse_show_priority_flow_control(output: str, ctx: ParseContext) -> Fragment:
+    """``show priority-flow-control`` (text): pfc_priorities, pfc_watchdog per port; watchdog action.
+
+    A port whose status is ``D`` (PFC disabled) has no lossless priority (``[]``); an ``E``
+    port's priorities are the ``Priorities`` column. ``W`` in the status is the per-port
+    watchdog (added field ``pfc_watchdog``). The global watchdog action goes to
+    ``qos.pfc_watchdog.action``; whether the watchdog is enabled is a per-port property on
+    EOS, so ``qos.pfc_watchdog.enabled`` is not set from this command.
+    """
+    expected = "EOS 'show priority-flow-control' text with a 'Port  Status  Priorities' table"
+    text = check_text(output, ctx, expected)
+    if not re.search(r"^Port\s+Status\s+Priorities", text, re.MULTILINE):
+        raise ctx.fail(expected, "no 'Port Status Priorities' header")
+    fragment: Fragment = {}
+    if m := re.search(r"The PFC watchdog action is (\S+)", text):
+        fragment["qos"] = {"pfc_watchdog": {"action": m.group(1)}}
+    interfaces: dict[str, Any] = {}
+    for line in text.splitlines():
+        m = re.match(r"^(Et\S+|Ethernet\S+)\s+([ED])\s+([A-]|A)\s+([W-])\s+(.*)$", line)
+        if not m:
+            continue
+        name = canonical_name(m.group(1))
+        rest = m.group(5).split()
+        prios: list[int] = []
+        if m.group(2) == "E":
+            prios = sorted(int(p) for p in rest[0].split(",") if p.isdigit()) if rest else []
+        interfaces[name] = {"pfc_priorities": prios, "pfc_watchdog": m.group(4) == "W"}
+    if not interfaces:
+        raise ctx.fail(expected, "no port rows")
+    fragment["interfaces"] = interfaces
+    return fragment
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command(
+        "show version | json", parse_show_version_json, "facts.os_version, model, serial, vendor, uptime_s"
+    ),
+    Command("show version", parse_show_version, "facts.os_version, model, serial, vendor, uptime_s"),
+    Command(
+        "show interfaces | json",
+        parse_show_interfaces_json,
+        "interfaces.*.admin_up, oper_up, mtu, l2_mtu, speed_gbps, autoneg, description, counters.crc_errors",
+    ),
+    Command(
+        "show interfaces",
+        parse_show_interfaces,
+        "interfaces.*.admin_up, oper_up, mtu, speed_gbps, autoneg, description, counters.crc_errors",
+    ),
+    Command(
+        "show interfaces status",
+        parse_show_interfaces_status,
+        "interfaces.*.admin_up, oper_up, speed_gbps, autoneg, description",
+    ),
+    Command(
+        "show interfaces description | json",
+        parse_show_interfaces_description_json,
+        "interfaces.*.admin_up, oper_up, description",
+    ),
+    Command(
+        "show interfaces description",
+        parse_show_interfaces_description,
+        "interfaces.*.admin_up, oper_up, description",
+    ),
+    Command(
+        "show interfaces counters errors | json",
+        parse_show_interfaces_counters_errors_json,
+        "interfaces.*.counters.crc_errors",
+    ),
+    Command("show lldp neighbors | json", parse_show_lldp_neighbors_json, "interfaces.*.lldp.device, port"),
+    Command("show lldp neighbors", parse_show_lldp_neighbors, "interfaces.*.lldp.device, port"),
+    Command(
+        "show lldp neighbors detail | json",
+        parse_show_lldp_neighbors_detail_json,
+        "interfaces.*.lldp.device, port, port_description, chassis_id",
+    ),
+    Command(
+        "show lldp neighbors detail",
+        parse_show_lldp_neighbors_detail,
+        "interfaces.*.lldp.device, port, port_description, chassis_id",
+    ),
+    Command(
+        "show interfaces transceiver | json",
+        parse_show_interfaces_transceiver_json,
+        "interfaces.*.optics.type, serial, temperature_c, tx_power_dbm, rx_power_dbm",
+    ),
+    Command(
+        "show interfaces transceiver dom thresholds | json",
+        parse_show_interfaces_transceiver_dom_thresholds_json,
+        "interfaces.*.optics.type, serial, rx_power_dbm, tx_power_dbm",
+    ),
+    Command(
+        "show interfaces transceiver detail",
+        parse_show_interfaces_transceiver_detail,
+        "interfaces.*.optics.temperature_c, tx_power_dbm, rx_power_dbm",
+    ),
+    Command(
+        "show interfaces transceiver hardware",
+        parse_show_interfaces_transceiver_hardware,
+        "interfaces.*.optics.type",
+    ),
+    Command(
+        "show interfaces transceiver",
+        parse_show_interfaces_transceiver,
+        "interfaces.*.optics.temperature_c, tx_power_dbm, rx_power_dbm",
+    ),
+    Command(
+        "show running-config",
+        parse_show_running_config,
+        "interfaces.*.mtu, l2_mtu, speed_gbps, autoneg, fec, admin_up, description, trust, "
+        "dscp_to_priority, pfc_priorities, pfc_watchdog, ecn; qos.dscp_to_priority, "
+        "qos.lossless_priorities, qos.pfc_watchdog; facts.hostname",
+    ),
+    Command(
+        "show priority-flow-control counters | json",
+        parse_show_priority_flow_control_counters_json,
+        "interfaces.*.counters.pfc_rx_frames, pfc_tx_frames",
+    ),
+    Command(
+        "show priority-flow-control",
+        parse_show_priority_flow_control,
+        "interfaces.*.pfc_priorities, pfc_watchdog; qos.pfc_watchdog.action",
+    ),
+    Command(
+        "show qos interfaces ecn counters queue | json",
+        parse_show_qos_interfaces_ecn_counters_queue_json,
+        "interfaces.*.counters.ecn_marked",
+    ),
+)
 
 PLATFORM = Platform(id="arista_eos", description="Arista EOS", commands=COMMANDS)
+
+__all__ = ["COMMANDS", "PLATFORM", "canonical_name", "is_mac", "kept"]
