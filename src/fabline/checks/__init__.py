@@ -1,0 +1,194 @@
+"""Python checks: the one small interface shared by built-in and site-local checks.
+
+Declarative baseline rules cover "this field must hold that value". Anything that needs logic
+(comparing two ends of a link, a fleet majority, a computation) is a :class:`Check` subclass:
+
+    class HostnameCheck(Check):
+        '''The device's own hostname matches its inventory name (why it matters...).'''
+
+        id = "hostname-matches-inventory"
+        severity = Severity.MINOR
+        roles = ("leaf", "spine")
+
+        def check_device(self, device: DeviceContext) -> Iterable[Result]:
+            hostname = device.state.get("facts", {}).get("hostname")
+            if hostname is None:
+                yield self.error(device.name, None, "facts.hostname not collected")
+            elif hostname == device.name:
+                yield self.passed(device.name, None, actual=hostname)
+            else:
+                yield self.failed(device.name, None, f"hostname is {hostname!r}", expected=device.name, actual=hostname)
+
+Device-scope checks get one :class:`DeviceContext` per readable device. Fabric-scope checks see
+the whole fabric: ``collect`` is called once per device while states stream past (keep only what
+you need, so a 100k-GPU fabric stays small in memory), then ``check_fabric`` once. Any exception a
+check raises becomes an ``error`` result; it never stops the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from fabline.results import Result, Severity, Status
+
+
+class NoParams(BaseModel):
+    """Parameters of a check that takes none."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceContext:
+    """What a check sees of one device.
+
+    Attributes:
+        name: Inventory name.
+        platform: Platform id.
+        role: ``spine``, ``leaf`` or ``host``.
+        groups: Inventory groups the device is in.
+        vars: Inventory variables (merged, templated; secrets are not included).
+        state: The state document (schema v1), as loaded; read it, never modify it.
+        roles_by_name: Inventory role of every device by lower-case name, to classify LLDP peers.
+    """
+
+    name: str
+    platform: str
+    role: str
+    groups: tuple[str, ...]
+    vars: Mapping[str, Any]
+    state: Mapping[str, Any]
+    roles_by_name: Mapping[str, str]
+
+    @property
+    def interfaces(self) -> Mapping[str, Mapping[str, Any]]:
+        """The device's interfaces (empty when not collected)."""
+        ifaces = self.state.get("interfaces")
+        return ifaces if isinstance(ifaces, Mapping) else {}
+
+    def peer_role(self, interface: Mapping[str, Any]) -> str | None:
+        """Inventory role of the interface's LLDP peer, or None when unknown."""
+        return peer_role(interface, self.roles_by_name)
+
+
+def peer_role(interface: Mapping[str, Any], roles_by_name: Mapping[str, str]) -> str | None:
+    """Inventory role of an interface's LLDP neighbour (name match ignores case and domain).
+
+    Example:
+        >>> peer_role({"lldp": {"device": "GPU-001.example.net"}}, {"gpu-001": "host"})
+        'host'
+    """
+    lldp = interface.get("lldp")
+    if not isinstance(lldp, Mapping):
+        return None
+    peer = lldp.get("device")
+    if not isinstance(peer, str):
+        return None
+    key = peer.lower()
+    role = roles_by_name.get(key)
+    if role is None and "." in key:
+        role = roles_by_name.get(key.split(".", 1)[0])
+    return role
+
+
+class Check:
+    """Base class of Python checks. The class docstring is the check's description.
+
+    Class attributes:
+        id: Stable id (lower-case, ``-`` separated); baselines tune it by this id.
+        severity: Default severity (a baseline rule with the same id may change it).
+        scope: ``device`` (``check_device`` per device) or ``fabric`` (``collect`` + ``check_fabric``).
+        roles / platforms: Applicability; None means all.
+        Params: A pydantic model of the check's parameters (unknown keys are errors).
+    """
+
+    id: ClassVar[str]
+    severity: ClassVar[Severity] = Severity.MAJOR
+    scope: ClassVar[Literal["device", "fabric"]] = "device"
+    roles: ClassVar[tuple[str, ...] | None] = None
+    platforms: ClassVar[tuple[str, ...] | None] = None
+    Params: ClassVar[type[BaseModel]] = NoParams
+
+    def __init__(self, params: Mapping[str, Any] | None = None, severity: Severity | None = None) -> None:
+        self.params: Any = self.Params.model_validate(dict(params or {}))
+        self.effective_severity = severity if severity is not None else type(self).severity
+
+    @classmethod
+    def description(cls) -> str:
+        """First paragraph of the docstring, on one line."""
+        doc = (cls.__doc__ or "").strip().split("\n\n")[0]
+        return " ".join(doc.split())
+
+    def applies_to(self, role: str, platform: str) -> bool:
+        """Whether the check runs on a device of this role and platform."""
+        return (self.roles is None or role in self.roles) and (self.platforms is None or platform in self.platforms)
+
+    # -- device scope -------------------------------------------------------------------------
+    def check_device(self, device: DeviceContext) -> Iterable[Result]:
+        """Results for one readable device (device-scope checks override this)."""
+        return ()
+
+    # -- fabric scope -------------------------------------------------------------------------
+    def collect(self, device: DeviceContext) -> Any:
+        """Keep what ``check_fabric`` needs from one device (fabric-scope checks override this)."""
+        return None
+
+    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
+        """Results over the whole fabric (fabric-scope checks override this)."""
+        return ()
+
+    # -- result helpers -----------------------------------------------------------------------
+    def _result(
+        self, status: Status, device: str, subject: str | None, message: str, expected: Any, actual: Any
+    ) -> Result:
+        return Result(self.id, device, subject, status, self.effective_severity, expected, actual, message)
+
+    def passed(self, device: str, subject: str | None, *, expected: Any = None, actual: Any = None) -> Result:
+        """A pass result."""
+        return self._result(Status.PASS, device, subject, "", expected, actual)
+
+    def failed(
+        self, device: str, subject: str | None, message: str, *, expected: Any = None, actual: Any = None
+    ) -> Result:
+        """A fail result with a one-line message."""
+        return self._result(Status.FAIL, device, subject, message, expected, actual)
+
+    def error(self, device: str, subject: str | None, message: str) -> Result:
+        """An error result: could not be evaluated."""
+        return self._result(Status.ERROR, device, subject, message, None, None)
+
+    def skipped(self, device: str, subject: str | None, message: str) -> Result:
+        """A skipped result: not applicable."""
+        return self._result(Status.SKIPPED, device, subject, message, None, None)
+
+
+@dataclass
+class DeviceSummary:
+    """What fabric checks know about every inventory device, readable or not."""
+
+    name: str
+    platform: str
+    role: str
+    groups: tuple[str, ...]
+    vars: Mapping[str, Any]
+    readable: bool
+    status: str
+
+
+@dataclass
+class FabricContext:
+    """What a fabric-scope check sees: every device's summary and what its ``collect`` kept.
+
+    Attributes:
+        devices: Every selected inventory device by name (readable or not).
+        collected: Per device name, the value ``collect`` returned (readable devices only).
+        roles_by_name: Inventory role by lower-case device name.
+    """
+
+    devices: Mapping[str, DeviceSummary]
+    collected: Mapping[str, Any]
+    roles_by_name: Mapping[str, str]

@@ -1,0 +1,281 @@
+"""The ``fabline`` command line.
+
+Errors in user input print one line (``fabline: error: FILE:LINE: KEY: problem``) and exit 2;
+a bug prints one line and exits 1 (set ``FABLINE_DEBUG=1`` for the traceback).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+
+from fabline import __version__
+from fabline.errors import ConfigError, FablineError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+FORMATS = ("json", "junit", "md")
+SEVERITIES = ("critical", "major", "minor", "info")
+
+
+def _friendly(func: F) -> F:
+    """Turn fabline errors into one line + exit 2, and bugs into one line + exit 1."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except FablineError as exc:
+            click.echo(f"fabline: error: {exc}", err=True)
+            sys.exit(2)
+        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort, SystemExit):
+            raise
+        except KeyboardInterrupt:
+            click.echo("fabline: interrupted", err=True)
+            sys.exit(130)
+        except Exception as exc:
+            if os.environ.get("FABLINE_DEBUG"):
+                raise
+            click.echo(
+                f"fabline: internal error: {type(exc).__name__}: {exc} (set FABLINE_DEBUG=1 for a traceback)",
+                err=True,
+            )
+            sys.exit(1)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.version_option(__version__, prog_name="fabline")
+def main() -> None:
+    """fabline: compliance and baseline checks for RoCE GPU-cluster fabrics.
+
+    Exit codes: 0 all pass, 2 usage or configuration error, 3 some results are errors and none
+    fail, 4 at least one failure at or above --fail-on, 1 internal error.
+    """
+
+
+def _inventory_option(func: F) -> F:
+    return click.option(
+        "-i", "--inventory", "inventory", required=True, type=click.Path(path_type=Path),
+        help="Ansible inventory: a YAML/INI file or a directory of them.",
+    )(func)  # fmt: skip
+
+
+def _baseline_option(func: F) -> F:
+    return click.option(
+        "-b", "--baseline", "baselines", multiple=True, type=click.Path(path_type=Path),
+        help="Baseline file (repeatable; later files overlay earlier ones by rule id). "
+        "Default: ./baseline/roce.yml if present, else the packaged default.",
+    )(func)  # fmt: skip
+
+
+def _checks_option(func: F) -> F:
+    return click.option(
+        "--checks", "checks_dir", type=click.Path(path_type=Path), default=None,
+        help="Folder of site-local Python checks (default: ./checks if present).",
+    )(func)  # fmt: skip
+
+
+def _baseline_paths(given: tuple[Path, ...]) -> list[Path]:
+    from fabline.baseline import default_baseline_path
+
+    return list(given) if given else [default_baseline_path()]
+
+
+def _checks_dir(given: Path | None) -> Path | None:
+    if given is not None:
+        if not given.is_dir():
+            raise ConfigError("checks folder not found", file=given)
+        return given
+    local = Path.cwd() / "checks"
+    return local if local.is_dir() else None
+
+
+def _formats(value: str) -> list[str]:
+    fmts = [f.strip() for f in value.split(",") if f.strip()]
+    for f in fmts:
+        if f not in FORMATS:
+            raise click.BadParameter(f"unknown format {f!r}; choose from {', '.join(FORMATS)}")
+    return fmts
+
+
+@main.command()
+@_inventory_option
+@click.option("--snapshot", required=True, type=click.Path(path_type=Path), help="Snapshot folder (state/*.json).")
+@_baseline_option
+@_checks_option
+@click.option("-l", "--limit", default=None, help="Ansible host pattern, e.g. 'leaf*', 'fabric:!leaf-r2-a'.")
+@click.option("-o", "--out", type=click.Path(path_type=Path), default=None, help="Folder for report files.")
+@click.option("-f", "--format", "formats", default="json,junit,md", show_default=True,
+              help="Report files to write with --out: comma-separated json, junit, md.")  # fmt: skip
+@click.option("--fail-on", type=click.Choice(SEVERITIES), default="minor", show_default=True,
+              help="Lowest severity of a failure that makes the exit code 4.")  # fmt: skip
+@click.option("--today", type=click.DateTime(["%Y-%m-%d"]), default=None,
+              help="Date waivers expire against (default: today).")  # fmt: skip
+@click.option("-q", "--quiet", is_flag=True, help="No console summary.")
+@_friendly
+def check(
+    inventory: Path,
+    snapshot: Path,
+    baselines: tuple[Path, ...],
+    checks_dir: Path | None,
+    limit: str | None,
+    out: Path | None,
+    formats: str,
+    fail_on: str,
+    today: dt.datetime | None,
+    quiet: bool,
+) -> None:
+    """Check a snapshot against the baseline and write reports."""
+    from fabline.runner import run_check
+
+    fmts = _formats(formats)
+    report, written = run_check(
+        inventory=inventory,
+        snapshot=snapshot,
+        baselines=_baseline_paths(baselines),
+        checks_dir=_checks_dir(checks_dir),
+        limit=limit,
+        out=out,
+        formats=fmts,
+        fail_on=fail_on,
+        today=today.date() if today else None,
+    )
+    if not quiet:
+        from fabline.reports.console import print_summary
+
+        console = Console(stderr=False)
+        print_summary(report, console)
+        for path in written:
+            console.print(f"wrote {path}", highlight=False)
+    sys.exit(report.exit_code)
+
+
+@main.command()
+@_inventory_option
+@_baseline_option
+@_checks_option
+@click.option("--snapshot", type=click.Path(path_type=Path), default=None,
+              help="Also validate every state file against the state schema v1 JSON Schema.")  # fmt: skip
+@_friendly
+def validate(
+    inventory: Path, baselines: tuple[Path, ...], checks_dir: Path | None, snapshot: Path | None
+) -> None:
+    """Lint the inventory, the baseline and site checks (and optionally a snapshot) without running."""
+    from fabline.runner import validate_all
+
+    lines, problems = validate_all(inventory, _baseline_paths(baselines), _checks_dir(checks_dir), snapshot)
+    for line in lines:
+        click.echo(line)
+    for line in problems:
+        click.echo(f"fabline: error: {line}", err=True)
+    sys.exit(2 if problems else 0)
+
+
+@main.command("inventory")
+@_inventory_option
+@click.option("--list", "as_list", is_flag=True, help="Print the inventory as `ansible-inventory --list` does.")
+@click.option("--host", default=None, help="Print one host's variables (secrets masked).")
+@click.option("-l", "--limit", default=None, help="Ansible host pattern; prints the matching hosts.")
+@_friendly
+def inventory_cmd(inventory: Path, as_list: bool, host: str | None, limit: str | None) -> None:
+    """Show the resolved inventory."""
+    from fabline.engine import public_vars
+    from fabline.inventory import load_inventory
+
+    inv = load_inventory(inventory)
+    if as_list:
+        click.echo(json.dumps(inv.to_ansible_list(), indent=4, sort_keys=False))
+    elif host:
+        if host not in inv.hosts:
+            raise ConfigError(f"host {host!r} is not in the inventory", file=inventory)
+        variables = inv.host_vars(host)
+        masked = {k: (v if k in public_vars(variables) else "********") for k, v in variables.items()}
+        click.echo(json.dumps(masked, indent=4, default=str))
+    else:
+        for d in inv.devices(limit):
+            click.echo(f"{d.name}\t{d.platform}\t{d.role}\t{d.host}")
+
+
+@main.command()
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True, help="Write into a folder that is not empty.")
+@_friendly
+def init(directory: Path, force: bool) -> None:
+    """Create a fabline workspace: inventory/, baseline/, checks/, templates/, reports/, examples/."""
+    from fabline.baseline import packaged_workspace
+
+    if directory.exists() and any(directory.iterdir()) and not force:
+        raise ConfigError("folder is not empty (use --force to add the workspace files anyway)", file=directory)
+    source = packaged_workspace()
+    directory.mkdir(parents=True, exist_ok=True)
+    for part in ("inventory", "baseline", "checks", "templates", "examples"):
+        src = source / part
+        if src.is_dir():
+            shutil.copytree(src, directory / part, dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))  # fmt: skip
+    (directory / "reports").mkdir(exist_ok=True)
+    gitignore = directory / ".gitignore"
+    if not gitignore.exists():
+        gitignore.write_text("reports/\n.fabline/\n", "utf-8")
+    click.echo(f"workspace ready in {directory}")
+    click.echo(
+        f"try: cd {directory} && fabline check -i inventory/lab.yml --snapshot examples/lab-snapshot --out reports/"
+    )
+
+
+@main.group()
+def checks() -> None:
+    """The checks a run applies."""
+
+
+@checks.command("list")
+@_baseline_option
+@_checks_option
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@_friendly
+def checks_list(baselines: tuple[Path, ...], checks_dir: Path | None, as_json: bool) -> None:
+    """List every rule and Python check with its severity and description."""
+    from fabline.runner import build_engine
+
+    engine = build_engine(_baseline_paths(baselines), _checks_dir(checks_dir), host_sets=lambda _p: set())
+    rows = engine.describe_checks()
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    from rich.table import Table
+
+    table = Table(title="checks")
+    for col in ("id", "kind", "severity", "description"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        table.add_row(r["id"], r["kind"], r["severity"], r["description"])
+    Console().print(table)
+
+
+@main.command()
+@click.option("--platform", "platform_id", required=True, help="sonic, cumulus, arista_eos, cisco_nxos or linux.")
+@click.option("--command", "command_line", required=True, help="The command that produced the output.")
+@click.argument("file", type=click.Path(path_type=Path))
+@_friendly
+def parse(platform_id: str, command_line: str, file: Path) -> None:
+    """Parse one command's saved output and print the state fragment as JSON."""
+    from fabline.platforms import parse_output
+
+    try:
+        text = file.read_text("utf-8", errors="replace")
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror}", file=file) from None
+    fragment = parse_output(platform_id, command_line, text)
+    click.echo(json.dumps(fragment, indent=2, sort_keys=False))

@@ -1,0 +1,236 @@
+"""Typed comparison operators of the baseline language, compiled once into plain closures.
+
+An expectation such as ``{path: mtu, min: 9100}`` compiles to a function from the actual value to
+``None`` (holds) or a short reason (does not hold). Compilation validates operands (types,
+regexes) so that a bad baseline fails at load time, and the hot loop only calls closures.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+#: Checks an actual value; returns None when it holds, else a short reason ("is 1500").
+Predicate = Callable[[Any], str | None]
+
+OPERATORS = (
+    "equals",
+    "not_equals",
+    "one_of",
+    "min",
+    "max",
+    "range",
+    "regex",
+    "contains",
+    "exactly",
+    "absent",
+    "present",
+    "maps_only",
+    "each",
+)
+
+# Operators that look at whether the path exists rather than at a value.
+EXISTENCE_OPERATORS = frozenset({"absent", "present"})
+
+
+class OperandError(ValueError):
+    """An operator was given an operand of the wrong type or shape."""
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equality where 9000 == 9000.0 but True != 1 and "3" != 3."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if _is_number(a) and _is_number(b):
+        return bool(a == b)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _number(name: str, operand: Any) -> float:
+    if not _is_number(operand):
+        raise OperandError(f"{name} needs a number, got {_fmt(operand)}")
+    return float(operand)
+
+
+def _as_list(name: str, operand: Any) -> list[Any]:
+    if not isinstance(operand, list):
+        raise OperandError(f"{name} needs a list, got {_fmt(operand)}")
+    return list(operand)
+
+
+def _compile_one(name: str, operand: Any) -> Predicate:
+    if name == "equals":
+
+        def equals(v: Any) -> str | None:
+            return None if _same(v, operand) else f"is {_fmt(v)}, expected {_fmt(operand)}"
+
+        return equals
+    if name == "not_equals":
+
+        def not_equals(v: Any) -> str | None:
+            return f"is {_fmt(v)}, must not be" if _same(v, operand) else None
+
+        return not_equals
+    if name == "one_of":
+        choices = _as_list(name, operand)
+
+        def one_of(v: Any) -> str | None:
+            if any(_same(v, c) for c in choices):
+                return None
+            return f"is {_fmt(v)}, expected one of {', '.join(map(_fmt, choices))}"
+
+        return one_of
+    if name in ("min", "max", "range"):
+        if name == "range":
+            bounds = _as_list(name, operand)
+            if len(bounds) != 2:
+                raise OperandError(f"range needs [low, high], got {_fmt(operand)}")
+            lo, hi = _number("range", bounds[0]), _number("range", bounds[1])
+            if lo > hi:
+                raise OperandError(f"range low {bounds[0]} is above high {bounds[1]}")
+        elif name == "min":
+            lo, hi = _number(name, operand), math.inf
+        else:
+            lo, hi = -math.inf, _number(name, operand)
+
+        def bounded(v: Any) -> str | None:
+            if not _is_number(v):
+                return f"is {_fmt(v)}, not a number"
+            if v < lo:
+                return f"is {_fmt(v)}, below {name} {_fmt(operand if name != 'range' else operand[0])}"
+            if v > hi:
+                return f"is {_fmt(v)}, above {name} {_fmt(operand if name != 'range' else operand[1])}"
+            return None
+
+        return bounded
+    if name == "regex":
+        if not isinstance(operand, str):
+            raise OperandError(f"regex needs a string, got {_fmt(operand)}")
+        try:
+            rx = re.compile(operand)
+        except re.error as exc:
+            raise OperandError(f"invalid regex {operand!r}: {exc}") from None
+
+        def regex(v: Any) -> str | None:
+            if not isinstance(v, str):
+                return f"is {_fmt(v)}, not a string"
+            return None if rx.search(v) else f"is {_fmt(v)}, does not match /{operand}/"
+
+        return regex
+    if name == "contains":
+        wanted = _as_list(name, operand)
+
+        def contains(v: Any) -> str | None:
+            if not isinstance(v, list):
+                return f"is {_fmt(v)}, not a list"
+            missing = [w for w in wanted if not any(_same(w, x) for x in v)]
+            return f"is {_fmt(v)}, missing {_fmt(missing)}" if missing else None
+
+        return contains
+    if name == "exactly":
+        wanted = _as_list(name, operand)
+
+        def exactly(v: Any) -> str | None:
+            if not isinstance(v, list):
+                return f"is {_fmt(v)}, not a list"
+            missing = [w for w in wanted if not any(_same(w, x) for x in v)]
+            extra = [x for x in v if not any(_same(w, x) for w in wanted)]
+            if not missing and not extra:
+                return None
+            parts = []
+            if missing:
+                parts.append(f"missing {_fmt(missing)}")
+            if extra:
+                parts.append(f"unexpected {_fmt(extra)}")
+            return f"is {_fmt(v)}, {' and '.join(parts)}"
+
+        return exactly
+    if name == "maps_only":
+        return _compile_maps_only(operand)
+    if name == "each":
+        if not isinstance(operand, Mapping) or not operand:
+            raise OperandError("each needs a mapping of operators, e.g. {min: -9}")
+        inner = compile_operators(operand)
+
+        def each(v: Any) -> str | None:
+            if not isinstance(v, list):
+                return f"is {_fmt(v)}, not a list"
+            for i, item in enumerate(v):
+                reason = inner(item)
+                if reason:
+                    return f"[{i}] {reason}"
+            return None
+
+        return each
+    raise OperandError(f"unknown operator {name!r}")
+
+
+def _compile_maps_only(operand: Any) -> Predicate:
+    """``maps_only: {keys: [26], to: 3}``: those keys map to the value, and no other key does."""
+    if not isinstance(operand, Mapping) or set(operand) != {"keys", "to"}:
+        raise OperandError("maps_only needs {keys: [...], to: VALUE}")
+    keys = [str(k) for k in _as_list("maps_only.keys", operand["keys"])]
+    target = operand["to"]
+
+    def maps_only(v: Any) -> str | None:
+        if not isinstance(v, Mapping):
+            return f"is {_fmt(v)}, not a mapping"
+        wrong = [k for k in keys if k not in v or not _same(v[k], target)]
+        others = sorted((str(k) for k, val in v.items() if _same(val, target) and str(k) not in keys), key=_natural)
+        parts = []
+        if wrong:
+            parts.append(", ".join(f"{k} -> {_fmt(v.get(k, 'unset'))}" for k in wrong) + f" (expected {_fmt(target)})")
+        if others:
+            parts.append(f"{', '.join(others)} also map to {_fmt(target)}")
+        return "; ".join(parts) or None
+
+    return maps_only
+
+
+def _natural(key: str) -> tuple[int, str]:
+    return (int(key), "") if key.isdigit() else (10**9, key)
+
+
+def compile_operators(spec: Mapping[str, Any]) -> Predicate:
+    """Compile a mapping of operator -> operand (all must hold) into one predicate.
+
+    ``absent``/``present`` are handled by the caller (they are about the path, not a value).
+
+    Example:
+        >>> check = compile_operators({"min": 9100, "max": 9216})
+        >>> check(9216) is None, check(1500)
+        (True, 'is 1500, below min 9100')
+
+    Raises:
+        OperandError: Unknown operator or bad operand.
+    """
+    preds = [_compile_one(name, operand) for name, operand in spec.items() if name not in EXISTENCE_OPERATORS]
+    if len(preds) == 1:
+        return preds[0]
+
+    def all_of(v: Any) -> str | None:
+        for p in preds:
+            reason = p(v)
+            if reason:
+                return reason
+        return None
+
+    return all_of

@@ -1,0 +1,172 @@
+"""Results, statuses, severities and the exit code: one enum each and one function.
+
+Every (rule, device, subject) gives exactly one :class:`Result`. A device that could not be read
+never yields ``pass``: its results are ``error``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from enum import IntEnum, StrEnum
+from typing import Any
+
+
+class Status(StrEnum):
+    """Outcome of one rule on one subject."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"  # could not evaluate: device unreachable, state missing/corrupt, field not collected
+    SKIPPED = "skipped"  # not applicable
+    WAIVED = "waived"  # failed (or errored) but covered by a valid waiver
+
+
+class Severity(IntEnum):
+    """How much a failure matters; ordered so ``>=`` compares importance."""
+
+    INFO = 0
+    MINOR = 1
+    MAJOR = 2
+    CRITICAL = 3
+
+    @classmethod
+    def parse(cls, name: str) -> Severity:
+        """Severity from its lower-case name.
+
+        Example:
+            >>> Severity.parse("major")
+            <Severity.MAJOR: 2>
+        """
+        return cls[name.upper()]
+
+    @property
+    def label(self) -> str:
+        """Lower-case name, as written in baselines and reports."""
+        return self.name.lower()
+
+
+SEVERITY_NAMES = tuple(s.label for s in Severity)
+
+
+class ExitCode(IntEnum):
+    """Process exit codes of ``fabline check`` (documented in docs/exit-codes.md)."""
+
+    OK = 0
+    INTERNAL = 1
+    USAGE = 2
+    ERRORS = 3
+    FAILURES = 4
+
+
+class Result:
+    """One outcome. Plain slots object: checking 100k GPUs creates millions of these.
+
+    Attributes:
+        check: Rule or check id.
+        device: Inventory name of the device.
+        subject: Interface name, link id, or None for a device-level result.
+        status: Outcome.
+        severity: The rule's severity.
+        expected: What the rule wanted (JSON-ready), None for pass results of simple rules.
+        actual: What the state held (JSON-ready).
+        message: One line for humans; empty for passes.
+        waiver: The waiver reason when ``status`` is ``waived``.
+    """
+
+    __slots__ = ("actual", "check", "device", "expected", "message", "severity", "status", "subject", "waiver")
+
+    def __init__(
+        self,
+        check: str,
+        device: str,
+        subject: str | None,
+        status: Status,
+        severity: Severity,
+        expected: Any = None,
+        actual: Any = None,
+        message: str = "",
+    ) -> None:
+        self.check = check
+        self.device = device
+        self.subject = subject
+        self.status = status
+        self.severity = severity
+        self.expected = expected
+        self.actual = actual
+        self.message = message
+        self.waiver: str | None = None
+
+    @property
+    def id(self) -> str:
+        """Stable unique id: ``device::check::subject``."""
+        return f"{self.device}::{self.check}::{self.subject or '-'}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form used by the JSON report."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "check": self.check,
+            "device": self.device,
+            "subject": self.subject,
+            "status": self.status.value,
+            "severity": self.severity.label,
+            "expected": self.expected,
+            "actual": self.actual,
+            "message": self.message,
+        }
+        if self.waiver is not None:
+            out["waiver"] = self.waiver
+        return out
+
+    def __repr__(self) -> str:
+        return f"Result({self.id}, {self.status.value}, {self.message!r})"
+
+
+def summarize(results: Iterable[Result]) -> dict[str, Any]:
+    """Counts by status, by severity (of fail/error results) and by device.
+
+    Example:
+        >>> r = [Result("mtu", "leaf1", "Ethernet0", Status.FAIL, Severity.MAJOR)]
+        >>> summarize(r)["by_status"]["fail"]
+        1
+    """
+    by_status: Counter[str] = Counter()
+    by_severity: Counter[str] = Counter()
+    by_device: dict[str, Counter[str]] = {}
+    for r in results:
+        st = r.status.value
+        by_status[st] += 1
+        if r.status is Status.FAIL:
+            by_severity[r.severity.label] += 1
+        dev = by_device.get(r.device)
+        if dev is None:
+            dev = by_device[r.device] = Counter()
+        dev[st] += 1
+    return {
+        "total": sum(by_status.values()),
+        "by_status": {s.value: by_status.get(s.value, 0) for s in Status},
+        "failures_by_severity": {s.label: by_severity.get(s.label, 0) for s in reversed(Severity)},
+        "by_device": {d: {s.value: c.get(s.value, 0) for s in Status} for d, c in by_device.items()},
+    }
+
+
+def exit_code(results: Iterable[Result], fail_on: Severity = Severity.MINOR) -> ExitCode:
+    """The exit code a CI job acts on.
+
+    0 when nothing failed at or above ``fail_on`` and nothing errored; 4 when at least one
+    ``fail`` is at or above ``fail_on``; 3 when some results are ``error`` and none such fail.
+
+    Example:
+        >>> exit_code([Result("x", "d", None, Status.FAIL, Severity.INFO)])
+        <ExitCode.OK: 0>
+        >>> exit_code([Result("x", "d", None, Status.ERROR, Severity.INFO)])
+        <ExitCode.ERRORS: 3>
+    """
+    errors = False
+    for r in results:
+        if r.status is Status.FAIL and r.severity >= fail_on:
+            return ExitCode.FAILURES
+        if r.status is Status.ERROR:
+            errors = True
+    return ExitCode.ERRORS if errors else ExitCode.OK

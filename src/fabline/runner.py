@@ -1,0 +1,124 @@
+"""Glue between the CLI and the engine: load every input, run, write the reports.
+
+Everything the user gave is loaded and validated first (inventory, baseline, site checks, the
+snapshot folder), so a typo fails with one line before any work starts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from fabline import __version__
+from fabline.baseline import load_baseline
+from fabline.checks.registry import load_checks
+from fabline.engine import Engine
+from fabline.errors import ConfigError
+from fabline.reports import Report, write_reports
+from fabline.results import Severity, exit_code
+from fabline.snapshot import Snapshot
+
+
+def build_engine(
+    baselines: list[Path],
+    checks_dir: Path | None,
+    host_sets: Callable[[str], set[str]],
+    today: dt.date | None = None,
+) -> Engine:
+    """Load the baseline and the checks and compile them into an engine."""
+    baseline = load_baseline(baselines)
+    registry = load_checks(checks_dir)
+    return Engine(baseline, registry, host_sets, today)
+
+
+def run_check(
+    *,
+    inventory: Path,
+    snapshot: Path,
+    baselines: list[Path],
+    checks_dir: Path | None,
+    limit: str | None,
+    out: Path | None,
+    formats: list[str],
+    fail_on: str,
+    today: dt.date | None = None,
+) -> tuple[Report, list[Path]]:
+    """Run ``fabline check``: returns the report and the files written."""
+    from fabline.inventory import load_inventory
+
+    inv = load_inventory(inventory)
+    devices = inv.devices(limit)
+    snap = Snapshot(snapshot)
+    engine = build_engine(baselines, checks_dir, lambda pattern: set(inv.select(pattern)), today)
+    outcome = engine.run(devices, snap)
+    known = {d.name for d in devices}
+    if limit is None:
+        extra = [n for n in snap.device_names() if n not in known]
+        if extra:
+            shown = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+            outcome.warnings.append(f"snapshot has states of devices not in the inventory (ignored): {shown}")
+    severity = Severity.parse(fail_on)
+    code = exit_code(outcome.results, severity)
+    report = Report(
+        outcome=outcome,
+        inventory=str(inventory),
+        baselines=[str(b) for b in baselines],
+        snapshot=str(snapshot),
+        fail_on=severity,
+        exit_code=int(code),
+        limit=limit,
+        version=__version__,
+    )
+    written = write_reports(report, formats, out) if out is not None else []
+    return report, written
+
+
+def validate_all(
+    inventory: Path, baselines: list[Path], checks_dir: Path | None, snapshot: Path | None
+) -> tuple[list[str], list[str]]:
+    """Lint inputs without running. Returns (info lines, problem lines).
+
+    Raises:
+        ConfigError: The first problem in the inventory, baseline or site checks.
+    """
+    from fabline.inventory import load_inventory
+
+    inv = load_inventory(inventory)
+    devices = inv.devices(None)
+    engine = build_engine(baselines, checks_dir, lambda pattern: set(inv.select(pattern)))
+    info = [
+        f"inventory {inventory}: {len(devices)} devices",
+        f"baseline {', '.join(map(str, baselines))}: {len(engine.programs)} rules, "
+        f"{len(engine.pychecks)} Python checks, {len(engine.waivers)} waivers",
+    ]
+    problems: list[str] = []
+    if snapshot is not None:
+        problems = validate_snapshot(Snapshot(snapshot))
+        info.append(f"snapshot {snapshot}: {len(Snapshot(snapshot).device_names())} state files checked")
+    return info, problems
+
+
+def validate_snapshot(snap: Snapshot) -> list[str]:
+    """Validate every state file against the state schema v1 JSON Schema; one line per problem."""
+    try:
+        import jsonschema
+    except ImportError:  # pragma: no cover - jsonschema is a dependency
+        raise ConfigError("validating states needs the jsonschema package") from None
+    from fabline.state import schema_document
+
+    validator = jsonschema.Draft202012Validator(schema_document())
+    problems = []
+    for name in snap.device_names():
+        path = snap.state_path(name)
+        try:
+            doc = json.loads(path.read_bytes())
+        except ValueError as exc:
+            problems.append(f"{path}: invalid JSON ({exc})")
+            continue
+        err = next(iter(sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))), None)
+        if err is not None:
+            where = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+            problems.append(f"{path}: {where}: {err.message}")
+    return problems
