@@ -1,9 +1,140 @@
-"""SONiC (config_db JSON and the sonic-utilities show commands): read-only commands and their parsers."""
+"""SONiC (config_db JSON and the sonic-utilities show commands): read-only commands and their parsers.
+
+Every command here only reads: ``show`` commands and a ``cat`` of the saved CONFIG_DB. The
+parsers live in :mod:`fabline.platforms.sonic_configdb` (CONFIG_DB JSON in all its forms) and
+:mod:`fabline.platforms.sonic_show` (sonic-utilities text tables); ``docs/platforms/sonic.md``
+says what each command feeds and which vendor quirks the parsers handle.
+"""
 
 from __future__ import annotations
 
 from fabline.platforms.base import Command, Platform
+from fabline.platforms.sonic_configdb import parse_show_runningconfiguration_all
+from fabline.platforms.sonic_show import (
+    parse_show_ecn,
+    parse_show_interfaces_autoneg_status,
+    parse_show_interfaces_counters,
+    parse_show_interfaces_description,
+    parse_show_interfaces_fec_status,
+    parse_show_interfaces_status,
+    parse_show_interfaces_transceiver_eeprom,
+    parse_show_interfaces_transceiver_status,
+    parse_show_lldp_neighbors,
+    parse_show_lldp_table,
+    parse_show_pfc_asymmetric,
+    parse_show_pfc_counters,
+    parse_show_pfc_priority,
+    parse_show_pfcwd_config,
+    parse_show_platform_summary,
+    parse_show_queue_wredcounters,
+    parse_show_version,
+)
 
-COMMANDS: tuple[Command, ...] = ()
+_CONFIG_FEEDS = (
+    "interfaces.*.{admin_up, mtu, speed_gbps, fec, autoneg, description, alias, pfc_asymmetric, trust, "
+    "dscp_to_priority, dscp_to_tc_map, pfc_priorities, ecn, buffer_pg, pfc_watchdog}; qos.{pfc_watchdog, "
+    "buffer_mode, maps, wred_profiles, buffer_profiles}; facts.{hostname, hwsku, sonic_platform}"
+)
+_OPTICS_FEEDS = (
+    "interfaces.*.optics.{present, vendor, part_number, serial, type, revision, firmware, temperature_c, "
+    "rx_power_dbm, tx_power_dbm}"
+)
+_STATUS_FEEDS = (
+    "interfaces.*.{admin_up, oper_up, mtu, speed_gbps, fec, alias, pfc_asymmetric, transceiver_type}"
+)
 
-PLATFORM = Platform(id="sonic", description="SONiC (config_db JSON and the sonic-utilities show commands)", commands=COMMANDS)
+COMMANDS: tuple[Command, ...] = (
+    Command("show runningconfiguration all", parse_show_runningconfiguration_all, _CONFIG_FEEDS),
+    Command("cat /etc/sonic/config_db.json", parse_show_runningconfiguration_all, _CONFIG_FEEDS, kind="file"),
+    Command(
+        "show version",
+        parse_show_version,
+        "facts.{os_version, model, serial, hwsku, asic, sonic_platform, distribution, kernel, uptime_s}",
+    ),
+    Command(
+        "show platform summary",
+        parse_show_platform_summary,
+        "facts.{model, serial, hwsku, asic, sonic_platform}",
+    ),
+    Command("show interfaces status", parse_show_interfaces_status, _STATUS_FEEDS),
+    Command("show interfaces status {interface}", parse_show_interfaces_status, _STATUS_FEEDS),
+    Command(
+        "show interfaces description",
+        parse_show_interfaces_description,
+        "interfaces.*.{description, admin_up, oper_up, alias}",
+    ),
+    Command("show interfaces fec status", parse_show_interfaces_fec_status, "interfaces.*.{fec, fec_admin}"),
+    Command("show interfaces autoneg status", parse_show_interfaces_autoneg_status, "interfaces.*.autoneg"),
+    Command(
+        "show lldp table",
+        parse_show_lldp_table,
+        "interfaces.*.lldp.{device, port, port_id, port_description, other_neighbors}",
+    ),
+    Command(
+        "show lldp neighbors",
+        parse_show_lldp_neighbors,
+        "interfaces.*.lldp.{device, port, port_id, port_description, chassis_id, other_neighbors}",
+    ),
+    Command("show pfc priority", parse_show_pfc_priority, "interfaces.*.pfc_priorities"),
+    Command("show pfc asymmetric", parse_show_pfc_asymmetric, "interfaces.*.pfc_asymmetric"),
+    Command(
+        "show pfcwd config",
+        parse_show_pfcwd_config,
+        "qos.pfc_watchdog.{enabled, detection_ms, restoration_ms, action, poll_interval_ms, big_red_switch}; "
+        "interfaces.*.pfc_watchdog",
+    ),
+    Command("show ecn", parse_show_ecn, "qos.wred_profiles"),
+    Command(
+        "show interfaces transceiver eeprom --dom", parse_show_interfaces_transceiver_eeprom, _OPTICS_FEEDS
+    ),
+    Command(
+        "show interfaces transceiver eeprom --dom {interface}",
+        parse_show_interfaces_transceiver_eeprom,
+        _OPTICS_FEEDS,
+    ),
+    Command("show interfaces transceiver eeprom", parse_show_interfaces_transceiver_eeprom, _OPTICS_FEEDS),
+    Command(
+        "show interfaces transceiver eeprom {interface}",
+        parse_show_interfaces_transceiver_eeprom,
+        _OPTICS_FEEDS,
+    ),
+    Command("show interfaces transceiver info", parse_show_interfaces_transceiver_eeprom, _OPTICS_FEEDS),
+    Command(
+        "show interfaces transceiver info {interface}",
+        parse_show_interfaces_transceiver_eeprom,
+        _OPTICS_FEEDS,
+    ),
+    Command(
+        "show interfaces transceiver status",
+        parse_show_interfaces_transceiver_status,
+        "interfaces.*.optics.{module_state, cmis_state, active_flags}",
+    ),
+    Command(
+        "show interfaces transceiver status {interface}",
+        parse_show_interfaces_transceiver_status,
+        "interfaces.*.optics.{module_state, cmis_state, active_flags}",
+    ),
+    Command(
+        "show pfc counters", parse_show_pfc_counters, "interfaces.*.counters.{pfc_rx_pause, pfc_tx_pause}"
+    ),
+    Command(
+        "show interfaces counters",
+        parse_show_interfaces_counters,
+        "interfaces.*.counters.{rx_ok, rx_errors, rx_drops, rx_overruns, "
+        "tx_ok, tx_errors, tx_drops, tx_overruns}",
+    ),
+    Command(
+        "show queue wredcounters",
+        parse_show_queue_wredcounters,
+        "interfaces.*.counters.{ecn_marked, wred_dropped}",
+    ),
+    Command(
+        "show queue wredcounters {interface} --json",
+        parse_show_queue_wredcounters,
+        "interfaces.*.counters.{ecn_marked, wred_dropped}",
+    ),
+)
+
+PLATFORM = Platform(
+    id="sonic", description="SONiC (config_db JSON and the sonic-utilities show commands)", commands=COMMANDS
+)

@@ -1,0 +1,688 @@
+"""Parsers of the SONiC ``show`` commands (sonic-utilities text output) to state schema v1.
+
+The sonic-utilities tables are tabulate output: a header line underlined by dash runs. Columns
+are right- or left-aligned and a wide value may overhang its dash run, so cells are assigned by
+overlap with the dash runs rather than cut at fixed offsets (see :func:`dash_tables`).
+
+A captured session may start with the prompt and command echo (``admin@sonic:~$ show ...``); it
+is dropped, and a second prompt ends this command's output (what follows belongs to another
+command). Documentation placeholders (``...``, ``<continues ...>``) are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from fabline.platforms.base import Fragment, ParseContext, check_text
+from fabline.platforms.sonic_configdb import int_list, watchdog_summary, wred_profile_state
+
+_PROMPT = re.compile(r"^\s*[\w.\-]+@[\w.\-]+:\S*\s*[$#]")
+_DASHES = re.compile(r"^\s*-+(\s+-+)*\s*$")
+#: A header underline has a dash run per column; a single long run is a footer rule.
+_UNDERLINE = re.compile(r"^\s*-+(\s+-+)+\s*$")
+_DOC_PLACEHOLDER = re.compile(r"^\s*(\.\.\.|<[^>]*>)\s*$")
+_IFNAME = re.compile(r"^[A-Za-z][\w./:\-]*$")
+_MAC = re.compile(r"^([0-9a-f]{2}[:\-]){5}[0-9a-f]{2}$", re.IGNORECASE)
+_SPEED = re.compile(r"^(\d+(?:\.\d+)?)\s*([KMGT])(?:b|bps)?$", re.IGNORECASE)
+_SPEED_GBPS = {"K": 1e-6, "M": 1e-3, "G": 1, "T": 1000}
+_ON_OFF = {"on": True, "off": False, "enabled": True, "disabled": False, "true": True, "false": False}
+_FEC = frozenset({"rs", "fc", "none", "auto"})
+
+
+# ---------------------------------------------------------------------------------------------
+# Text helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def command_lines(output: str) -> list[str]:
+    """The lines of one command's output: leading prompt/echo dropped, cut at the next prompt.
+
+    Example:
+        >>> command_lines("admin@sonic:~$ show x\\nA\\n\\nadmin@sonic:~$ show y\\nB")
+        ['A', '']
+    """
+    out: list[str] = []
+    for line in output.splitlines():
+        if _PROMPT.match(line):
+            if any(item.strip() for item in out):
+                break
+            out = []
+            continue
+        out.append(line)
+    return out
+
+
+@dataclass(frozen=True)
+class Table:
+    """One tabulate table: its column headers and rows (cells keyed by header)."""
+
+    headers: tuple[str, ...]
+    rows: tuple[dict[str, str], ...]
+
+
+def _assign(line: str, spans: list[tuple[int, int]]) -> list[str]:
+    """Cells of a line: each whitespace-separated token goes to the column it overlaps most."""
+    cells: list[list[str]] = [[] for _ in spans]
+    for m in re.finditer(r"\S+", line):
+        start, end = m.span()
+        best, best_key = 0, (-1, 0)
+        for k, (a, b) in enumerate(spans):
+            overlap = min(end, b) - max(start, a)
+            distance = 0 if overlap > 0 else min(abs(start - b), abs(a - end))
+            key = (overlap, -distance)
+            if key > best_key:
+                best, best_key = k, key
+        cells[best].append(m.group())
+    return [" ".join(c) for c in cells]
+
+
+def dash_tables(lines: list[str]) -> list[Table]:
+    """Every dash-underlined table in the lines, in order.
+
+    A header is underlined by one dash run per column (so at least two). A table ends at a
+    dash-only footer line, at the next table's header or at the end; blank
+    lines inside a table are skipped (``show pfc counters --history`` groups rows with them).
+
+    Example:
+        >>> t = dash_tables(['  Port Rx    PFC0', '---------  ------', 'Ethernet0   1,200'])
+        >>> t[0].headers, t[0].rows
+        (('Port Rx', 'PFC0'), ({'Port Rx': 'Ethernet0', 'PFC0': '1,200'},))
+    """
+    tables: list[Table] = []
+    i = 1
+    while i < len(lines):
+        if not (_UNDERLINE.match(lines[i]) and lines[i - 1].strip() and not _DASHES.match(lines[i - 1])):
+            i += 1
+            continue
+        spans = [m.span() for m in re.finditer(r"-+", lines[i])]
+        headers = tuple(_assign(lines[i - 1], spans))
+        rows: list[dict[str, str]] = []
+        j = i + 1
+        while j < len(lines):
+            line = lines[j]
+            if _DASHES.match(line):
+                break
+            if j + 1 < len(lines) and _UNDERLINE.match(lines[j + 1]) and line.strip():
+                break  # the next table's header
+            if line.strip() and not _DOC_PLACEHOLDER.match(line):
+                rows.append(dict(zip(headers, _assign(line, spans), strict=True)))
+            j += 1
+        tables.append(Table(headers, tuple(rows)))
+        i = j + 1 if j < len(lines) and _DASHES.match(lines[j]) else j
+    return tables
+
+
+def _table(output: str, ctx: ParseContext, columns: tuple[str, ...], expected: str) -> Table:
+    """The first table holding all the given columns; its key column must hold interface names."""
+    text = check_text(output, ctx, expected)
+    for table in dash_tables(command_lines(text)):
+        if all(c in table.headers for c in columns):
+            key = columns[0]
+            for row in table.rows:
+                if not _IFNAME.match(row[key]):
+                    raise ctx.fail(expected, f"row {row[key]!r} is not an interface name")
+            return table
+    raise ctx.fail(expected, "no table with columns " + ", ".join(repr(c) for c in columns))
+
+
+def _na(value: str) -> bool:
+    return value.strip() in ("", "N/A", "NA", "-")
+
+
+def _count(value: str) -> int | None:
+    """A counter cell (``1,200``), or None for N/A.
+
+    Example:
+        >>> _count("32,414,365,028"), _count("N/A")
+        (32414365028, None)
+    """
+    text = value.replace(",", "").strip()
+    return int(text) if text.isdigit() else None
+
+
+def speed_gbps(value: str) -> int | float | None:
+    """Gb/s of a SONiC speed cell (``400G``, ``100M``, ``1000M``), None for N/A.
+
+    Example:
+        >>> speed_gbps("400G"), speed_gbps("100M"), speed_gbps("1000M"), speed_gbps("N/A")
+        (400, 0.1, 1, None)
+    """
+    m = _SPEED.match(value.strip())
+    if not m:
+        return None
+    gbps = round(float(m.group(1)) * _SPEED_GBPS[m.group(2).upper()], 6)
+    return int(gbps) if gbps.is_integer() else gbps
+
+
+def _interfaces(frag: dict[str, dict[str, Any]]) -> Fragment:
+    return {"interfaces": frag}
+
+
+# ---------------------------------------------------------------------------------------------
+# show version / show platform summary
+# ---------------------------------------------------------------------------------------------
+
+_FACT_KEYS = {
+    "SONiC Software Version": "os_version",
+    "Model Number": "model",
+    "Serial Number": "serial",
+    "HwSKU": "hwsku",
+    "ASIC": "asic",
+    "Platform": "sonic_platform",
+    "Distribution": "distribution",
+    "Kernel": "kernel",
+}
+_UPTIME = re.compile(
+    r"\bup\s+(?:(?P<days>\d+)\s+days?,\s*)?(?:(?P<h>\d+):(?P<m>\d+)|(?P<min>\d+)\s+min)", re.IGNORECASE
+)
+
+
+def uptime_seconds(text: str) -> int | None:
+    """Seconds of an ``uptime`` line (``16:13:10 up 62 days, 17:32, 1 user, ...``).
+
+    Example:
+        >>> uptime_seconds("16:13:10 up 62 days, 17:32,  1 user"), uptime_seconds("14:40:15 up 3 min")
+        (5419920, 180)
+    """
+    m = _UPTIME.search(text)
+    if not m:
+        return None
+    days = int(m.group("days") or 0)
+    if m.group("min"):
+        return days * 86400 + int(m.group("min")) * 60
+    return days * 86400 + int(m.group("h")) * 3600 + int(m.group("m")) * 60
+
+
+def _key_values(lines: list[str], stop: str | None = None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in lines:
+        if stop and line.startswith(stop):
+            break
+        key, sep, value = line.partition(":")
+        if sep and key.strip() and not line.startswith(" "):
+            out.setdefault(key.strip(), value.strip())
+    return out
+
+
+def _facts(values: Mapping[str, str]) -> dict[str, Any]:
+    facts: dict[str, Any] = {
+        name: values[key] for key, name in _FACT_KEYS.items() if values.get(key) and not _na(values[key])
+    }
+    if "Uptime" in values:
+        seconds = uptime_seconds(values["Uptime"])
+        if seconds is not None:
+            facts["uptime_s"] = seconds
+    return facts
+
+
+def parse_show_version(output: str, ctx: ParseContext) -> Fragment:
+    """``show version``: facts os_version, model, serial, hwsku, asic, sonic_platform, uptime_s."""
+    expected = "a 'SONiC Software Version:' line"
+    values = _key_values(command_lines(check_text(output, ctx, expected)), stop="Docker images")
+    if "SONiC Software Version" not in values:
+        raise ctx.fail(expected)
+    return {"facts": _facts(values)}
+
+
+def parse_show_platform_summary(output: str, ctx: ParseContext) -> Fragment:
+    """``show platform summary``: facts model, serial, hwsku, asic, sonic_platform."""
+    expected = "'Platform:' and 'HwSKU:' lines"
+    values = _key_values(command_lines(check_text(output, ctx, expected)))
+    if "Platform" not in values or "HwSKU" not in values:
+        raise ctx.fail(expected)
+    return {"facts": _facts(values)}
+
+
+# ---------------------------------------------------------------------------------------------
+# show interfaces status / description / fec status / autoneg status
+# ---------------------------------------------------------------------------------------------
+
+
+def parse_show_interfaces_status(output: str, ctx: ParseContext) -> Fragment:
+    """``show interfaces status``: admin_up, oper_up, mtu, speed_gbps, fec, alias, pfc_asymmetric.
+
+    ``mtu`` is the L2 frame size SONiC configures; ``fec`` is the FEC column (configured mode;
+    older releases have no such column). ``transceiver_type`` is the Type column.
+    """
+    table = _table(output, ctx, ("Interface", "Oper", "Admin", "MTU"), "an interface status table")
+    out: dict[str, dict[str, Any]] = {}
+    for row in table.rows:
+        body: dict[str, Any] = {}
+        for col, name in (("Admin", "admin_up"), ("Oper", "oper_up")):
+            if row[col] in ("up", "down"):
+                body[name] = row[col] == "up"
+        if row["MTU"].isdigit():
+            body["mtu"] = int(row["MTU"])
+        speed = speed_gbps(row.get("Speed", ""))
+        if speed is not None:
+            body["speed_gbps"] = speed
+        if row.get("FEC", "").lower() in _FEC:
+            body["fec"] = row["FEC"].lower()
+        if not _na(row.get("Alias", "")):
+            body["alias"] = row["Alias"]
+        asym = _ON_OFF.get(row.get("Asym PFC", "").lower())
+        if asym is not None:
+            body["pfc_asymmetric"] = asym
+        if not _na(row.get("Type", "")):
+            body["transceiver_type"] = row["Type"]
+        out[row["Interface"]] = body
+    return _interfaces(out)
+
+
+def parse_show_interfaces_description(output: str, ctx: ParseContext) -> Fragment:
+    """``show interfaces description``: description, admin_up, oper_up, alias."""
+    table = _table(output, ctx, ("Interface", "Description"), "an interface description table")
+    out: dict[str, dict[str, Any]] = {}
+    for row in table.rows:
+        body: dict[str, Any] = {}
+        for col, name in (("Admin", "admin_up"), ("Oper", "oper_up")):
+            if row.get(col) in ("up", "down"):
+                body[name] = row[col] == "up"
+        if not _na(row.get("Alias", "")):
+            body["alias"] = row["Alias"]
+        if row["Description"].strip():
+            body["description"] = row["Description"]
+        out[row["Interface"]] = body
+    return _interfaces(out)
+
+
+def parse_show_interfaces_fec_status(output: str, ctx: ParseContext) -> Fragment:
+    """``show interfaces fec status``: fec (operational, else configured) and fec_admin.
+
+    The operational mode wins where the port reports one; ``fec_admin`` records the configured
+    mode (``auto`` means the ASIC negotiates: the operational column tells the outcome).
+    """
+    table = _table(output, ctx, ("Interface", "FEC Oper", "FEC Admin"), "a FEC status table")
+    out: dict[str, dict[str, Any]] = {}
+    for row in table.rows:
+        body: dict[str, Any] = {}
+        oper, admin = row["FEC Oper"].lower(), row["FEC Admin"].lower()
+        if admin in _FEC:
+            body["fec_admin"] = admin
+        if oper in _FEC:
+            body["fec"] = oper
+        elif admin in _FEC:
+            body["fec"] = admin
+        out[row["Interface"]] = body
+    return _interfaces(out)
+
+
+def parse_show_interfaces_autoneg_status(output: str, ctx: ParseContext) -> Fragment:
+    """``show interfaces autoneg status``: autoneg (``N/A``: the port does not report it)."""
+    table = _table(output, ctx, ("Interface", "Auto-Neg Mode"), "an autoneg status table")
+    out: dict[str, dict[str, Any]] = {}
+    for row in table.rows:
+        body: dict[str, Any] = {}
+        mode = _ON_OFF.get(row["Auto-Neg Mode"].lower())
+        if mode is not None:
+            body["autoneg"] = mode
+        out[row["Interface"]] = body
+    return _interfaces(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# LLDP
+# ---------------------------------------------------------------------------------------------
+
+
+def _lldp(device: str, port_id: str, port_descr: str, chassis_id: str = "") -> dict[str, Any]:
+    """An ``lldp`` object; a MAC port id gives way to the port description when there is one."""
+    body: dict[str, Any] = {}
+    if device:
+        body["device"] = device
+    if port_id and _MAC.match(port_id) and port_descr:
+        body["port"] = port_descr
+        body["port_id"] = port_id
+    elif port_id:
+        body["port"] = port_id
+    if port_descr:
+        body["port_description"] = port_descr
+    if chassis_id:
+        body["chassis_id"] = chassis_id
+    return body
+
+
+def parse_show_lldp_table(output: str, ctx: ParseContext) -> Fragment:
+    """``show lldp table``: lldp.device, lldp.port, lldp.port_description.
+
+    A second neighbour on one port (a hub, a miscabled host) goes to ``lldp.other_neighbors``.
+    """
+    table = _table(output, ctx, ("LocalPort", "RemoteDevice", "RemotePortID"), "an LLDP neighbour table")
+    out: dict[str, dict[str, Any]] = {}
+    for row in table.rows:
+        lldp = _lldp(row["RemoteDevice"], row["RemotePortID"], row.get("RemotePortDescr", ""))
+        body = out.setdefault(row["LocalPort"], {})
+        if "lldp" not in body:
+            body["lldp"] = lldp
+        else:
+            body["lldp"].setdefault("other_neighbors", []).append(lldp)
+    return _interfaces(out)
+
+
+_LLDP_ID = re.compile(r"^(?:mac|ifname|local|ifalias|ip|net|unhandled)\s+(.*)$")
+
+
+def parse_show_lldp_neighbors(output: str, ctx: ParseContext) -> Fragment:
+    """``show lldp neighbors`` (lldpctl): lldp device, port, port_description, chassis_id."""
+    expected = "lldpctl neighbour blocks ('Interface: ..., via: LLDP')"
+    lines = command_lines(check_text(output, ctx, expected))
+    out: dict[str, dict[str, Any]] = {}
+    current: dict[str, str] | None = None
+    blocks: list[tuple[str, dict[str, str]]] = []
+    for line in lines:
+        m = re.match(r"^Interface:\s+([^,\s]+),", line)
+        if m:
+            current = {}
+            blocks.append((m.group(1), current))
+            continue
+        key, sep, value = line.strip().partition(":")
+        if current is not None and sep and key in ("ChassisID", "SysName", "PortID", "PortDescr"):
+            current.setdefault(key, value.strip())
+    if not blocks:
+        raise ctx.fail(expected)
+    for port, info in blocks:
+        ids = {}
+        for key in ("ChassisID", "PortID"):
+            m = _LLDP_ID.match(info.get(key, ""))
+            ids[key] = m.group(1).strip() if m else info.get(key, "")
+        lldp = _lldp(info.get("SysName", ""), ids["PortID"], info.get("PortDescr", ""), ids["ChassisID"])
+        body = out.setdefault(port, {})
+        if "lldp" not in body:
+            body["lldp"] = lldp
+        else:
+            body["lldp"].setdefault("other_neighbors", []).append(lldp)
+    return _interfaces(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# PFC, PFC watchdog, ECN
+# ---------------------------------------------------------------------------------------------
+
+
+def parse_show_pfc_priority(output: str, ctx: ParseContext) -> Fragment:
+    """``show pfc priority``: pfc_priorities (PORT_QOS_MAP pfc_enable; ``N/A`` means none)."""
+    table = _table(output, ctx, ("Interface", "Lossless priorities"), "a PFC priority table")
+    out: dict[str, dict[str, Any]] = {}
+    for row in table.rows:
+        value = row["Lossless priorities"]
+        out[row["Interface"]] = {"pfc_priorities": [] if _na(value) else int_list(value)}
+    return _interfaces(out)
+
+
+def parse_show_pfc_asymmetric(output: str, ctx: ParseContext) -> Fragment:
+    """``show pfc asymmetric``: pfc_asymmetric."""
+    table = _table(output, ctx, ("Interface", "Asymmetric"), "a PFC asymmetric table")
+    out: dict[str, dict[str, Any]] = {}
+    for row in table.rows:
+        value = _ON_OFF.get(row["Asymmetric"].lower())
+        out[row["Interface"]] = {} if value is None else {"pfc_asymmetric": value}
+    return _interfaces(out)
+
+
+def parse_show_pfcwd_config(output: str, ctx: ParseContext) -> Fragment:
+    """``show pfcwd config``: per-port pfc_watchdog and the device's qos.pfc_watchdog.
+
+    Only ports with a watchdog are listed, so ``enabled`` is true on each row; the device is
+    enabled when any port is. The preamble gives the polling interval and the big red switch.
+    """
+    expected = "a PFC watchdog config table (PORT, ACTION, DETECTION TIME)"
+    table = _table(output, ctx, ("PORT", "ACTION", "DETECTION TIME"), expected)
+    lines = command_lines(output)
+    per_port: dict[str, dict[str, Any]] = {}
+    for row in table.rows:
+        if _na(row["ACTION"]):
+            per_port[row["PORT"]] = {"enabled": False}
+            continue
+        wd: dict[str, Any] = {"enabled": True, "action": row["ACTION"]}
+        for col, name in (("DETECTION TIME", "detection_ms"), ("RESTORATION TIME", "restoration_ms")):
+            value = _count(row.get(col, ""))
+            if value is not None:
+                wd[name] = value
+        per_port[row["PORT"]] = wd
+    summary = watchdog_summary(per_port)
+    polls = {int(m.group(1)) for ln in lines if (m := re.match(r"Changed polling interval to (\d+)ms", ln))}
+    if len(polls) == 1:
+        summary["poll_interval_ms"] = polls.pop()
+    brs = {m.group(1) for ln in lines if (m := re.match(r"BIG_RED_SWITCH status is (\w+)", ln))}
+    if len(brs) == 1:
+        summary["big_red_switch"] = brs.pop().lower() == "enable"
+    return {
+        "qos": {"pfc_watchdog": summary},
+        "interfaces": {port: {"pfc_watchdog": wd} for port, wd in per_port.items()},
+    }
+
+
+def parse_show_ecn(output: str, ctx: ParseContext) -> Fragment:
+    """``show ecn`` (ecnconfig -l): qos.wred_profiles (ecn mode, green thresholds, probability).
+
+    The WRED profiles are not bound to ports here; ``show runningconfiguration all`` (QUEUE)
+    gives the binding and so the per-interface ``ecn``.
+    """
+    expected = "'Profile: NAME' blocks of WRED fields"
+    lines = command_lines(check_text(output, ctx, expected))
+    profiles: dict[str, dict[str, str]] = {}
+    current: dict[str, str] | None = None
+    for line in lines:
+        m = re.match(r"^Profile:\s*(\S+)", line)
+        if m:
+            current = profiles.setdefault(m.group(1), {})
+        elif current is not None and line.strip() and not _DASHES.match(line):
+            field, _, value = line.strip().partition(" ")
+            current[field] = value.strip()
+    if not profiles:
+        raise ctx.fail(expected)
+    return {"qos": {"wred_profiles": {name: wred_profile_state(p) for name, p in profiles.items()}}}
+
+
+# ---------------------------------------------------------------------------------------------
+# Transceivers
+# ---------------------------------------------------------------------------------------------
+
+_PORT_BLOCK = re.compile(r"^(\S+?):\s*(.*)$")
+_LANE_POWER = re.compile(r"^\s*(RX|TX)(\d+)Power\s*:\s*(-?\d+(?:\.\d+)?)\s*dBm", re.IGNORECASE)
+_TEMPERATURE = re.compile(r"^\s*Temperature\s*:\s*(-?\d+(?:\.\d+)?)\s*C\b")
+_EEPROM_KEYS = {
+    "Vendor Name": "vendor",
+    "Vendor PN": "part_number",
+    "Vendor SN": "serial",
+    "Identifier": "type",
+    "Vendor Rev": "revision",
+    "Active Firmware": "firmware",
+}
+
+
+def _port_blocks(lines: list[str]) -> list[tuple[str, str, list[str]]]:
+    """(port, status text, indented lines) for each unindented ``EthernetN: ...`` block."""
+    blocks: list[tuple[str, str, list[str]]] = []
+    for line in lines:
+        if line and not line[0].isspace():
+            m = _PORT_BLOCK.match(line)
+            if m and _IFNAME.match(m.group(1)):
+                blocks.append((m.group(1), m.group(2).strip(), []))
+                continue
+        if blocks and line.strip():
+            blocks[-1][2].append(line)
+    return blocks
+
+
+def parse_show_interfaces_transceiver_eeprom(output: str, ctx: ParseContext) -> Fragment:
+    """``show interfaces transceiver eeprom [--dom]`` / ``info``: optics.
+
+    Fills vendor, part_number, serial, type (the Identifier), revision, firmware (CMIS), and with
+    ``--dom`` temperature_c and per-lane rx_power_dbm / tx_power_dbm. ``present`` is false for a
+    port whose module is not detected. A lane reading that is not a number (``-inf``) is skipped.
+    """
+    expected = "'EthernetN: SFP EEPROM detected' blocks"
+    blocks = _port_blocks(command_lines(check_text(output, ctx, expected)))
+    blocks = [b for b in blocks if "detected" in b[1].lower()]
+    if not blocks:
+        raise ctx.fail(expected)
+    out: dict[str, dict[str, Any]] = {}
+    for port, status, body in blocks:
+        if "not detected" in status.lower():
+            out[port] = {"optics": {"present": False}}
+            continue
+        optics: dict[str, Any] = {"present": True}
+        lanes: dict[str, dict[int, float]] = {"RX": {}, "TX": {}}
+        for line in body:
+            m = _LANE_POWER.match(line)
+            if m:
+                lanes[m.group(1).upper()][int(m.group(2))] = float(m.group(3))
+                continue
+            m = _TEMPERATURE.match(line)
+            if m:
+                optics["temperature_c"] = float(m.group(1))
+                continue
+            key, sep, value = line.strip().partition(":")
+            name = _EEPROM_KEYS.get(key.strip())
+            if sep and name and value.strip() and not _na(value):
+                optics.setdefault(name, value.strip())
+        for direction, field in (("RX", "rx_power_dbm"), ("TX", "tx_power_dbm")):
+            if lanes[direction]:
+                optics[field] = [lanes[direction][k] for k in sorted(lanes[direction])]
+        out[port] = {"optics": optics}
+    return _interfaces(out)
+
+
+def parse_show_interfaces_transceiver_status(output: str, ctx: ParseContext) -> Fragment:
+    """``show interfaces transceiver status``: optics.module_state, cmis_state, active_flags.
+
+    ``active_flags`` lists every ``... flag ...`` line whose value is True (alarms, warnings,
+    Tx fault, Rx LOS), in output order: empty on a healthy module.
+    """
+    expected = "'EthernetN:' blocks of transceiver status fields"
+    blocks = _port_blocks(command_lines(check_text(output, ctx, expected)))
+    if not blocks or not any(body for _, _, body in blocks):
+        raise ctx.fail(expected)
+    out: dict[str, dict[str, Any]] = {}
+    for port, _status, body in blocks:
+        fields = {}
+        for line in body:
+            key, sep, value = line.strip().partition(":")
+            if sep:
+                fields[key.strip()] = value.strip()
+        optics: dict[str, Any] = {}
+        if fields.get("Current module state"):
+            optics["module_state"] = fields["Current module state"]
+        if fields.get("CMIS State (SW)"):
+            optics["cmis_state"] = fields["CMIS State (SW)"]
+        optics["active_flags"] = [k for k, v in fields.items() if " flag" in k and v == "True"]
+        out[port] = {"optics": optics}
+    return _interfaces(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Counters
+# ---------------------------------------------------------------------------------------------
+
+
+def parse_show_pfc_counters(output: str, ctx: ParseContext) -> Fragment:
+    """``show pfc counters``: counters.pfc_rx_pause / pfc_tx_pause per priority (cumulative)."""
+    expected = "'Port Rx' and 'Port Tx' tables with PFC0..PFC7 columns"
+    text = check_text(output, ctx, expected)
+    out: dict[str, dict[str, Any]] = {}
+    seen = set()
+    for table in dash_tables(command_lines(text)):
+        for key_col, field in (("Port Rx", "pfc_rx_pause"), ("Port Tx", "pfc_tx_pause")):
+            if key_col not in table.headers:
+                continue
+            seen.add(field)
+            for row in table.rows:
+                if not _IFNAME.match(row[key_col]):
+                    raise ctx.fail(expected, f"row {row[key_col]!r} is not an interface name")
+                values = {
+                    h[3:]: n
+                    for h in table.headers
+                    if h.startswith("PFC") and (n := _count(row[h])) is not None
+                }
+                counters = out.setdefault(row[key_col], {}).setdefault("counters", {})
+                counters[field] = values
+    if not seen:
+        raise ctx.fail(expected)
+    return _interfaces(out)
+
+
+_IF_COUNTERS = {
+    "RX_OK": "rx_ok",
+    "RX_ERR": "rx_errors",
+    "RX_DRP": "rx_drops",
+    "RX_OVR": "rx_overruns",
+    "TX_OK": "tx_ok",
+    "TX_ERR": "tx_errors",
+    "TX_DRP": "tx_drops",
+    "TX_OVR": "tx_overruns",
+}
+
+
+def parse_show_interfaces_counters(output: str, ctx: ParseContext) -> Fragment:
+    """``show interfaces counters``: counters rx/tx ok, errors, drops, overruns (packets).
+
+    ``RX_ERR`` counts every input error, not CRC errors alone, so ``crc_errors`` stays absent.
+    """
+    table = _table(output, ctx, ("IFACE", "STATE", "RX_OK", "RX_ERR"), "an interface counters table")
+    out: dict[str, dict[str, Any]] = {}
+    for row in table.rows:
+        counters = {
+            name: n for col, name in _IF_COUNTERS.items() if (n := _count(row.get(col, ""))) is not None
+        }
+        out[row["IFACE"]] = {"counters": counters}
+    return _interfaces(out)
+
+
+def _queue_totals(rows: list[tuple[str, str, str, str]]) -> dict[str, dict[str, Any]]:
+    """Sum ECN-marked and WRED-dropped packets of unicast queues per port.
+
+    Rows are (port, queue, ecn_marked_pkts, wred_dropped_pkts); multicast and ``ALL`` queues
+    carry no RoCE traffic and are left out, and so are N/A cells.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for port, queue, ecn, drop in rows:
+        counters = out.setdefault(port, {}).setdefault("counters", {})
+        if not queue.upper().startswith("UC"):
+            continue
+        for name, cell in (("ecn_marked", ecn), ("wred_dropped", drop)):
+            value = _count(cell)
+            if value is not None:
+                counters[name] = counters.get(name, 0) + value
+    return out
+
+
+def parse_show_queue_wredcounters(output: str, ctx: ParseContext) -> Fragment:
+    """``show queue wredcounters`` (text or ``--json``): counters.ecn_marked, wred_dropped.
+
+    Totals over the unicast queues (UC0..UCn) of each port, in packets, cumulative.
+    """
+    expected = "a WRED/ECN queue counter table (Port, TxQ, EcnMarked/pkts) or its --json form"
+    text = check_text(output, ctx, expected)
+    if text.lstrip().startswith("{"):
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ctx.fail(expected, f"invalid JSON at line {exc.lineno}: {exc.msg}") from None
+        if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
+            raise ctx.fail(expected, "JSON is not {port: {queue: counters}}")
+        rows = [
+            (port, queue, str(c.get("ecnmarkedpacket", "N/A")), str(c.get("wreddroppacket", "N/A")))
+            for port, queues in doc.items()
+            for queue, c in queues.items()
+            if isinstance(c, dict)
+        ]
+        if not rows:
+            raise ctx.fail(expected, "no queue counters in JSON")
+        return _interfaces(_queue_totals(rows))
+    tables = [
+        t for t in dash_tables(command_lines(text)) if {"Port", "TxQ", "EcnMarked/pkts"} <= set(t.headers)
+    ]
+    if not tables:
+        raise ctx.fail(expected)
+    rows = []
+    for table in tables:
+        for row in table.rows:
+            if not _IFNAME.match(row["Port"]):
+                raise ctx.fail(expected, f"row {row['Port']!r} is not an interface name")
+            rows.append((row["Port"], row["TxQ"], row["EcnMarked/pkts"], row.get("WredDrp/pkts", "N/A")))
+    return _interfaces(_queue_totals(rows))
