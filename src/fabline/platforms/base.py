@@ -46,7 +46,7 @@ Parser = Callable[[str, ParseContext], Fragment]
 
 
 def _literal_rx(text: str) -> str:
-    """Regex for a literal part of a command template; whitespace next to a ``{param}`` is kept.
+    r"""Regex for a literal part of a command template; whitespace next to a ``{param}`` is kept.
 
     Example:
         >>> bool(re.fullmatch(_literal_rx("ethtool -m "), "ethtool  -m ")), _literal_rx(" link") == r"\s+link"
@@ -115,7 +115,9 @@ _ERROR_BANNERS = (
     re.compile(r"^\s*% ?Invalid (input|command)", re.MULTILINE),
     re.compile(r"command not found", re.IGNORECASE),
     re.compile(r"^\s*% ?(Incomplete|Ambiguous) command", re.MULTILINE),
-    re.compile(r"^\s*(Error|Usage): .*(no such command|Invalid choice|unknown)", re.MULTILINE | re.IGNORECASE),
+    re.compile(
+        r"^\s*(Error|Usage): .*(no such command|Invalid choice|unknown)", re.MULTILINE | re.IGNORECASE
+    ),
     re.compile(r"^\s*% ?Unrecognized command", re.MULTILINE),
 )
 
