@@ -1,9 +1,629 @@
-"""Linux GPU hosts with NVIDIA ConnectX NICs: read-only commands and their parsers."""
+"""Linux GPU hosts with NVIDIA ConnectX NICs: read-only commands and their parsers.
+
+Vendor semantics (see ``docs/platforms/linux.md``):
+
+- ``mtu`` is the L3 MTU the kernel reports (9000 on a RoCE fabric), not a frame size.
+- ``nic.roce_tos`` is the RDMA-CM default ToS *byte* (DSCP << 2 | ECN bits): 106 is DSCP 26
+  with ECT(0).
+- Host QoS is only read: ``mlnx_qos -i IF`` without set flags, ``dcb ... show``, sysfs/configfs
+  reads. No command in :data:`COMMANDS` can change the host.
+- Commands keyed by an RDMA device (``ibv_devinfo``, the RDMA-CM ToS in configfs) cannot name
+  the netdev, so they fill ``host.rdma_devices.<mlx5_N>``; ``show_gids`` maps RDMA devices to
+  netdevs (``nic.rdma_device``) and :func:`attach_rdma_devices` copies the per-device values
+  onto the interfaces after a host's fragments are merged.
+"""
 
 from __future__ import annotations
 
-from fabline.platforms.base import Command, Platform
+import re
+from collections.abc import Mapping
+from typing import Any
 
-COMMANDS: tuple[Command, ...] = ()
+from fabline.platforms.base import Command, Fragment, ParseContext, Platform, check_text, load_json
+
+#: ``ethtool`` link-mode FEC words -> state FEC modes.
+_FEC_WORDS = {
+    "rs": "rs",
+    "baser": "fc",
+    "base-r": "fc",
+    "fc": "fc",
+    "off": "none",
+    "none": "none",
+    "auto": "auto",
+}
+
+
+def _iface(ctx: ParseContext, expected: str) -> str:
+    if not ctx.interface:
+        raise ctx.fail(expected, "the command names no interface")
+    return ctx.interface
+
+
+def _key_values(text: str, sep: str = ":") -> list[tuple[str, str]]:
+    """``key: value`` pairs of a text, keys stripped; lines without the separator are skipped."""
+    pairs = []
+    for line in text.splitlines():
+        key, found, value = line.partition(sep)
+        if found and key.strip():
+            pairs.append((key.strip(), value.strip()))
+    return pairs
+
+
+# --- ip link ------------------------------------------------------------------------------------
+
+
+def parse_ip_j_d_link_show(output: str, ctx: ParseContext) -> Fragment:
+    """``ip -j -d link show``: admin/oper state, L3 MTU, alias, PCI address of every netdev."""
+    expected = "iproute2 JSON link list (objects with ifname, mtu, flags)"
+    doc = load_json(output, ctx, expected)
+    if not isinstance(doc, list) or not doc or not all(isinstance(x, dict) and "ifname" in x for x in doc):
+        raise ctx.fail(expected, "not a list of links with ifname")
+    interfaces: dict[str, Any] = {}
+    for link in doc:
+        fields: dict[str, Any] = {}
+        flags = link.get("flags") or []
+        fields["admin_up"] = "UP" in flags
+        if link.get("operstate"):
+            fields["oper_up"] = link["operstate"] == "UP"
+        if isinstance(link.get("mtu"), int):
+            fields["mtu"] = link["mtu"]
+        if link.get("ifalias"):
+            fields["description"] = str(link["ifalias"])
+        if link.get("parentbus") == "pci" and link.get("parentdev"):
+            fields["nic"] = {"pci_address": str(link["parentdev"])}
+        interfaces[str(link["ifname"])] = fields
+    return {"interfaces": interfaces}
+
+
+_IP_LINK_HEAD = re.compile(
+    r"^\d+:\s+(?P<name>[^:@\s]+)(?:@\S+)?:\s+<(?P<flags>[^>]*)>\s+mtu\s+(?P<mtu>\d+)(?P<rest>.*)$"
+)
+
+
+def parse_ip_link_show(output: str, ctx: ParseContext) -> Fragment:
+    """``ip link show`` / ``ip address show`` (text, also BusyBox): admin/oper state, MTU, alias.
+
+    ``oper_up`` is read from ``state UP``; ``UNKNOWN`` (loopback, tunnels) leaves it absent.
+    """
+    expected = "iproute2 link list ('N: name: <FLAGS> mtu M ...' lines)"
+    text = check_text(output, ctx, expected)
+    interfaces: dict[str, Any] = {}
+    current: dict[str, Any] | None = None
+    for line in text.splitlines():
+        m = _IP_LINK_HEAD.match(line)
+        if m:
+            flags = m["flags"].split(",")
+            current = {"admin_up": "UP" in flags, "mtu": int(m["mtu"])}
+            state = re.search(r"\bstate\s+(\S+)", m["rest"])
+            if state and state.group(1) in ("UP", "DOWN"):
+                current["oper_up"] = state.group(1) == "UP"
+            interfaces[m["name"]] = current
+            continue
+        alias = re.match(r"^\s+alias\s+(.+?)\s*$", line)
+        if alias and current is not None:
+            current["description"] = alias.group(1)
+    if not interfaces:
+        raise ctx.fail(expected, "no link line")
+    return {"interfaces": interfaces}
+
+
+# --- ethtool ------------------------------------------------------------------------------------
+
+
+def parse_ethtool(output: str, ctx: ParseContext) -> Fragment:
+    """``ethtool IF``: speed, autoneg, link detected, and FEC when the driver reports it."""
+    expected = "ethtool link settings ('Settings for IF:' with Speed/Link detected)"
+    name = _iface(ctx, expected)
+    text = check_text(output, ctx, expected)
+    if "Settings for" not in text:
+        raise ctx.fail(expected, "no 'Settings for' header")
+    values = dict(_key_values(text))
+    fields: dict[str, Any] = {}
+    speed = re.fullmatch(r"(\d+)Mb/s", values.get("Speed", ""))
+    if speed:
+        gbps = int(speed.group(1)) / 1000
+        fields["speed_gbps"] = int(gbps) if gbps.is_integer() else gbps
+    if values.get("Auto-negotiation") in ("on", "off"):
+        fields["autoneg"] = values["Auto-negotiation"] == "on"
+    if values.get("Link detected") in ("yes", "no"):
+        fields["oper_up"] = values["Link detected"] == "yes"
+    if not fields:
+        raise ctx.fail(expected, "no Speed, Auto-negotiation or Link detected line")
+    return {"interfaces": {name: fields}}
+
+
+def parse_ethtool_i(output: str, ctx: ParseContext) -> Fragment:
+    """``ethtool -i IF``: driver, driver version, firmware, PCI address."""
+    expected = "ethtool driver info ('driver:' and 'firmware-version:' lines)"
+    name = _iface(ctx, expected)
+    values = dict(_key_values(check_text(output, ctx, expected)))
+    if "driver" not in values:
+        raise ctx.fail(expected, "no 'driver:' line")
+    nic: dict[str, Any] = {}
+    for key, field in (
+        ("driver", "driver"),
+        ("version", "driver_version"),
+        ("firmware-version", "firmware"),
+        ("bus-info", "pci_address"),
+    ):
+        if values.get(key):
+            nic[field] = values[key]
+    return {"interfaces": {name: {"nic": nic}}}
+
+
+def parse_ethtool_show_fec(output: str, ctx: ParseContext) -> Fragment:
+    """``ethtool --show-fec IF``: the active FEC (``fec``) and the configured modes (``fec_configured``)."""
+    expected = "ethtool FEC parameters ('Active FEC encoding:' line)"
+    name = _iface(ctx, expected)
+    values = dict(_key_values(check_text(output, ctx, expected)))
+    active = values.get("Active FEC encoding")
+    if active is None:
+        raise ctx.fail(expected, "no 'Active FEC encoding' line")
+    fields: dict[str, Any] = {}
+    mode = _FEC_WORDS.get(active.split()[0].lower()) if active.split() else None
+    if mode:
+        fields["fec"] = mode
+    configured = values.get("Configured FEC encodings", values.get("Supported/Configured FEC encodings"))
+    if configured:
+        fields["fec_configured"] = [_FEC_WORDS.get(w.lower(), w.lower()) for w in configured.split()]
+    if not fields:
+        raise ctx.fail(expected, f"unknown FEC encoding {active!r}")
+    return {"interfaces": {name: fields}}
+
+
+_DBM = re.compile(r"/\s*(-?[0-9.]+|-inf)\s*dBm")
+
+
+def parse_ethtool_m(output: str, ctx: ParseContext) -> Fragment:
+    """``ethtool -m IF``: transceiver identity and DOM (temperature, per-lane rx/tx power in dBm).
+
+    SFP modules print one ``Receiver signal average optical power``/``Laser output power``;
+    QSFP/CMIS modules print one per channel. Threshold lines are not readings and are skipped.
+    """
+    expected = "ethtool module EEPROM dump ('Identifier', 'Vendor name' lines)"
+    name = _iface(ctx, expected)
+    pairs = _key_values(check_text(output, ctx, expected))
+    values = dict(pairs)
+    if "Identifier" not in values and "Vendor name" not in values:
+        raise ctx.fail(expected, "no Identifier or Vendor name line")
+    optics: dict[str, Any] = {}
+    for key, field in (("Vendor name", "vendor"), ("Vendor PN", "part_number"), ("Vendor SN", "serial")):
+        if values.get(key):
+            optics[field] = values[key]
+    types = [v for k, v in pairs if k == "Transceiver type"]
+    if types:
+        optics["type"] = types[0]
+    rx: list[float] = []
+    tx: list[float] = []
+    for key, value in pairs:
+        low = key.lower()
+        if "threshold" in low or "alarm" in low or "warning" in low:
+            continue
+        if low == "module temperature":
+            temp = re.match(r"(-?[0-9.]+)\s*degrees C", value)
+            if temp:
+                optics["temperature_c"] = float(temp.group(1))
+            continue
+        dbm = _DBM.search(value)
+        if not dbm or dbm.group(1) == "-inf":
+            continue
+        if low.startswith(("receiver signal", "rcvr signal", "rx power")):
+            rx.append(float(dbm.group(1)))
+        elif low.startswith(("laser output power", "transmit avg optical power", "tx power")):
+            tx.append(float(dbm.group(1)))
+    if rx:
+        optics["rx_power_dbm"] = rx
+    if tx:
+        optics["tx_power_dbm"] = tx
+    return {"interfaces": {name: {"optics": optics}}}
+
+
+#: ``ethtool -S`` counter names (mlx5 as documented by NVIDIA, bnxt_en as in the sample) -> state.
+_COUNTER_NAMES = {
+    "rx_crc_errors_phy": "crc_errors",
+    "rx_fcs_err_frames": "crc_errors",
+    "rx_fec_corrected_blocks": "fec_corrected",
+    "rx_fec_uncorrectable_blocks": "fec_uncorrectable",
+    "rx_corrected_bits_phy": "fec_corrected_bits",
+    "np_cnp_sent": "cnp_sent",
+    "rp_cnp_handled": "cnp_handled",
+    "np_ecn_marked_roce_packets": "ecn_marked",
+}
+_PRIO_PAUSE = (
+    re.compile(r"^(?P<dir>rx|tx)_prio(?P<prio>[0-7])_pause$"),  # mlx5
+    re.compile(r"^(?P<dir>rx|tx)_pfc_ena_frames_pri(?P<prio>[0-7])$"),  # bnxt_en
+)
+
+
+def parse_ethtool_s(output: str, ctx: ParseContext) -> Fragment:
+    """``ethtool -S IF``: per-priority PFC pauses, FEC, CRC, ECN/CNP counters (mlx5, bnxt_en).
+
+    Per-queue lines (``[0]: rx_ucast_packets``) are skipped; only port-level counters are read.
+    """
+    expected = "ethtool statistics ('NIC statistics:' then 'name: value' lines)"
+    name = _iface(ctx, expected)
+    text = check_text(output, ctx, expected)
+    if "NIC statistics" not in text:
+        raise ctx.fail(expected, "no 'NIC statistics:' header")
+    stats = {k: int(v) for k, v in _key_values(text) if v.isdigit() and not k.startswith("[")}
+    counters: dict[str, Any] = {}
+    for stat, field in _COUNTER_NAMES.items():
+        if stat in stats:
+            counters[field] = stats[stat]
+    for stat, value in stats.items():
+        for rx in _PRIO_PAUSE:
+            m = rx.match(stat)
+            if m:
+                key = "pfc_rx_pause" if m["dir"] == "rx" else "pfc_tx_pause"
+                counters.setdefault(key, {})[m["prio"]] = value
+    for key in ("pfc_rx_pause", "pfc_tx_pause"):
+        if key in counters:
+            counters[key] = dict(sorted(counters[key].items()))
+    if not stats:
+        raise ctx.fail(expected, "no counter lines")
+    return {"interfaces": {name: {"counters": counters}}}
+
+
+# --- host QoS -----------------------------------------------------------------------------------
+
+
+def parse_mlnx_qos(output: str, ctx: ParseContext) -> Fragment:
+    """``mlnx_qos -i IF`` (read-only form): trust, DSCP -> priority, PFC, priority -> TC.
+
+    Feeds ``trust``, ``dscp_to_priority`` (as printed: mlnx_qos prints the map even under trust
+    pcp, where it is not in effect), ``pfc_priorities``, and the added ``priority_to_tc``,
+    ``dcbx_mode`` and ``cable_length_m``.
+    """
+    expected = "mlnx_qos output ('Priority trust state' / 'PFC configuration')"
+    name = _iface(ctx, expected)
+    text = check_text(output, ctx, expected)
+    fields: dict[str, Any] = {}
+    trust = re.search(r"^\s*Priority trust (?:state|mode):\s*(\w+)", text, re.MULTILINE)
+    if trust and trust.group(1).lower() in ("dscp", "pcp"):
+        fields["trust"] = trust.group(1).lower()
+    dcbx = re.search(r"^\s*DCBX mode:\s*(.+?)\s*$", text, re.MULTILINE)
+    if dcbx:
+        fields["dcbx_mode"] = dcbx.group(1)
+    cable = re.search(r"^\s*Cable len:\s*(\d+)", text, re.MULTILINE)
+    if cable:
+        fields["cable_length_m"] = int(cable.group(1))
+    dscp: dict[str, int] = {}
+    for prio, codes in re.findall(r"^\s*prio:(\d)\s+dscp:([\d,]+)", text, re.MULTILINE):
+        for code in codes.split(","):
+            if code:
+                dscp[str(int(code))] = int(prio)
+    if dscp:
+        fields["dscp_to_priority"] = dict(sorted(dscp.items(), key=lambda kv: int(kv[0])))
+    pfc = re.search(r"^\s*priority\s+((?:\d\s+)+)\n\s*enabled\s+((?:[01]\s*)+)", text, re.MULTILINE)
+    if pfc:
+        prios = pfc.group(1).split()
+        enabled = pfc.group(2).split()
+        fields["pfc_priorities"] = sorted(int(p) for p, e in zip(prios, enabled, strict=False) if e == "1")
+    tc_map: dict[str, int] = {}
+    for tc, prios in re.findall(r"^tc:\s*(\d+)[^\n]*\n\s+priority:\s*([\d ]+)", text, re.MULTILINE):
+        for prio in prios.split():
+            tc_map[prio] = int(tc)
+    if tc_map:
+        fields["priority_to_tc"] = dict(sorted(tc_map.items()))
+    if "trust" not in fields and "pfc_priorities" not in fields:
+        raise ctx.fail(expected, "no trust state and no PFC configuration")
+    return {"interfaces": {name: fields}}
+
+
+def parse_dcb_pfc_show(output: str, ctx: ParseContext) -> Fragment:
+    """``dcb pfc show dev IF`` (iproute2): ``pfc_priorities`` from ``prio-pfc 3:on ...``."""
+    expected = "iproute2 dcb pfc output ('prio-pfc 0:off 1:off ...')"
+    name = _iface(ctx, expected)
+    text = check_text(output, ctx, expected)
+    pairs = re.findall(r"\b([0-7]):(on|off)\b", text.partition("prio-pfc")[2])
+    if "prio-pfc" not in text or not pairs:
+        raise ctx.fail(expected, "no prio-pfc list")
+    return {"interfaces": {name: {"pfc_priorities": sorted(int(p) for p, s in pairs if s == "on")}}}
+
+
+def parse_dcb_app_show(output: str, ctx: ParseContext) -> Fragment:
+    """``dcb app show dev IF`` (iproute2): ``dscp_to_priority`` from ``dscp-prio 26:3 48:6``.
+
+    The dcb APP table has no trust state of its own; a host whose APP table maps DSCPs is
+    classifying by DSCP, so ``trust`` is ``dscp`` when a dscp-prio entry exists and absent otherwise.
+    """
+    expected = "iproute2 dcb app output ('dscp-prio 26:3 ...')"
+    name = _iface(ctx, expected)
+    text = check_text(output, ctx, expected)
+    if not re.search(r"\b(dscp-prio|pcp-prio|default-prio|ethtype-prio|port-prio)\b", text):
+        raise ctx.fail(expected, "no *-prio list")
+    fields: dict[str, Any] = {}
+    dscp_part = re.search(r"dscp-prio((?:\s+\w+:\d)+)", text)
+    if dscp_part:
+        mapping = {}
+        for code, prio in re.findall(r"(\w+):(\d)", dscp_part.group(1)):
+            if code.isdigit():
+                mapping[str(int(code))] = int(prio)
+        if mapping:
+            fields["dscp_to_priority"] = dict(sorted(mapping.items(), key=lambda kv: int(kv[0])))
+            fields["trust"] = "dscp"
+    return {"interfaces": {name: fields}}
+
+
+def parse_roce_tos(output: str, ctx: ParseContext) -> Fragment:
+    """``cat /sys/kernel/config/rdma_cm/DEV/ports/1/default_roce_tos``: the RDMA-CM ToS byte."""
+    expected = "one integer 0..255 (the RDMA-CM default ToS)"
+    device = ctx.params.get("rdma_device")
+    text = check_text(output, ctx, expected).strip()
+    if not device:
+        raise ctx.fail(expected, "the command names no RDMA device")
+    if not text.isdigit() or int(text) > 255:
+        raise ctx.fail(expected, f"got {text[:40]!r}")
+    return {"host": {"rdma_devices": {device: {"roce_tos": int(text)}}}}
+
+
+_ECN_LINE = re.compile(
+    r"^/sys/class/net/(?P<if>[^/]+)/ecn/roce_(?P<role>np|rp)/enable/(?P<prio>[0-7]):(?P<v>[01])$"
+)
+
+
+def parse_ecn_enable(output: str, ctx: ParseContext) -> Fragment:
+    """``grep -H . /sys/class/net/IF/ecn/roce_np/enable/* .../roce_rp/enable/*``: ECN per priority.
+
+    Feeds ``nic.ecn_np_priorities`` (notification point: the receiver sends CNPs) and
+    ``nic.ecn_rp_priorities`` (reaction point: the sender slows down) — priorities set to 1.
+    """
+    expected = "grep -H lines '/sys/class/net/IF/ecn/roce_np|roce_rp/enable/P:0|1'"
+    name = _iface(ctx, expected)
+    text = check_text(output, ctx, expected)
+    found: dict[str, list[int]] = {"np": [], "rp": []}
+    seen = False
+    for line in text.splitlines():
+        m = _ECN_LINE.match(line.strip())
+        if not m:
+            continue
+        seen = True
+        if m["v"] == "1":
+            found[m["role"]].append(int(m["prio"]))
+    if not seen:
+        raise ctx.fail(expected, "no roce_np/roce_rp enable line")
+    nic = {"ecn_np_priorities": sorted(found["np"]), "ecn_rp_priorities": sorted(found["rp"])}
+    return {"interfaces": {name: {"nic": nic}}}
+
+
+# --- RDMA ---------------------------------------------------------------------------------------
+
+
+def parse_ibv_devinfo(output: str, ctx: ParseContext) -> Fragment:
+    """``ibv_devinfo``: per RDMA device firmware, board, port state, link layer, active MTU."""
+    expected = "ibv_devinfo output ('hca_id:' blocks)"
+    text = check_text(output, ctx, expected)
+    devices: dict[str, Any] = {}
+    current: dict[str, Any] | None = None
+    for key, value in _key_values(text):
+        if key == "hca_id":
+            current = devices.setdefault(value, {})
+            continue
+        if current is None:
+            continue
+        first = value.split()[0] if value.split() else ""
+        if key == "fw_ver":
+            current["firmware"] = value
+        elif key == "board_id":
+            current["board_id"] = value
+        elif key == "node_guid":
+            current["node_guid"] = value
+        elif key == "state":
+            current["port_state"] = first
+        elif key == "link_layer":
+            current["link_layer"] = value
+        elif key in ("active_mtu", "max_mtu") and first.isdigit():
+            current[key] = int(first)
+    if not devices:
+        raise ctx.fail(expected, "no hca_id line")
+    return {"host": {"rdma_devices": devices}}
+
+
+def parse_show_gids(output: str, ctx: ParseContext) -> Fragment:
+    """``show_gids``: each RDMA device's netdev (``nic.rdma_device``) and GID table (``nic.gids``)."""
+    expected = "show_gids table (DEV PORT INDEX GID IPv4 VER DEV)"
+    text = check_text(output, ctx, expected)
+    if not re.search(r"^DEV\s+PORT\s+INDEX\s+GID", text, re.MULTILINE):
+        raise ctx.fail(expected, "no DEV/PORT/INDEX/GID header")
+    interfaces: dict[str, Any] = {}
+    row = re.compile(
+        r"^(?P<dev>\S+)\s+(?P<port>\d+)\s+(?P<index>\d+)\s+(?P<gid>[0-9a-f:]{39})\s+"
+        r"(?:(?P<ipv4>\d+\.\d+\.\d+\.\d+)\s+)?(?P<ver>v\d)\s+(?P<netdev>\S+)\s*$"
+    )
+    for line in text.splitlines():
+        m = row.match(line)
+        if not m:
+            continue
+        nic = interfaces.setdefault(m["netdev"], {"nic": {"rdma_device": m["dev"], "gids": []}})["nic"]
+        gid: dict[str, Any] = {"index": int(m["index"]), "gid": m["gid"], "version": m["ver"]}
+        if m["ipv4"]:
+            gid["ipv4"] = m["ipv4"]
+        nic["gids"].append(gid)
+    if not interfaces:
+        raise ctx.fail(expected, "no GID row")
+    return {"interfaces": interfaces}
+
+
+# --- LLDP ---------------------------------------------------------------------------------------
+
+_MAC = re.compile(r"^([0-9a-f]{2}[:-]){5}[0-9a-f]{2}$", re.IGNORECASE)
+
+
+def _lldpd_neighbor(body: Mapping[str, Any]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    chassis = body.get("chassis") or {}
+    if isinstance(chassis, list):
+        chassis = chassis[0] if chassis else {}
+    if isinstance(chassis, Mapping) and chassis:
+        name, info = next(iter(chassis.items()))
+        if isinstance(info, Mapping) and "id" in info:
+            out["device"] = str(name)
+            cid = info["id"]
+            if isinstance(cid, Mapping) and cid.get("value"):
+                out["chassis_id"] = str(cid["value"])
+        elif isinstance(info, Mapping) and isinstance(info.get("value"), str):
+            out["chassis_id"] = info["value"]
+    port = body.get("port") or {}
+    if isinstance(port, Mapping):
+        pid = port.get("id")
+        pid_value = str(pid.get("value", "")) if isinstance(pid, Mapping) else ""
+        pid_type = str(pid.get("type", "")) if isinstance(pid, Mapping) else ""
+        descr = str(port.get("descr") or "")
+        if descr:
+            out["port_description"] = descr
+        # A MAC port id names no port: prefer the description (issue 3, "Vendor semantics").
+        if pid_value and (pid_type == "mac" or _MAC.match(pid_value)) and descr:
+            out["port"] = descr
+        elif pid_value:
+            out["port"] = pid_value
+    return out
+
+
+def parse_lldpctl_json(output: str, ctx: ParseContext) -> Fragment:
+    """``lldpctl -f json``: the LLDP neighbour of each host port.
+
+    lldpd prints ``interface`` as an object for one port and as a list of one-key objects for
+    several; both are read.
+    """
+    expected = "lldpctl JSON ({'lldp': {'interface': ...}})"
+    doc = load_json(output, ctx, expected)
+    lldp = doc.get("lldp") if isinstance(doc, dict) else None
+    if not isinstance(lldp, (dict, list)):
+        raise ctx.fail(expected, "no top-level 'lldp' key")
+    ifaces = lldp.get("interface", []) if isinstance(lldp, dict) else []
+    entries: list[tuple[str, Any]] = []
+    for item in ifaces if isinstance(ifaces, list) else [ifaces]:
+        if isinstance(item, dict):
+            entries += list(item.items())
+    interfaces: dict[str, Any] = {}
+    for name, body in entries:
+        if isinstance(body, dict):
+            neighbor = _lldpd_neighbor(body)
+            if neighbor:
+                interfaces[name] = {"lldp": neighbor}
+    return {"interfaces": interfaces}
+
+
+# --- host software ------------------------------------------------------------------------------
+
+#: Modules that give GPUDirect RDMA: nvidia_peermem (driver >= 470), nv_peer_mem (legacy MOFED).
+_PEERMEM_MODULES = ("nvidia_peermem", "nv_peer_mem")
+
+
+def parse_lsmod(output: str, ctx: ParseContext) -> Fragment:
+    """``lsmod``: ``host.kernel_modules`` and ``host.gpudirect_rdma`` (nvidia_peermem loaded)."""
+    expected = "lsmod table (header 'Module Size Used by')"
+    text = check_text(output, ctx, expected)
+    lines = text.splitlines()
+    header = next((i for i, line in enumerate(lines) if re.match(r"^Module\s+Size\s+Used by", line)), None)
+    if header is None:
+        raise ctx.fail(expected, "no 'Module Size Used by' header")
+    modules = sorted({line.split()[0] for line in lines[header + 1 :] if re.match(r"^\S+\s+\d+\s+\d+", line)})
+    return {
+        "host": {"kernel_modules": modules, "gpudirect_rdma": any(m in modules for m in _PEERMEM_MODULES)}
+    }
+
+
+def parse_nccl_conf(output: str, ctx: ParseContext) -> Fragment:
+    """``cat /etc/nccl.conf``: ``host.nccl_env`` (``NCCL_X=value`` lines; comments skipped).
+
+    An empty file is a valid answer (no pinned settings) and gives an empty ``nccl_env``.
+    """
+    expected = "an nccl.conf (NCCL_NAME=value lines)"
+    if "\x00" in output:
+        raise ctx.fail(expected, "binary output")
+    env: dict[str, str] = {}
+    for line in output.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = re.fullmatch(r"(?:export\s+)?(NCCL_[A-Z0-9_]+)\s*=\s*(.*?)", line)
+        if not m:
+            check_text(line, ctx, expected)  # an error banner reads as 'unavailable'
+            raise ctx.fail(expected, f"line {line[:60]!r} is not NCCL_NAME=value")
+        env[m.group(1)] = m.group(2).strip().strip("\"'")
+    return {"host": {"nccl_env": env}}
+
+
+# --- merge helper -------------------------------------------------------------------------------
+
+
+def attach_rdma_devices(state: dict[str, Any]) -> dict[str, Any]:
+    """Copy ``host.rdma_devices`` values (``roce_tos``) onto the interfaces whose ``nic.rdma_device`` is them.
+
+    Example:
+        >>> s = {"host": {"rdma_devices": {"mlx5_0": {"roce_tos": 106, "firmware": "28.42.1000"}}},
+        ...      "interfaces": {"eth2": {"nic": {"rdma_device": "mlx5_0"}}}}
+        >>> attach_rdma_devices(s)["interfaces"]["eth2"]["nic"]
+        {'rdma_device': 'mlx5_0', 'roce_tos': 106}
+    """
+    devices = (state.get("host") or {}).get("rdma_devices") or {}
+    for body in (state.get("interfaces") or {}).values():
+        nic = body.get("nic") if isinstance(body, dict) else None
+        if not isinstance(nic, dict) or nic.get("rdma_device") not in devices:
+            continue
+        info = devices[nic["rdma_device"]]
+        if "roce_tos" in info and "roce_tos" not in nic:
+            nic["roce_tos"] = info["roce_tos"]
+    return state
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command(
+        "ip -j -d link show",
+        parse_ip_j_d_link_show,
+        "interfaces.*.{admin_up,oper_up,mtu (L3),description,nic.pci_address}",
+    ),
+    Command("ip link show", parse_ip_link_show, "interfaces.*.{admin_up,oper_up,mtu (L3),description}"),
+    Command("ip address show", parse_ip_link_show, "interfaces.*.{admin_up,oper_up,mtu (L3),description}"),
+    Command("ethtool {interface}", parse_ethtool, "interfaces.IF.{speed_gbps,autoneg,oper_up}"),
+    Command(
+        "ethtool -i {interface}",
+        parse_ethtool_i,
+        "interfaces.IF.nic.{driver,driver_version,firmware,pci_address}",
+    ),
+    Command("ethtool --show-fec {interface}", parse_ethtool_show_fec, "interfaces.IF.{fec,fec_configured}"),
+    Command(
+        "ethtool -m {interface}",
+        parse_ethtool_m,
+        "interfaces.IF.optics.{vendor,part_number,serial,type,temperature_c,rx_power_dbm,tx_power_dbm}",
+    ),
+    Command(
+        "ethtool -S {interface}",
+        parse_ethtool_s,
+        "interfaces.IF.counters.{pfc_rx_pause,pfc_tx_pause,fec_corrected,fec_uncorrectable,"
+        "fec_corrected_bits,crc_errors,ecn_marked,cnp_sent,cnp_handled}",
+    ),
+    Command(
+        "mlnx_qos -i {interface}",
+        parse_mlnx_qos,
+        "interfaces.IF.{trust,dscp_to_priority,pfc_priorities,priority_to_tc,dcbx_mode,cable_length_m}",
+    ),
+    Command("dcb pfc show dev {interface}", parse_dcb_pfc_show, "interfaces.IF.pfc_priorities"),
+    Command("dcb app show dev {interface}", parse_dcb_app_show, "interfaces.IF.{dscp_to_priority,trust}"),
+    Command(
+        "cat /sys/kernel/config/rdma_cm/{rdma_device}/ports/1/default_roce_tos",
+        parse_roce_tos,
+        "host.rdma_devices.DEV.roce_tos (-> interfaces.IF.nic.roce_tos via attach_rdma_devices)",
+        kind="file",
+    ),
+    Command(
+        "grep -H . /sys/class/net/{interface}/ecn/roce_*/enable/*",
+        parse_ecn_enable,
+        "interfaces.IF.nic.{ecn_np_priorities,ecn_rp_priorities}",
+        kind="file",
+    ),
+    Command(
+        "ibv_devinfo",
+        parse_ibv_devinfo,
+        "host.rdma_devices.DEV.{firmware,board_id,node_guid,port_state,link_layer,active_mtu,max_mtu}",
+    ),
+    Command("show_gids", parse_show_gids, "interfaces.IF.nic.{rdma_device,gids}"),
+    Command(
+        "lldpctl -f json", parse_lldpctl_json, "interfaces.*.lldp.{device,port,port_description,chassis_id}"
+    ),
+    Command("lsmod", parse_lsmod, "host.{kernel_modules,gpudirect_rdma}"),
+    Command("cat /etc/nccl.conf", parse_nccl_conf, "host.nccl_env", kind="file"),
+)
 
 PLATFORM = Platform(id="linux", description="Linux GPU hosts with NVIDIA ConnectX NICs", commands=COMMANDS)
