@@ -169,6 +169,16 @@ def _number(value: Any) -> int | float | None:
     return int(num) if num.is_integer() else num
 
 
+def _int_map(entries: Mapping[str, Any]) -> dict[int, int]:
+    """A QoS map's entries as ints (non-numeric keys or values are not map entries)."""
+    out: dict[int, int] = {}
+    for key, raw in entries.items():
+        k, v = _int(key), _int(raw)
+        if k is not None and v is not None and k >= 0 and v >= 0:
+            out[k] = v
+    return out
+
+
 def int_list(text: Any) -> list[int]:
     """Sorted distinct integers of a SONiC list value (``"3,4"``, ``"3-4"``, ``""``).
 
@@ -261,7 +271,7 @@ def _fragment(t: Tables) -> Fragment:
         qos["buffer_mode"] = str(meta["buffer_model"])
     copied = {
         table.lower(): {
-            name: {str(k): v for k, raw in entries.items() if (v := _int(raw)) is not None}
+            name: {str(k): v for k, v in sorted(_int_map(entries).items())}
             for name, entries in t[table].items()
         }
         for table in MAP_TABLES
@@ -315,9 +325,7 @@ def _port_qos(t: Tables, complete: bool, iface: Callable[[str], dict[str, Any]])
             table = dscp_maps.get(_ref(dscp_map))
             if table is not None:
                 body["dscp_to_priority"] = {
-                    str(int(d)): tc
-                    for d, v in table.items()
-                    if str(d).strip().isdigit() and (tc := _int(v)) is not None and 0 <= tc <= 7
+                    str(d): tc for d, v in sorted(_int_map(table).items()) if (tc := v) <= 7 and d <= 63
                 }
         elif binding.get("dot1p_to_tc_map") or global_binding.get("dot1p_to_tc_map"):
             body["trust"] = "pcp"
