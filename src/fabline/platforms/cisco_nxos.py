@@ -1,9 +1,350 @@
-"""Cisco NX-OS: read-only commands and their parsers."""
+"""Cisco NX-OS: read-only commands and their parsers.
+
+Every parser turns one command's CLI text into a state schema v1 fragment. Vendor semantics,
+also in ``docs/platforms/cisco_nxos.md``:
+
+- ``mtu`` is the interface MTU as NX-OS reports it (``MTU 9216 bytes``; on switched ports the
+  largest frame without FCS, on routed ports the IP MTU).
+- ``fec`` from ``show interface`` is the operational state (``oper fec state``); the configured
+  one is the added ``fec_admin``.
+- Interface names are the ones NX-OS uses in its configuration (``Eth1/1`` -> ``Ethernet1/1``,
+  ``Po1`` -> ``port-channel1``); only ``Ethernet``, ``port-channel`` and ``mgmt`` interfaces are
+  kept, sub-interfaces and virtual interfaces carry nothing a fabric check reads.
+- The QoS chain (``show running-config``) is in :mod:`fabline.platforms.cisco_nxos_config`.
+"""
 
 from __future__ import annotations
 
-from fabline.platforms.base import Command, Platform
+import re
+from typing import Any
 
-COMMANDS: tuple[Command, ...] = ()
+from fabline.platforms.base import Command, Fragment, ParseContext, Platform, check_text
+from fabline.platforms.cisco_nxos_config import parse_show_running_config
+from fabline.platforms.cisco_nxos_names import canonical_name, is_mac, kept
+
+_FEC_STATE = {
+    "off": "none",
+    "rs-fec": "rs",
+    "rs-ieee": "rs",
+    "rs-cons16": "rs",
+    "fc-fec": "fc",
+    "auto": "auto",
+}
+
+
+def _gbps(value: float) -> float:
+    return int(value) if value == int(value) else value
+
+
+def _uptime_seconds(text: str) -> int | None:
+    """Seconds in an NX-OS uptime such as ``123 day(s), 5 hour(s), 15 minute(s), 19 second(s)``.
+
+    Example:
+        >>> _uptime_seconds("0 day(s), 0 hour(s), 10 minute(s), 22 second(s)")
+        622
+    """
+    units = {"day": 86400, "hour": 3600, "minute": 60, "second": 1}
+    found = re.findall(r"(\d+) (day|hour|minute|second)\(s\)", text)
+    return sum(int(n) * units[u] for n, u in found) if found else None
+
+
+# --- facts ---------------------------------------------------------------------------------
+
+
+def parse_show_version(output: str, ctx: ParseContext) -> Fragment:
+    """``show version``: facts hostname, os_version, model, serial, vendor, uptime_s.
+
+    ``model`` is the chassis line without ``cisco``/``Chassis`` (``Nexus9000 C9300v``);
+    ``serial`` is the ``Processor Board ID``.
+    """
+    expected = "NX-OS 'show version' text with an 'NXOS: version' or 'system: version' line"
+    text = check_text(output, ctx, expected)
+    version = re.search(r"^\s*(?:NXOS|system|NX-OS):\s+version\s+(\S+)", text, re.MULTILINE)
+    if not version:
+        raise ctx.fail(expected)
+    facts: dict[str, Any] = {"os_version": version.group(1), "vendor": "Cisco"}
+    if m := re.search(r"^\s*cisco (.+?) [Cc]hassis", text, re.MULTILINE):
+        facts["model"] = m.group(1).strip()
+    if m := re.search(r"Processor Board ID (\S+)", text):
+        facts["serial"] = m.group(1)
+    if m := re.search(r"^\s*Device name:\s*(\S+)", text, re.MULTILINE):
+        facts["hostname"] = m.group(1)
+    if (m := re.search(r"^Kernel uptime is (.+)$", text, re.MULTILINE)) and (
+        s := _uptime_seconds(m.group(1))
+    ):
+        facts["uptime_s"] = s
+    return {"facts": facts}
+
+
+# --- interfaces ----------------------------------------------------------------------------
+
+_IF_HEAD = re.compile(
+    r"^(?P<name>[A-Za-z][\w/.-]*\d) is (?P<state>up|down)(?: \((?P<why>[^)]*)\))?", re.MULTILINE
+)
+
+
+def parse_show_interface(output: str, ctx: ParseContext) -> Fragment:
+    """``show interface``: admin/oper state, mtu, speed, autoneg, fec, fec_admin, description, CRC.
+
+    ``admin_up`` comes from ``admin state is up|down`` (or a head line ``is down
+    (Administratively down)``); a port that is down for another reason and prints no admin
+    state has no ``admin_up``.
+    """
+    expected = "NX-OS 'show interface' text ('<name> is up|down' blocks)"
+    text = check_text(output, ctx, expected)
+    heads = list(_IF_HEAD.finditer(text))
+    if not heads:
+        raise ctx.fail(expected)
+    interfaces: dict[str, Any] = {}
+    for i, head in enumerate(heads):
+        name = canonical_name(head["name"])
+        block = text[head.end() : heads[i + 1].start() if i + 1 < len(heads) else len(text)]
+        if not kept(name):
+            continue
+        entry: dict[str, Any] = {"oper_up": head["state"] == "up"}
+        if m := re.search(r"admin state is (up|down)", block):
+            entry["admin_up"] = m.group(1) == "up"
+        elif head["why"] and "administratively down" in head["why"].lower():
+            entry["admin_up"] = False
+        if m := re.search(r"^\s*Description: (.*?)\s*$", block, re.MULTILINE):
+            entry["description"] = m.group(1)
+        if m := re.search(r"\bMTU (\d+) bytes", block):
+            entry["mtu"] = int(m.group(1))
+        if m := re.search(r"-duplex, (\d+(?:\.\d+)?) ([GM])b/s", block):
+            entry["speed_gbps"] = _gbps(float(m.group(1)) / (1 if m.group(2) == "G" else 1000))
+        if m := re.search(r"Auto-Negotiation is turned (on|off)", block):
+            entry["autoneg"] = m.group(1) == "on"
+        if m := re.search(r"admin fec state is (\S+), oper fec state is (\S+)", block):
+            if m.group(2).lower() in _FEC_STATE:
+                entry["fec"] = _FEC_STATE[m.group(2).lower()]
+            if m.group(1).lower() in _FEC_STATE:
+                entry["fec_admin"] = _FEC_STATE[m.group(1).lower()]
+        if m := re.search(r"(\d+) CRC\b", block):
+            entry["counters"] = {"crc_errors": int(m.group(1))}
+        interfaces[name] = entry
+    return {"interfaces": interfaces}
+
+
+_STATUS_WORDS = (
+    r"connected|notconnec\w*|disabled|xcvrAbsen\w*|sfpAbsent|channelDo\w*|noOperMem\w*|"
+    r"err-?[dD]isabl\w*|linkFlapE\w*|suspended|suspnd|inactive|monitor|sfpInvali\w*|down|up"
+)
+_STATUS_ROW = re.compile(
+    rf"^(?P<port>\S+)\s+(?:(?P<name>.*?)\s+)?(?P<status>{_STATUS_WORDS})\s+"
+    r"(?P<vlan>\S+)\s+(?P<duplex>\S+)\s+(?P<speed>\S+)(?:\s+(?P<type>.*?))?\s*$"
+)
+
+
+def parse_show_interface_status(output: str, ctx: ParseContext) -> Fragment:
+    """``show interface status``: admin/oper state, speed, description.
+
+    Status ``disabled`` is admin down, ``connected`` is oper up. A speed without unit is Mb/s
+    (``1000``), ``auto`` is no speed. Rows are matched from the status word, since names
+    overflow their column; ``--`` is an empty name.
+    """
+    expected = "NX-OS 'show interface status' table (Port Name Status Vlan Duplex Speed Type)"
+    text = check_text(output, ctx, expected)
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if re.match(r"^Port\s+Name\s+Status", ln)), None)
+    if start is None:
+        raise ctx.fail(expected, "no 'Port Name Status' header")
+    interfaces: dict[str, Any] = {}
+    for line in lines[start + 1 :]:
+        if not line.strip() or re.fullmatch(r"[\s-]+", line):
+            continue
+        m = _STATUS_ROW.match(line)
+        if not m:
+            raise ctx.fail(expected, f"unreadable row {line.strip()!r}")
+        name = canonical_name(m["port"])
+        if not kept(name):
+            continue
+        entry: dict[str, Any] = {"admin_up": m["status"] != "disabled", "oper_up": m["status"] == "connected"}
+        if sm := re.fullmatch(r"(?:a-)?(\d+(?:\.\d+)?)(G?)", m["speed"]):
+            entry["speed_gbps"] = _gbps(float(sm.group(1)) / (1 if sm.group(2) else 1000))
+        if m["name"] and m["name"] != "--":
+            entry["description"] = m["name"]
+        interfaces[name] = entry
+    if not interfaces:
+        raise ctx.fail(expected, "no interface rows")
+    return {"interfaces": interfaces}
+
+
+# --- LLDP ----------------------------------------------------------------------------------
+
+
+def _lldp_entry(
+    device: str | None, port: str | None, description: str | None, chassis: str | None
+) -> dict[str, str]:
+    """The ``lldp`` object; a MAC port id gives way to the port description when there is one."""
+    entry: dict[str, str] = {}
+    if device:
+        entry["device"] = device
+    if port and is_mac(port) and description:
+        entry["port"] = description
+    elif port or description:
+        entry["port"] = port or description or ""
+    if description:
+        entry["port_description"] = description
+    if chassis:
+        entry["chassis_id"] = chassis
+    return entry
+
+
+def parse_show_lldp_neighbors(output: str, ctx: ParseContext) -> Fragment:
+    """``show lldp neighbors``: ``lldp.device`` and ``lldp.port`` per local port.
+
+    NX-OS wraps a long Device ID onto its own line, the rest of the row on the next.
+    """
+    expected = "NX-OS 'show lldp neighbors' table (Device ID  Local Intf  Hold-time  Capability  Port ID)"
+    text = check_text(output, ctx, expected)
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if re.match(r"^\s*Device ID\s+Local Intf", ln)), None)
+    if start is None:
+        raise ctx.fail(expected, "no 'Device ID  Local Intf' header")
+    row = re.compile(
+        r"^(?P<dev>\S.*?)?\s+(?P<intf>\S+)\s+(?P<hold>\d+)\s+(?P<cap>[A-Z, ]*?)\s*(?P<port>\S+)\s*$"
+    )
+    interfaces: dict[str, Any] = {}
+    pending: str | None = None
+    for line in lines[start + 1 :]:
+        if not line.strip():
+            continue
+        if line.startswith("Total entries"):
+            break
+        m = row.match(line)
+        if m and (m["dev"] or pending):
+            name = canonical_name(m["intf"])
+            if kept(name):
+                interfaces[name] = {
+                    "lldp": _lldp_entry((m["dev"] or pending or "").strip(), m["port"], None, None)
+                }
+            pending = None
+        elif not line[0].isspace() and len(line.split()) == 1:
+            pending = line.strip()
+        else:
+            raise ctx.fail(expected, f"unreadable row {line.strip()!r}")
+    return {"interfaces": interfaces}
+
+
+def parse_show_lldp_neighbors_detail(output: str, ctx: ParseContext) -> Fragment:
+    """``show lldp neighbors detail``: lldp device, port, port_description, chassis_id.
+
+    ``not advertised`` and ``null`` (what NX-OS prints for an empty System Name) are absent.
+    """
+    expected = "NX-OS 'show lldp neighbors detail' text ('Chassis id:' blocks)"
+    text = check_text(output, ctx, expected)
+    blocks = re.split(r"^\s*Chassis id:", text, flags=re.MULTILINE)[1:]
+    if not blocks:
+        raise ctx.fail(expected, "no 'Chassis id:' block")
+    interfaces: dict[str, Any] = {}
+    for block in blocks:
+        chassis = block.splitlines()[0].strip()
+
+        def field(label: str, block: str = block) -> str | None:
+            m = re.search(rf"^\s*{label}:[ \t]*(.*?)[ \t]*$", block, re.MULTILINE)
+            value = m.group(1) if m else ""
+            return None if value in ("", "not advertised", "null") else value
+
+        local = field("Local Port id")
+        if not local:
+            raise ctx.fail(expected, "a neighbour block without 'Local Port id'")
+        name = canonical_name(local)
+        if kept(name):
+            interfaces[name] = {
+                "lldp": _lldp_entry(
+                    field("System Name"), field("Port id"), field("Port Description"), chassis
+                )
+            }
+    return {"interfaces": interfaces}
+
+
+# --- optics --------------------------------------------------------------------------------
+
+
+def _dom_value(block: str, label: str, unit: str) -> list[float]:
+    return [float(v) for v in re.findall(rf"^\s*{label}\s+(-?\d+(?:\.\d+)?) {unit}", block, re.MULTILINE)]
+
+
+def parse_show_interface_transceiver(output: str, ctx: ParseContext) -> Fragment:
+    """``show interface transceiver [details]``: optics vendor, part_number, serial, type, DOM.
+
+    ``name is`` is the vendor. With DOM (``details``), each ``Lane Number`` table gives one
+    tx/rx power value (``N/A`` lanes are left out) and the first lane's temperature is
+    ``temperature_c``. Ports without a transceiver are left out.
+    """
+    expected = "NX-OS 'show interface transceiver' text ('EthernetX/Y' / 'transceiver is present' blocks)"
+    text = check_text(output, ctx, expected)
+    heads = list(re.finditer(r"^(Ethernet\S+)\s*$", text, re.MULTILINE))
+    if not heads or "transceiver is" not in text:
+        raise ctx.fail(expected)
+    interfaces: dict[str, Any] = {}
+    for i, head in enumerate(heads):
+        block = text[head.end() : heads[i + 1].start() if i + 1 < len(heads) else len(text)]
+        if not re.search(r"transceiver is present", block):
+            continue
+        optics: dict[str, Any] = {}
+        for label, key in (
+            ("name", "vendor"),
+            ("part number", "part_number"),
+            ("serial number", "serial"),
+            ("type", "type"),
+        ):
+            if m := re.search(rf"^\s*{label} is (.+?)\s*$", block, re.MULTILINE):
+                optics[key] = m.group(1)
+        temps = _dom_value(block, "Temperature", "C")
+        if temps:
+            optics["temperature_c"] = temps[0]
+        if tx := _dom_value(block, "Tx Power", "dBm"):
+            optics["tx_power_dbm"] = tx
+        if rx := _dom_value(block, "Rx Power", "dBm"):
+            optics["rx_power_dbm"] = rx
+        interfaces[canonical_name(head.group(1))] = {"optics": optics}
+    return {"interfaces": interfaces}
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command(
+        "show version", parse_show_version, "facts.hostname, os_version, model, serial, vendor, uptime_s"
+    ),
+    Command(
+        "show interface",
+        parse_show_interface,
+        "interfaces.*.admin_up, oper_up, mtu, speed_gbps, autoneg, fec, fec_admin, description, counters.crc_errors",
+    ),
+    Command(
+        "show interface status",
+        parse_show_interface_status,
+        "interfaces.*.admin_up, oper_up, speed_gbps, description",
+    ),
+    Command("show lldp neighbors", parse_show_lldp_neighbors, "interfaces.*.lldp.device, port"),
+    Command(
+        "show lldp neighbors detail",
+        parse_show_lldp_neighbors_detail,
+        "interfaces.*.lldp.device, port, port_description, chassis_id",
+    ),
+    Command(
+        "show interface transceiver details",
+        parse_show_interface_transceiver,
+        "interfaces.*.optics.vendor, part_number, serial, type, temperature_c, tx_power_dbm, rx_power_dbm",
+    ),
+    Command(
+        "show interface transceiver",
+        parse_show_interface_transceiver,
+        "interfaces.*.optics.vendor, part_number, serial, type (and DOM values when printed)",
+    ),
+    Command(
+        "show running-config",
+        parse_show_running_config,
+        "interfaces.*.description, admin_up, mtu, speed_gbps, autoneg, fec, pfc_mode, pfc_priorities, trust, "
+        "dscp_to_priority, pcp_to_priority, ecn; qos.lossless_priorities; facts.hostname",
+    ),
+    Command(
+        "show running-config interface",
+        parse_show_running_config,
+        "interfaces.*.description, admin_up, mtu, speed_gbps, autoneg, fec, pfc_mode",
+    ),
+)
 
 PLATFORM = Platform(id="cisco_nxos", description="Cisco NX-OS", commands=COMMANDS)
+
+__all__ = ["COMMANDS", "PLATFORM", "canonical_name", "kept"]
