@@ -20,6 +20,7 @@ Vendor semantics (see ``docs/platforms/cumulus.md``):
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -237,7 +238,7 @@ def parse_nv_show_qos_roce(output: str, ctx: ParseContext) -> Fragment:
         qos["buffer_mode"] = roce["mode"]
     lossless = roce.get("enabled", True) is not False and str(roce.get("mode", "")).startswith("lossless")
     if lossless and "pfc_priorities" in defaults:
-        qos["lossless_priorities"] = defaults["pfc_priorities"]
+        qos["lossless_priorities"] = list(defaults["pfc_priorities"])
     if defaults:
         qos["port_defaults"] = defaults
     return {"qos": qos}
@@ -496,7 +497,7 @@ def parse_traffic_conf(output: str, ctx: ParseContext) -> Fragment:
             if flag(str(conf.get(prefix + key, ""))) is not None:
                 fields[field] = flag(str(conf[prefix + key]))
         for port in expand_ports(str(conf.get(prefix + "port_set", ""))):
-            interfaces.setdefault(port, {}).update(fields)
+            interfaces.setdefault(port, {}).update(copy.deepcopy(fields))
     for group in conf.get("ecn_red.port_group_list", []):
         prefix = f"ecn_red.{group}."
         entry: dict[str, Any] = {}
@@ -672,7 +673,8 @@ def parse_nv_config_show_json(output: str, ctx: ParseContext) -> Fragment:
         wd = port_qos.get("pfc-watchdog")
         if isinstance(wd, Mapping) and wd.get("state") is not None and flag(str(wd["state"])) is not None:
             fields["pfc_watchdog"] = flag(str(wd["state"]))
-        interfaces[str(name)] = fields
+        if fields:
+            interfaces[str(name)] = fields
     if interfaces:
         fragment["interfaces"] = interfaces
     return fragment
