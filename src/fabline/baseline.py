@@ -73,9 +73,9 @@ class Expectation(_Strict):
     equals: Any = None
     not_equals: Any = None
     one_of: list[Any] | str | None = None
-    min: float | str | None = None
-    max: float | str | None = None
-    range: list[float | str] | str | None = None
+    min: int | float | str | None = None
+    max: int | float | str | None = None
+    range: list[int | float | str] | str | None = None
     regex: str | None = None
     contains: list[Any] | str | None = None
     exactly: list[Any] | str | None = None
@@ -230,7 +230,9 @@ def load_baseline(paths: Sequence[Path]) -> Baseline:
         if raw is None:
             raw = LineDict()
         if not isinstance(raw, dict):
-            raise ConfigError("a baseline file is a mapping with 'rules' (and optionally vars, waivers)", file=path)
+            raise ConfigError(
+                "a baseline file is a mapping with 'rules' (and optionally vars, waivers)", file=path
+            )
         doc: BaselineFile = validate(BaselineFile, raw, path)
         all_vars.update(doc.vars)
         raw_rules = raw.get("rules") or LineList()
@@ -238,10 +240,13 @@ def load_baseline(paths: Sequence[Path]) -> Baseline:
         for i, patch in enumerate(doc.rules):
             if patch.id in seen_here:
                 raise ConfigError(
-                    f"duplicate rule id {patch.id!r} in one file", file=path, line=line_of(raw, ("rules", i, "id")), key=f"rules[{i}].id"
+                    f"duplicate rule id {patch.id!r} in one file",
+                    file=path,
+                    line=line_of(raw, ("rules", i, "id")),
+                    key=f"rules[{i}].id",
                 )
             seen_here.add(patch.id)
-            given = {k: v for k, v in raw_rules[i].items()}
+            given = dict(raw_rules[i])
             merged.setdefault(patch.id, {}).update(given)
             sources[patch.id] = path
             lines[patch.id] = line_of(raw, ("rules", i))
@@ -276,7 +281,9 @@ def _precheck_operands(rule: Rule, base_vars: dict[str, Any], path: Path, line: 
             try:
                 compile_operators(ops)
             except OperandError as exc:
-                raise ConfigError(str(exc), file=path, line=line, key=f"rules[id={rule.id}].{group_name}[{i}]") from None
+                raise ConfigError(
+                    str(exc), file=path, line=line, key=f"rules[id={rule.id}].{group_name}[{i}]"
+                ) from None
 
 
 def severity_of(rule: Rule, default: Severity) -> Severity:

@@ -1,0 +1,336 @@
+"""Synthetic rail-optimized fabrics in state schema v1, for the bundled example, tests and benchmarks.
+
+A :class:`Fabric` is the shape the checks reason about: GPU servers with one NIC per rail, each
+NIC cabled to a leaf of its rail, every leaf cabled to every spine of its plane. :func:`states`
+turns it into clean device states (they pass the default baseline); a list of :class:`Fault`
+plants the mistakes a real fabric has. Nothing here is device output: these are *states*, the
+normalized form parsers produce.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fabline.state import SCHEMA_ID
+
+#: Frame-size MTU each platform reports on a fabric port (hosts report the L3 MTU).
+PLATFORM_MTU = {"sonic": 9100, "cumulus": 9216, "arista_eos": 9214, "cisco_nxos": 9216, "linux": 9000}
+NIC_FIRMWARE = "28.39.1002"
+SWITCH_OS = {
+    "sonic": "SONiC.202311.1",
+    "cumulus": "5.9.1",
+    "arista_eos": "4.32.2F",
+    "cisco_nxos": "10.4(3)",
+    "linux": "Ubuntu 22.04.4 LTS",
+}
+
+
+def port_name(platform: str, index: int) -> str:
+    """Canonical name of front-panel port ``index`` (0-based) on a platform.
+
+    Example:
+        >>> [port_name(p, 2) for p in ("sonic", "cumulus", "arista_eos", "cisco_nxos", "linux")]
+        ['Ethernet16', 'swp3', 'Ethernet3/1', 'Ethernet1/3', 'eth2']
+    """
+    if platform == "sonic":
+        return f"Ethernet{index * 8}"
+    if platform == "cumulus":
+        return f"swp{index + 1}"
+    if platform == "arista_eos":
+        return f"Ethernet{index + 1}/1"
+    if platform == "cisco_nxos":
+        return f"Ethernet1/{index + 1}"
+    return f"eth{index}"
+
+
+@dataclass
+class DeviceSpec:
+    """One device of a synthetic fabric."""
+
+    name: str
+    role: str
+    platform: str
+    rail: int | None = None
+    plane: int = 0
+    ports: int = 0
+    rail_interfaces: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Fabric:
+    """Devices and links (``(device, port, peer, peer_port)``, each link listed once)."""
+
+    devices: list[DeviceSpec]
+    links: list[tuple[str, str, str, str]]
+
+    def peers(self) -> dict[tuple[str, str], tuple[str, str]]:
+        """Both directions of every link: (device, port) -> (peer, peer port)."""
+        out = {}
+        for a, ap, b, bp in self.links:
+            out[(a, ap)] = (b, bp)
+            out[(b, bp)] = (a, ap)
+        return out
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A planted deviation: set ``path`` (dotted, under the interface when given) to ``value``."""
+
+    device: str
+    path: str
+    value: Any
+    interface: str | None = None
+    note: str = ""
+
+
+def rail_fabric(
+    gpus: int,
+    *,
+    gpus_per_server: int = 8,
+    radix: int = 64,
+    leaf_platforms: Sequence[str] = ("sonic",),
+    spine_platforms: Sequence[str] = ("sonic",),
+) -> Fabric:
+    """A rail-optimized two-tier fabric for ``gpus`` GPUs (one rail per GPU of a server).
+
+    Each leaf has ``radix/2`` host ports and ``radix/2`` uplinks (1:1); leaves of all rails share
+    one spine layer of ``radix/2`` spines, each leaf with one link to every spine. (Sizing limits
+    are the design command's business; benchmarks only need the shape and the volume.)
+    """
+    servers = math.ceil(gpus / gpus_per_server)
+    down = radix // 2
+    leaves_per_rail = math.ceil(servers / down)
+    n_leaves = leaves_per_rail * gpus_per_server
+    # Enough spine ports for every uplink; a leaf spreads its uplinks evenly over the spines.
+    n_spines = max(1, min(down, math.ceil(n_leaves * down / radix)))
+    per_pair = max(1, down // n_spines)
+    links: list[tuple[str, str, str, str]] = []
+    spines = [
+        DeviceSpec(f"spine-{s:03d}", "spine", spine_platforms[s % len(spine_platforms)])
+        for s in range(n_spines)
+    ]
+    host_ifaces = [port_name("linux", r) for r in range(gpus_per_server)]
+    hosts = [
+        DeviceSpec(f"gpu-{h:05d}", "host", "linux", ports=gpus_per_server, rail_interfaces=list(host_ifaces))
+        for h in range(servers)
+    ]
+    leaves = []
+    for rail in range(gpus_per_server):
+        for k in range(leaves_per_rail):
+            idx = rail * leaves_per_rail + k
+            leaf = DeviceSpec(
+                f"leaf-r{rail}-{k:03d}",
+                "leaf",
+                leaf_platforms[idx % len(leaf_platforms)],
+                rail=rail,
+                ports=radix,
+            )
+            leaves.append(leaf)
+            for p, host in enumerate(hosts[k * down : (k + 1) * down]):
+                links.append((host.name, host_ifaces[rail], leaf.name, port_name(leaf.platform, p)))
+            uplink = down
+            for spine in spines:
+                for _ in range(per_pair):
+                    links.append(
+                        (
+                            leaf.name,
+                            port_name(leaf.platform, uplink),
+                            spine.name,
+                            port_name(spine.platform, spine.ports),
+                        )
+                    )
+                    uplink += 1
+                    spine.ports += 1
+    devices = [*spines, *leaves, *hosts]
+    return Fabric(devices, links)
+
+
+def lab_fabric() -> Fabric:
+    """The bundled example: 2 spines, 4 leaves (one per rail, one per switch platform), 2 hosts."""
+    spines = [
+        DeviceSpec("spine-01", "spine", "arista_eos", ports=8),
+        DeviceSpec("spine-02", "spine", "arista_eos", ports=8),
+    ]
+    leaf_platforms = ("sonic", "cumulus", "arista_eos", "cisco_nxos")
+    leaves = [DeviceSpec(f"leaf-r{r}-a", "leaf", p, rail=r, ports=4) for r, p in enumerate(leaf_platforms)]
+    rails = [port_name("linux", r) for r in range(4)]
+    hosts = [DeviceSpec(f"gpu-00{h}", "host", "linux", ports=4, rail_interfaces=list(rails)) for h in (1, 2)]
+    links = []
+    for leaf in leaves:
+        assert leaf.rail is not None
+        for p, host in enumerate(hosts):
+            links.append((host.name, rails[leaf.rail], leaf.name, port_name(leaf.platform, p)))
+        for s, spine in enumerate(spines):
+            links.append(
+                (leaf.name, port_name(leaf.platform, 2 + s), spine.name, port_name(spine.platform, leaf.rail))
+            )
+    return Fabric([*spines, *leaves, *hosts], links)
+
+
+#: The planted faults of the bundled example (docs/example.md explains each one).
+LAB_FAULTS: tuple[Fault, ...] = (
+    Fault("gpu-002", "mtu", 1500, "eth1", "host NIC left at the default MTU"),
+    Fault("gpu-001", "nic.roce_tos", 104, "eth2", "RDMA-CM ToS without ECN capability (DSCP 26 << 2)"),
+    Fault("leaf-r1-a", "pfc_priorities", [3, 4], "swp1", "PFC enabled on an extra priority"),
+    Fault("leaf-r2-a", "dscp_to_priority.26", 0, "Ethernet2/1", "RoCE DSCP remapped to the lossy class"),
+    Fault("leaf-r2-a", "dscp_to_priority.24", 3, "Ethernet2/1", "another DSCP put in the lossless priority"),
+    Fault("leaf-r3-a", "fec", "fc", "Ethernet1/3", "Fire-code FEC on a 400G uplink"),
+    Fault("spine-02", "qos.pfc_watchdog.enabled", False, None, "PFC watchdog off"),
+    Fault("gpu-002", "optics.rx_power_dbm", [-1.2, -10.4, -1.1, -1.3], "eth3", "dirty connector on one lane"),
+    Fault("leaf-r0-a", "counters.fec_uncorrectable", 17, "Ethernet8", "uncorrectable FEC codewords"),
+)
+
+
+def _dscp_map() -> dict[str, int]:
+    m = {str(d): 0 for d in range(64)}
+    m["26"] = 3
+    m["48"] = 6
+    return m
+
+
+def _iface(platform: str, peer: tuple[str, str] | None, n: int, speed: int = 400) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "admin_up": True,
+        "oper_up": peer is not None,
+        "mtu": PLATFORM_MTU[platform],
+        "speed_gbps": speed,
+        "fec": "rs",
+        "autoneg": False,
+        "trust": "dscp",
+        "dscp_to_priority": _dscp_map(),
+        "pfc_priorities": [3],
+    }
+    if platform != "linux":
+        body["ecn"] = {
+            "3": {"enabled": True, "min_bytes": 150000, "max_bytes": 1500000, "probability_pct": 5}
+        }
+    if peer is None:
+        body["admin_up"] = False
+        return body
+    body["lldp"] = {"device": peer[0], "port": peer[1]}
+    body["optics"] = {
+        "vendor": "NVIDIA",
+        "part_number": "MMA4Z00-NS",
+        "serial": f"MT{n:010d}",
+        "temperature_c": 41.5,
+        "rx_power_dbm": [-1.2, -1.0, -1.1, -1.3],
+        "tx_power_dbm": [0.4, 0.5, 0.3, 0.6],
+    }
+    body["counters"] = {
+        "fec_corrected": 1024,
+        "fec_uncorrectable": 0,
+        "crc_errors": 0,
+        "pfc_rx_pause": {"3": 0},
+        "pfc_tx_pause": {"3": 0},
+        "ecn_marked": 0,
+    }
+    return body
+
+
+def states(
+    fabric: Fabric, faults: Sequence[Fault] = (), collected_at: str = "2026-11-29T08:00:00Z"
+) -> Iterator[dict[str, Any]]:
+    """Clean state documents of every device, with ``faults`` applied."""
+    peers = fabric.peers()
+    by_device: dict[str, list[Fault]] = {}
+    for f in faults:
+        by_device.setdefault(f.device, []).append(f)
+    serial = 0
+    for dev in fabric.devices:
+        doc: dict[str, Any] = {
+            "schema": SCHEMA_ID,
+            "name": dev.name,
+            "platform": dev.platform,
+            "role": dev.role,
+            "status": "ok",
+            "errors": [],
+            "collected_at": collected_at,
+            "facts": {
+                "hostname": dev.name,
+                "os_version": SWITCH_OS[dev.platform],
+                "model": "DGX-H100" if dev.role == "host" else "64x400G",
+                "serial": f"SN-{dev.name}",
+            },
+        }
+        ifaces: dict[str, Any] = {}
+        names = dev.rail_interfaces or [port_name(dev.platform, i) for i in range(dev.ports)]
+        for i, name in enumerate(names):
+            serial += 1
+            body = _iface(dev.platform, peers.get((dev.name, name)), serial)
+            if dev.role == "host":
+                body["counters"] = {**body.get("counters", {}), "cnp_sent": 0, "cnp_handled": 0}
+                body["nic"] = {
+                    "rdma_device": f"mlx5_{i}",
+                    "driver": "mlx5_core",
+                    "driver_version": "24.04-0.7.0",
+                    "firmware": NIC_FIRMWARE,
+                    "roce_tos": 106,
+                    "ecn_np_priorities": [3],
+                    "ecn_rp_priorities": [3],
+                }
+            ifaces[name] = body
+        doc["interfaces"] = ifaces
+        if dev.role == "host":
+            doc["host"] = {
+                "gpudirect_rdma": True,
+                "nccl_env": {"NCCL_IB_TC": "106", "NCCL_IB_GID_INDEX": "3"},
+            }
+        else:
+            doc["qos"] = {"pfc_watchdog": {"enabled": True, "detection_ms": 200, "restoration_ms": 200}}
+        for f in by_device.get(dev.name, []):
+            target = doc if f.interface is None else doc["interfaces"].setdefault(f.interface, {})
+            _set_path(target, f.path, f.value)
+        yield doc
+
+
+def _set_path(target: dict[str, Any], path: str, value: Any) -> None:
+    parts = path.split(".")
+    for p in parts[:-1]:
+        target = target.setdefault(p, {})
+    target[parts[-1]] = value
+
+
+def inventory(fabric: Fabric, *, address_base: str = "127.10") -> dict[str, Any]:
+    """An Ansible YAML inventory (as a dict) for the fabric, with the vars the checks use."""
+    groups: dict[str, dict[str, Any]] = {
+        "spine": {"hosts": {}},
+        "leaf": {"hosts": {}},
+        "gpu_hosts": {"hosts": {}},
+    }
+    for i, dev in enumerate(fabric.devices):
+        hv: dict[str, Any] = {
+            "ansible_host": f"{address_base}.{i // 250}.{i % 250 + 1}",
+            "fabline_platform": dev.platform,
+            "fabline_role": dev.role,
+        }
+        if dev.rail is not None:
+            hv["rail"] = dev.rail
+            hv["plane"] = dev.plane
+        if dev.rail_interfaces:
+            hv["rail_interfaces"] = dev.rail_interfaces
+        group = {"spine": "spine", "leaf": "leaf", "host": "gpu_hosts"}[dev.role]
+        groups[group]["hosts"][dev.name] = hv
+    return {
+        "all": {
+            "children": {
+                "fabric": {"children": {"spine": groups["spine"], "leaf": groups["leaf"]}},
+                "gpu_hosts": groups["gpu_hosts"],
+            }
+        }
+    }
+
+
+def write_snapshot(fabric: Fabric, out_dir: Path, faults: Sequence[Fault] = (), **kwargs: Any) -> int:
+    """Write ``out_dir/state/<device>.json`` for every device; returns the number written."""
+    state_dir = out_dir / "state"
+    state_dir.mkdir(parents=True, exist_ok=True)
+    n = 0
+    for doc in states(fabric, faults, **kwargs):
+        (state_dir / f"{doc['name']}.json").write_text(json.dumps(doc, indent=1) + "\n", "utf-8")
+        n += 1
+    return n

@@ -1,0 +1,363 @@
+"""The check engine on real state files: selectors, expectations, missing data, unreadable devices."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+from fabline.checks import Check, DeviceContext, FabricContext
+from fabline.checks.builtin import DeviceCollectionCheck
+from fabline.results import ExitCode, Result, Severity, Status, exit_code
+from tests.helpers import FakeDevice, by_id, run, state
+
+MTU_RULE = """
+rules:
+  - id: switch-mtu
+    description: jumbo frames
+    severity: critical
+    select: {roles: [leaf], interfaces: {name: "Ethernet[0-9]+"}}
+    expect:
+      - {path: mtu, min: 9100}
+"""
+
+
+def test_interface_rule_pass_and_fail(tmp_path: Path) -> None:
+    docs = [state("leaf1", interfaces={"Ethernet0": {"mtu": 9100}, "Ethernet8": {"mtu": 1500}, "Loopback0": {}})]
+    out = run(tmp_path, MTU_RULE, [FakeDevice("leaf1")], docs)
+    res = by_id(out)
+    assert res["leaf1::switch-mtu::Ethernet0"].status is Status.PASS
+    bad = res["leaf1::switch-mtu::Ethernet8"]
+    assert bad.status is Status.FAIL
+    assert bad.severity is Severity.CRITICAL
+    assert bad.expected == {"mtu": {"min": 9100}}
+    assert bad.actual == {"mtu": 1500}
+    assert bad.message == "mtu is 1500, below min 9100"
+    assert "leaf1::switch-mtu::Loopback0" not in res  # name selector
+    assert exit_code(out.results) is ExitCode.FAILURES
+
+
+def test_role_selector_and_natural_interface_order(tmp_path: Path) -> None:
+    docs = [
+        state("leaf1", interfaces={f"Ethernet{i}": {"mtu": 9216} for i in (16, 8, 0)}),
+        state("gpu1", interfaces={"eth0": {"mtu": 9000}}),
+    ]
+    out = run(tmp_path, MTU_RULE, [FakeDevice("leaf1"), FakeDevice("gpu1", "linux", "host")], docs)
+    assert [r.subject for r in out.results] == ["Ethernet0", "Ethernet8", "Ethernet16"]
+    assert exit_code(out.results) is ExitCode.OK
+
+
+def test_missing_field_is_error_never_pass(tmp_path: Path) -> None:
+    docs = [state("leaf1", interfaces={"Ethernet0": {"speed_gbps": 400}})]
+    out = run(tmp_path, MTU_RULE, [FakeDevice("leaf1")], docs)
+    (r,) = out.results
+    assert r.status is Status.ERROR
+    assert r.message == "mtu not collected"
+    assert exit_code(out.results) is ExitCode.ERRORS
+
+
+@pytest.mark.parametrize(
+    ("on_missing", "status"), [("error", Status.ERROR), ("fail", Status.FAIL), ("skip", Status.SKIPPED)]
+)
+def test_on_missing(tmp_path: Path, on_missing: str, status: Status) -> None:
+    rule = f"""
+    rules:
+      - id: nccl-tc
+        description: NCCL traffic class
+        severity: major
+        expect:
+          - {{path: host.nccl_env.NCCL_IB_TC, equals: "106", on_missing: {on_missing}}}
+    """
+    out = run(tmp_path, rule, [FakeDevice("gpu1", "linux", "host")], [state("gpu1", host={"nccl_env": {}})])
+    assert [r.status for r in out.results] == [status]
+
+
+def test_unreachable_device_gives_errors_for_every_applicable_rule(tmp_path: Path) -> None:
+    docs = [
+        state("leaf1", status="unreachable", errors=[{"kind": "connect", "message": "connection refused"}]),
+        state("leaf2", interfaces={"Ethernet0": {"mtu": 9216}}),
+    ]
+    devices = [FakeDevice("leaf1"), FakeDevice("leaf2")]
+    out = run(tmp_path, MTU_RULE, devices, docs, checks={"device-collection": DeviceCollectionCheck})
+    res = by_id(out)
+    assert res["leaf1::switch-mtu::-"].status is Status.ERROR
+    assert res["leaf1::switch-mtu::-"].message == "device unreachable: connection refused"
+    assert res["leaf1::device-collection::-"].status is Status.ERROR
+    assert res["leaf2::switch-mtu::Ethernet0"].status is Status.PASS
+    assert not any(r.status is Status.PASS for r in out.results if r.device == "leaf1")
+    assert [d["status"] for d in out.devices] == ["unreachable", "ok"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ('{"schema": "fabline.state/1", "name": "leaf1", "interf', "invalid JSON"),
+        ("", "invalid JSON"),
+        ('{"schema": "other/9", "name": "leaf1"}', "schema is 'other/9'"),
+        ('{"schema": "fabline.state/1", "name": "leaf9"}', "name is 'leaf9', expected 'leaf1'"),
+        ('{"schema": "fabline.state/1", "name": "leaf1", "interfaces": []}', "interfaces is not an object"),
+        ('{"schema": "fabline.state/1", "name": "leaf1", "status": "weird"}', "status 'weird' is not one of"),
+        ("[1, 2]", "not a JSON object"),
+    ],
+)
+def test_corrupt_state_is_error_and_others_go_on(tmp_path: Path, raw: str, message: str) -> None:
+    docs = [state("leaf2", interfaces={"Ethernet0": {"mtu": 9216}})]
+    out = run(tmp_path, MTU_RULE, [FakeDevice("leaf1"), FakeDevice("leaf2")], docs, raw={"leaf1": raw})
+    res = by_id(out)
+    bad = res["leaf1::switch-mtu::-"]
+    assert bad.status is Status.ERROR
+    assert message in bad.message
+    assert res["leaf2::switch-mtu::Ethernet0"].status is Status.PASS
+    assert out.devices[0]["status"] == "error"
+
+
+def test_missing_state_file_is_error(tmp_path: Path) -> None:
+    out = run(tmp_path, MTU_RULE, [FakeDevice("leaf1")], [])
+    (r,) = out.results
+    assert r.status is Status.ERROR
+    assert "no state collected" in r.message
+    assert out.devices[0]["status"] == "missing"
+
+
+def test_interfaces_not_collected_and_none_selected(tmp_path: Path) -> None:
+    docs = [state("leaf1"), state("leaf2", interfaces={"Loopback0": {"mtu": 65535}})]
+    out = run(tmp_path, MTU_RULE, [FakeDevice("leaf1"), FakeDevice("leaf2")], docs)
+    r1, r2 = out.results
+    assert (r1.status, r1.message) == (Status.ERROR, "interfaces not collected")
+    assert r2.status is Status.SKIPPED
+
+
+def test_templates_use_baseline_vars_overridden_by_inventory_vars(tmp_path: Path) -> None:
+    rule = """
+    vars: {roce_priority: 3, roce_dscp: 26}
+    rules:
+      - id: pfc
+        description: pfc on the lossless priority only
+        severity: critical
+        select: {interfaces: {}}
+        expect:
+          - {path: pfc_priorities, exactly: ["{{ roce_priority }}"]}
+          - path: dscp_to_priority
+            maps_only: {keys: ["{{ roce_dscp }}"], to: "{{ roce_priority }}"}
+    """
+    docs = [
+        state("leaf1", interfaces={"Ethernet0": {"pfc_priorities": [3], "dscp_to_priority": {"26": 3}}}),
+        state("leaf2", interfaces={"Ethernet0": {"pfc_priorities": [3], "dscp_to_priority": {"26": 3}}}),
+        state("leaf3", interfaces={"Ethernet0": {"pfc_priorities": [4], "dscp_to_priority": {"26": 4, "24": 4}}}),
+    ]
+    # leaf3's site uses priority 4 but INI-style string vars: "4" must still compare as 4.
+    devices = [FakeDevice("leaf1"), FakeDevice("leaf2", vars={"roce_priority": 4}), FakeDevice("leaf3", vars={"roce_priority": "4", "roce_dscp": "26"})]
+    res = by_id(run(tmp_path, rule, devices, docs))
+    assert res["leaf1::pfc::Ethernet0"].status is Status.PASS
+    bad = res["leaf2::pfc::Ethernet0"]
+    assert bad.status is Status.FAIL
+    assert "pfc_priorities is [3], missing [4] and unexpected [3]" in bad.message
+    assert "26 -> 3 (expected 4)" in bad.message
+    leaf3 = res["leaf3::pfc::Ethernet0"]
+    assert leaf3.status is Status.FAIL
+    assert leaf3.message == "dscp_to_priority 24 also map to 4"
+
+
+def test_undefined_template_variable_is_an_error_result(tmp_path: Path) -> None:
+    rule = """
+    rules:
+      - id: tos
+        description: tos
+        severity: major
+        expect: [{path: tos, equals: "{{ roce_tos }}"}]
+    """
+    (r,) = run(tmp_path, rule, [FakeDevice("gpu1")], [state("gpu1", tos=106)]).results
+    assert r.status is Status.ERROR
+    assert "'roce_tos' is undefined" in r.message
+
+
+def test_when_precondition_skips(tmp_path: Path) -> None:
+    rule = """
+    rules:
+      - id: fec
+        description: rs fec at 100G and above
+        severity: major
+        select: {interfaces: {}}
+        when: [{path: speed_gbps, min: 100}]
+        expect: [{path: fec, equals: rs}]
+    """
+    docs = [state("leaf1", interfaces={"Ethernet0": {"speed_gbps": 25, "fec": "none"}, "Ethernet1": {"speed_gbps": 400, "fec": "fc"}, "Ethernet2": {}})]
+    res = by_id(run(tmp_path, rule, [FakeDevice("leaf1")], docs))
+    assert res["leaf1::fec::Ethernet0"].status is Status.SKIPPED
+    assert res["leaf1::fec::Ethernet1"].status is Status.FAIL
+    assert res["leaf1::fec::Ethernet2"].status is Status.SKIPPED
+
+
+def test_absent_and_present(tmp_path: Path) -> None:
+    rule = """
+    rules:
+      - id: no-legacy
+        description: no legacy pause
+        severity: minor
+        expect: [{path: legacy_pause, absent: true}, {path: facts.serial, present: true}]
+    """
+    docs = [state("a", facts={"serial": "x"}), state("b", legacy_pause=True, facts={})]
+    res = by_id(run(tmp_path, rule, [FakeDevice("a"), FakeDevice("b")], docs))
+    assert res["a::no-legacy::-"].status is Status.PASS
+    assert res["b::no-legacy::-"].message == "legacy_pause is present, expected absent; facts.serial is not present"
+
+
+def test_interface_selectors_facing_in_var_and_admin(tmp_path: Path) -> None:
+    rule = """
+    rules:
+      - id: host-ports
+        description: host-facing ports
+        severity: major
+        select: {roles: [leaf], interfaces: {facing: host, admin_up: true}}
+        expect: [{path: mtu, min: 9100}]
+      - id: rail-nics
+        description: rail nics
+        severity: major
+        select: {roles: [host], interfaces: {in_var: rail_interfaces}}
+        expect: [{path: mtu, equals: 9000}]
+    """
+    leaf_ifaces = {
+        "Ethernet0": {"admin_up": True, "mtu": 9100, "lldp": {"device": "GPU1.example.net", "port": "eth0"}},
+        "Ethernet8": {"admin_up": True, "mtu": 9100, "lldp": {"device": "spine1", "port": "Ethernet1"}},
+        "Ethernet16": {"admin_up": False, "mtu": 1500, "lldp": {"device": "gpu1", "port": "eth1"}},
+        "Ethernet24": {"admin_up": True, "mtu": 1500},
+    }
+    docs = [state("leaf1", interfaces=leaf_ifaces), state("gpu1", interfaces={"eth0": {"mtu": 9000}, "eno1": {"mtu": 1500}})]
+    devices = [
+        FakeDevice("leaf1"),
+        FakeDevice("spine1", role="spine"),
+        FakeDevice("gpu1", "linux", "host", vars={"rail_interfaces": ["eth0"]}),
+    ]
+    out = run(tmp_path, rule, devices, docs)
+    subjects = [(r.check, r.device, r.subject) for r in out.results if r.device != "spine1"]
+    assert subjects == [("host-ports", "leaf1", "Ethernet0"), ("rail-nics", "gpu1", "eth0")]
+
+
+def test_device_groups_and_hosts_selectors(tmp_path: Path) -> None:
+    rule = """
+    rules:
+      - id: wd
+        description: watchdog
+        severity: major
+        select: {groups: [pod_b], hosts: "leaf"}
+        expect: [{path: qos.pfc_watchdog.enabled, equals: true}]
+    """
+    docs = [state(n, qos={"pfc_watchdog": {"enabled": False}}) for n in ("leaf1", "leaf2", "spine1")]
+    devices = [FakeDevice("leaf1", groups=("pod_a",)), FakeDevice("leaf2", groups=("pod_b",)), FakeDevice("spine1", groups=("pod_b",))]
+    out = run(tmp_path, rule, devices, docs)
+    assert [(r.device, r.status) for r in out.results] == [("leaf2", Status.FAIL)]
+
+
+WAIVED = """
+rules:
+  - id: switch-mtu
+    description: jumbo frames
+    severity: critical
+    select: {interfaces: {}}
+    expect: [{path: mtu, min: 9100}]
+waivers:
+  - {rule: switch-mtu, devices: "leaf1", subject: "Ethernet8", reason: "RMA pending, CHG-1", expires: 2026-12-31}
+  - {rule: "switch-*", devices: "leaf2", reason: "old waiver", expires: 2026-01-01}
+"""
+
+
+def test_waivers_apply_and_expire(tmp_path: Path) -> None:
+    docs = [
+        state("leaf1", interfaces={"Ethernet0": {"mtu": 1500}, "Ethernet8": {"mtu": 1500}}),
+        state("leaf2", interfaces={"Ethernet0": {"mtu": 1500}}),
+    ]
+    out = run(tmp_path, WAIVED, [FakeDevice("leaf1"), FakeDevice("leaf2")], docs, today=dt.date(2026, 11, 29))
+    res = by_id(out)
+    assert res["leaf1::switch-mtu::Ethernet0"].status is Status.FAIL
+    waived = res["leaf1::switch-mtu::Ethernet8"]
+    assert waived.status is Status.WAIVED
+    assert waived.waiver == "RMA pending, CHG-1"
+    expired = res["leaf2::switch-mtu::Ethernet0"]
+    assert expired.status is Status.FAIL
+    assert "[waiver expired 2026-01-01]" in expired.message
+    assert any("expired on 2026-01-01" in w for w in out.warnings)
+    # After its expiry date the first waiver stops applying too.
+    later = run(tmp_path / "later", WAIVED, [FakeDevice("leaf1")], docs[:1], today=dt.date(2027, 1, 1))
+    assert by_id(later)["leaf1::switch-mtu::Ethernet8"].status is Status.FAIL
+
+
+def test_waived_only_run_exits_zero(tmp_path: Path) -> None:
+    docs = [state("leaf1", interfaces={"Ethernet8": {"mtu": 1500}})]
+    out = run(tmp_path, WAIVED, [FakeDevice("leaf1")], docs, today=dt.date(2026, 11, 29))
+    assert exit_code(out.results) is ExitCode.OK
+
+
+class _PeerCountCheck(Check):
+    """Counts LLDP peers over the fabric (test check)."""
+
+    id = "peer-count"
+    scope = "fabric"
+
+    def collect(self, device: DeviceContext) -> int:
+        return sum(1 for i in device.interfaces.values() if "lldp" in i)
+
+    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
+        for name, n in sorted(fabric.collected.items()):
+            yield self.passed(name, None, actual=n) if n else self.failed(name, None, "no LLDP peers")
+        for name, dev in fabric.devices.items():
+            if not dev.readable:
+                yield self.error(name, None, f"device {dev.status}")
+
+
+class _BrokenCheck(Check):
+    """Always raises (test check)."""
+
+    id = "broken"
+    roles = ("leaf",)
+
+    def check_device(self, device: DeviceContext) -> Iterable[Result]:
+        raise KeyError("oops")
+
+
+def test_python_checks_device_and_fabric_scope_and_exceptions(tmp_path: Path) -> None:
+    docs = [
+        state("leaf1", interfaces={"Ethernet0": {"lldp": {"device": "gpu1", "port": "eth0"}}}),
+        state("leaf2", interfaces={}),
+        state("gpu1", status="auth_failed"),
+    ]
+    devices = [FakeDevice("leaf1"), FakeDevice("leaf2"), FakeDevice("gpu1", "linux", "host")]
+    checks = {"peer-count": _PeerCountCheck, "broken": _BrokenCheck}
+    res = by_id(run(tmp_path, "rules: []", devices, docs, checks=checks))
+    assert res["leaf1::peer-count::-"].status is Status.PASS
+    assert res["leaf2::peer-count::-"].message == "no LLDP peers"
+    assert res["gpu1::peer-count::-"].status is Status.ERROR
+    broken = res["leaf1::broken::-"]
+    assert (broken.status, broken.message) == (Status.ERROR, "check raised KeyError: 'oops'")
+    assert "gpu1::broken::-" not in res  # roles = leaf only
+
+
+def test_baseline_tunes_python_check_severity_and_disables(tmp_path: Path) -> None:
+    tuned = """
+    rules:
+      - {id: device-collection, severity: critical}
+      - {id: broken, enabled: false}
+    """
+    docs = [state("leaf1", status="partial", errors=[{"command": "show ecn", "kind": "parse", "message": "bad"}])]
+    checks = {"device-collection": DeviceCollectionCheck, "broken": _BrokenCheck}
+    out = run(tmp_path, tuned, [FakeDevice("leaf1")], docs, checks=checks)
+    (r,) = out.results
+    assert (r.check, r.status, r.severity) == ("device-collection", Status.FAIL, Severity.CRITICAL)
+    assert r.message == "collection partial: show ecn: bad"
+
+
+@pytest.mark.parametrize(
+    ("results", "fail_on", "code"),
+    [
+        ([], Severity.MINOR, ExitCode.OK),
+        ([Status.PASS, Status.SKIPPED, Status.WAIVED], Severity.MINOR, ExitCode.OK),
+        ([Status.PASS, Status.ERROR], Severity.MINOR, ExitCode.ERRORS),
+        ([Status.ERROR, Status.FAIL], Severity.MINOR, ExitCode.FAILURES),
+        ([Status.FAIL], Severity.CRITICAL, ExitCode.OK),
+        ([Status.FAIL, Status.ERROR], Severity.CRITICAL, ExitCode.ERRORS),
+    ],
+)
+def test_exit_codes(results: list[Status], fail_on: Severity, code: ExitCode) -> None:
+    rs = [Result("x", "d", str(i), st, Severity.MAJOR) for i, st in enumerate(results)]
+    assert exit_code(rs, fail_on) is code
