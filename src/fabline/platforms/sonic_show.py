@@ -26,6 +26,8 @@ _DASHES = re.compile(r"^\s*-+(\s+-+)*\s*$")
 _UNDERLINE = re.compile(r"^\s*-+(\s+-+)+\s*$")
 _DOC_PLACEHOLDER = re.compile(r"^\s*(\.\.\.|<[^>]*>)\s*$")
 _IFNAME = re.compile(r"^[A-Za-z][\w./:\-]*$")
+#: A port heading a transceiver block ends in its number (``Ethernet0``, ``Ethernet-BP4``).
+_PORTNAME = re.compile(r"^[A-Za-z][\w./\-]*\d$")
 _MAC = re.compile(r"^([0-9a-f]{2}[:\-]){5}[0-9a-f]{2}$", re.IGNORECASE)
 _SPEED = re.compile(r"^(\d+(?:\.\d+)?)\s*([KMGT])(?:b|bps)?$", re.IGNORECASE)
 _SPEED_GBPS = {"K": 1e-6, "M": 1e-3, "G": 1, "T": 1000}
@@ -501,7 +503,7 @@ def _port_blocks(lines: list[str]) -> list[tuple[str, str, list[str]]]:
     for line in lines:
         if line and not line[0].isspace():
             m = _PORT_BLOCK.match(line)
-            if m and _IFNAME.match(m.group(1)):
+            if m and _PORTNAME.match(m.group(1)):
                 blocks.append((m.group(1), m.group(2).strip(), []))
                 continue
         if blocks and line.strip():
