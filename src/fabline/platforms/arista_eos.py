@@ -34,7 +34,7 @@ def _uptime_seconds(text: str) -> int | None:
 
     Example:
         >>> _uptime_seconds("2 days, 15 hours and 56 minutes")
-        229020
+        230160
     """
     units = {"week": 604800, "day": 86400, "hour": 3600, "minute": 60, "second": 1}
     found = re.findall(r"(\d+)\s+(week|day|hour|minute|second)s?", text)

@@ -1,0 +1,187 @@
+"""Arista EOS parsers beyond the case files: schema, command coverage, merge of one device, quirks."""
+
+from __future__ import annotations
+
+import doctest
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from fabline.platforms import arista_eos, arista_eos_config, arista_eos_names, merge_fragments, parse_output
+from fabline.state import schema_document
+from tests.conftest import samples_dir
+
+CASES = Path(__file__).resolve().parents[1] / "parsers" / "cases" / "arista_eos"
+
+
+def _cases() -> list[dict[str, Any]]:
+    return [yaml.safe_load(p.read_text("utf-8")) for p in sorted(CASES.glob("*.yml"))]
+
+
+def _sample(name: str) -> str:
+    return (samples_dir() / "arista_eos" / name).read_text("utf-8")
+
+
+@pytest.mark.parametrize("module", [arista_eos, arista_eos_config, arista_eos_names])
+def test_doctests(module: Any) -> None:
+    result = doctest.testmod(module)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_every_expected_fragment_is_valid_state() -> None:
+    validator = jsonschema.Draft202012Validator(schema_document())
+    checked = 0
+    for case in _cases():
+        if "expected" in case:
+            errors = list(
+                validator.iter_errors({"schema": "fabline.state/1", "name": "x", **case["expected"]})
+            )
+            assert not errors, f"{case.get('sample') or case.get('local')}: {errors[0].message}"
+            checked += 1
+    assert checked >= 30
+
+
+def test_every_command_has_a_case() -> None:
+    used = {case["command"] for case in _cases()}
+    missing = [c.template for c in arista_eos.COMMANDS if c.template not in used]
+    assert not missing
+
+
+@pytest.mark.parametrize(
+    ("line", "parser"),
+    [
+        ("show interfaces status", arista_eos.parse_show_interfaces_status),
+        ("show interfaces", arista_eos.parse_show_interfaces),
+        ("show interfaces | json", arista_eos.parse_show_interfaces_json),
+        ("show  lldp neighbors  detail | json", arista_eos.parse_show_lldp_neighbors_detail_json),
+        ("show interfaces transceiver detail", arista_eos.parse_show_interfaces_transceiver_detail),
+    ],
+)
+def test_command_lines_pick_their_parser(line: str, parser: Any) -> None:
+    command, _ = arista_eos.PLATFORM.match(line)
+    assert command.parser is parser
+
+
+def test_merge_of_one_device() -> None:
+    """DC1-LEAF1A (Batfish lab): version, interfaces and running-config merge into one state."""
+    state = merge_fragments(
+        [
+            parse_output(
+                "arista_eos", "show version | json", _sample("batfish-lab-show_version_json-veos-4.23.json")
+            ),
+            parse_output(
+                "arista_eos",
+                "show interfaces | json",
+                _sample("batfish-lab-show_interfaces_json-veos-leaf1a.json"),
+            ),
+            parse_output(
+                "arista_eos",
+                "show running-config",
+                _sample("batfish-lab-show_running-config-veos-leaf1a.txt"),
+            ),
+        ]
+    )
+    assert state["facts"] == {
+        "os_version": "4.23.0.1F",
+        "model": "vEOS",
+        "uptime_s": 17831.27,
+        "hostname": "DC1-LEAF1A",
+    }
+    assert state["interfaces"]["Ethernet5"] == {
+        "admin_up": True,
+        "oper_up": True,
+        "mtu": 9214,
+        "description": "server01_Eth1",
+        "counters": {"crc_errors": 0},
+    }
+    assert state["interfaces"]["Ethernet1"]["mtu"] == 1500
+    assert "Loopback0" not in state["interfaces"] and "Vlan110" not in state["interfaces"]
+    jsonschema.validate({"schema": "fabline.state/1", "name": "DC1-LEAF1A", **state}, schema_document())
+
+
+def test_lldp_detail_replaces_a_mac_port_id_by_the_description() -> None:
+    summary = parse_output(
+        "arista_eos", "show lldp neighbors | json", _sample("napalm-show_lldp_neighbors.json")
+    )
+    assert summary["interfaces"]["Ethernet1"]["lldp"]["port"] == "0800.274f.332d"  # no description to prefer
+    detail = parse_output(
+        "arista_eos",
+        "show lldp neighbors detail | json",
+        _sample("napalm-show_lldp_neighbors_detail_issue1153.json"),
+    )
+    # interfaceIdType macAddress "1ce7.1003.5413" with interfaceDescription "eth0"
+    assert detail["interfaces"]["Ethernet1/1"]["lldp"]["port"] == "eth0"
+    assert detail["interfaces"]["Ethernet1/1"]["lldp"]["chassis_id"] == "1ce7.1003.5413"
+    # quoted interface-name id is unquoted
+    assert detail["interfaces"]["Ethernet27/1"]["lldp"]["port"] == "et-0/0/20"
+
+
+CONFIG_HEAD = "hostname t\n"
+
+
+@pytest.mark.parametrize(
+    ("queue_lines", "expected"),
+    [
+        (
+            "random-detect ecn minimum-threshold 150 kbytes maximum-threshold 1500 kbytes max-mark-probability 5",
+            {"enabled": True, "min_bytes": 150_000, "max_bytes": 1_500_000, "probability_pct": 5},
+        ),
+        (
+            "random-detect ecn minimum-threshold 2 mbytes maximum-threshold 10 mbytes",
+            {"enabled": True, "min_bytes": 2_000_000, "max_bytes": 10_000_000},
+        ),
+        (
+            "random-detect ecn minimum-threshold 320 segments maximum-threshold 640 segments weight 10",
+            {"enabled": True, "min_segments": 320, "max_segments": 640},
+        ),
+        (
+            "random-detect ecn minimum-threshold 3 milliseconds maximum-threshold 9 milliseconds",
+            {"enabled": True, "min_us": 3000, "max_us": 9000},
+        ),
+    ],
+)
+def test_ecn_threshold_units(queue_lines: str, expected: dict[str, Any]) -> None:
+    config = f"{CONFIG_HEAD}interface Ethernet1\n   tx-queue 3\n      {queue_lines}\n"
+    got = parse_output("arista_eos", "show running-config", config)
+    assert got["interfaces"]["Ethernet1"]["ecn"] == {"3": expected}
+
+
+def test_interface_lines_override_the_service_profile() -> None:
+    config = (
+        "qos profile P\n   qos trust dscp\n   priority-flow-control on\n   priority-flow-control priority 3 no-drop\n"
+        "interface Et7\n   service-profile P\n   qos trust cos\n   priority-flow-control priority 4 no-drop\n"
+    )
+    got = parse_output("arista_eos", "show running-config", config)["interfaces"]["Ethernet7"]
+    assert got == {"trust": "pcp", "pfc_priorities": [3, 4]}
+
+
+def test_global_pfc_off_empties_port_priorities() -> None:
+    config = "priority-flow-control all off\ninterface Ethernet1\n   priority-flow-control on\n   priority-flow-control priority 3 no-drop\n"
+    assert (
+        parse_output("arista_eos", "show running-config", config)["interfaces"]["Ethernet1"]["pfc_priorities"]
+        == []
+    )
+
+
+def test_several_fec_encodings_are_auto_with_the_allowed_list() -> None:
+    got = parse_output(
+        "arista_eos", "show running-config", _sample("avd-config-ethernet-interfaces-pfc-fec.cfg")
+    )
+    assert got["interfaces"]["Ethernet23"]["fec"] == "auto"
+    assert got["interfaces"]["Ethernet23"]["fec_allowed"] == ["fc", "rs"]
+    assert got["interfaces"]["Ethernet24"]["fec"] == "none"
+
+
+def test_status_row_with_status_word_inside_the_name() -> None:
+    """``- DISABLED routed (`` is a name; the real status (``disabled``) follows it."""
+    got = parse_output("arista_eos", "show interfaces status", _sample("ntc-show_interfaces_status.txt"))
+    assert got["interfaces"]["Ethernet3/2/4"] == {
+        "admin_up": False,
+        "oper_up": False,
+        "speed_gbps": 10,
+        "autoneg": True,
+        "description": "- DISABLED routed (",
+    }

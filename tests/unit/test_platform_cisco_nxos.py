@@ -1,0 +1,140 @@
+"""Cisco NX-OS parsers beyond the case files: schema, command coverage, merge of one device, quirks."""
+
+from __future__ import annotations
+
+import doctest
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from fabline.platforms import cisco_nxos, cisco_nxos_config, cisco_nxos_names, merge_fragments, parse_output
+from fabline.state import schema_document
+from tests.conftest import samples_dir
+
+CASES = Path(__file__).resolve().parents[1] / "parsers" / "cases" / "cisco_nxos"
+
+
+def _cases() -> list[dict[str, Any]]:
+    return [yaml.safe_load(p.read_text("utf-8")) for p in sorted(CASES.glob("*.yml"))]
+
+
+def _sample(name: str) -> str:
+    return (samples_dir() / "cisco_nxos" / name).read_text("utf-8")
+
+
+@pytest.mark.parametrize("module", [cisco_nxos, cisco_nxos_config, cisco_nxos_names])
+def test_doctests(module: Any) -> None:
+    result = doctest.testmod(module)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_every_expected_fragment_is_valid_state() -> None:
+    validator = jsonschema.Draft202012Validator(schema_document())
+    checked = 0
+    for case in _cases():
+        if "expected" in case:
+            errors = list(
+                validator.iter_errors({"schema": "fabline.state/1", "name": "x", **case["expected"]})
+            )
+            assert not errors, f"{case.get('sample') or case.get('local')}: {errors[0].message}"
+            checked += 1
+    assert checked >= 20
+
+
+def test_every_command_has_a_case() -> None:
+    used = {case["command"] for case in _cases()}
+    missing = [c.template for c in cisco_nxos.COMMANDS if c.template not in used]
+    assert not missing
+
+
+def test_merge_of_one_device() -> None:
+    """r1 (Batfish n9kv lab): show version and show interface merge into one state."""
+    state = merge_fragments(
+        [
+            parse_output("cisco_nxos", "show version", _sample("batfish-lab-show_version-n9kv-r1.txt")),
+            parse_output("cisco_nxos", "show interface", _sample("batfish-lab-show_interface-n9kv-r1.txt")),
+        ]
+    )
+    assert state["facts"]["hostname"] == "r1"
+    assert state["facts"]["os_version"] == "10.3(9)"
+    assert state["interfaces"]["Ethernet1/1"] == {
+        "oper_up": True,
+        "admin_up": True,
+        "mtu": 1500,
+        "speed_gbps": 1,
+        "autoneg": True,
+        "fec": "none",
+        "fec_admin": "auto",
+        "counters": {"crc_errors": 0},
+    }
+    assert "loopback0" not in state["interfaces"]
+    jsonschema.validate({"schema": "fabline.state/1", "name": "r1", **state}, schema_document())
+
+
+def test_cos_classification_is_trust_pcp_and_pause_no_drop_makes_the_group_lossless() -> None:
+    """Microsoft SDN TOR1: class RDMA matches cos 3 -> qos-group 3; network-qos RDMA pause no-drop."""
+    got = parse_output("cisco_nxos", "show running-config", _sample("msft-sdn-nexus3132-tor1-rdma-pfc.cfg"))
+    assert got["qos"] == {"lossless_priorities": [3]}
+    port = got["interfaces"]["Ethernet1/3/1"]
+    assert port["trust"] == "pcp" and port["pcp_to_priority"] == {"3": 3}
+    assert port["pfc_mode"] == "on" and port["pfc_priorities"] == [3]
+    assert "dscp_to_priority" not in port
+
+
+def test_pfc_mode_auto_leaves_pfc_priorities_unknown() -> None:
+    config = (
+        "policy-map type network-qos NQ\n  class type network-qos c-8q-nq3\n    pause pfc-cos 3\n"
+        "system qos\n  service-policy type network-qos NQ\n"
+        "interface Ethernet1/1\n  priority-flow-control mode auto\n"
+        "interface Ethernet1/2\n  priority-flow-control mode on\n"
+    )
+    got = parse_output("cisco_nxos", "show running-config", config)["interfaces"]
+    assert got["Ethernet1/1"] == {"pfc_mode": "auto"}
+    assert got["Ethernet1/2"] == {"pfc_mode": "on", "pfc_priorities": [3]}
+
+
+def test_dscp_names_and_interface_policy_override_system_policy() -> None:
+    config = (
+        "class-map type qos match-any A\n  match dscp af31,ef\n"
+        "class-map type qos match-any B\n  match dscp 26\n"
+        "policy-map type qos PA\n  class A\n    set qos-group 3\n"
+        "policy-map type qos PB\n  class B\n    set qos-group 4\n"
+        "system qos\n  service-policy type qos input PA\n"
+        "interface Ethernet1/1\n  mtu 9216\n"
+        "interface Ethernet1/2\n  service-policy type qos input PB no-stats\n"
+    )
+    got = parse_output("cisco_nxos", "show running-config", config)["interfaces"]
+    assert got["Ethernet1/1"]["dscp_to_priority"] == {"26": 3, "46": 3}
+    assert got["Ethernet1/2"]["dscp_to_priority"] == {"26": 4}
+
+
+def test_lldp_null_system_name_is_absent_and_mac_port_prefers_description() -> None:
+    got = parse_output(
+        "cisco_nxos", "show lldp neighbors detail", _sample("genie-show_lldp_neighbors_detail-2.txt")
+    )
+    assert "device" not in got["interfaces"]["Ethernet1/14"]["lldp"]  # "System Name: null"
+    text = (
+        "Chassis id: 98f2.b3ff.07f4\nPort id: 98f2.b3ff.07f5\nLocal Port id: Eth1/5\n"
+        "Port Description: eth2\nSystem Name: gpu-07\n"
+    )
+    lldp = parse_output("cisco_nxos", "show lldp neighbors detail", text)["interfaces"]["Ethernet1/5"]["lldp"]
+    assert lldp == {
+        "device": "gpu-07",
+        "port": "eth2",
+        "port_description": "eth2",
+        "chassis_id": "98f2.b3ff.07f4",
+    }
+
+
+def test_lane_dom_values_skip_na() -> None:
+    got = parse_output(
+        "cisco_nxos",
+        "show interface transceiver details",
+        _sample("genie-show_interface_transceiver_details-3.txt"),
+    )
+    psm4 = got["interfaces"]["Ethernet1/50"]["optics"]
+    assert psm4["rx_power_dbm"] == [-13.97, -14.68, -15.08, -13.66]
+    assert "tx_power_dbm" not in psm4  # every lane prints Tx Power N/A
