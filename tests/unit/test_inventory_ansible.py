@@ -1,0 +1,109 @@
+"""fabline's inventory against the real Ansible: ``ansible-inventory --list`` and ``ansible --list-hosts``.
+
+ansible-core is a dev dependency; these tests fail (never skip) when it is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fabline.inventory import load_inventory
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures" / "inventory"
+BIN = Path(sys.executable).parent
+
+INVENTORIES = [
+    REPO / "inventory" / "lab.yml",
+    FIXTURES / "yaml_features" / "hosts.yml",
+    FIXTURES / "ini_features" / "hosts.ini",
+    FIXTURES / "precedence" / "hosts.yml",
+    FIXTURES / "dir_inventory",
+]
+
+
+def _ansible(tool: str, *args: str, cwd: Path) -> str:
+    exe = BIN / tool
+    assert exe.exists(), (
+        f"{exe} missing: install the dev extra (pip install -e '.[dev]'), it carries ansible-core"
+    )
+    config = cwd / "ansible.cfg"
+    config.write_text("[defaults]\n")
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(cwd),
+        "ANSIBLE_CONFIG": str(config),  # an empty config: no user or project ansible.cfg applies
+        "ANSIBLE_INVENTORY_UNPARSED_FAILED": "true",
+        "ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED": "true",
+        "ANSIBLE_LOCAL_TEMP": str(cwd / "tmp"),
+        "ANSIBLE_NOCOLOR": "1",
+        "LC_ALL": "C.UTF-8",
+    }
+    proc = subprocess.run([str(exe), *args], capture_output=True, text=True, cwd=cwd, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.mark.parametrize("path", INVENTORIES, ids=lambda p: p.relative_to(REPO).as_posix())
+def test_list_equals_ansible_inventory(path: Path, tmp_path: Path) -> None:
+    real = json.loads(_ansible("ansible-inventory", "-i", str(path), "--list", cwd=tmp_path))
+    mine = load_inventory(path).to_ansible_list()
+    assert mine == real
+    # Same order of hosts and children inside every group, not only the same members.
+    for name, entry in real.items():
+        if name != "_meta":
+            assert list(mine[name].get("hosts", [])) == entry.get("hosts", [])
+            assert list(mine[name].get("children", [])) == entry.get("children", [])
+
+
+def test_list_is_json_serialisable_like_ansible(tmp_path: Path) -> None:
+    path = tmp_path / "h.yml"
+    path.write_text("all:\n  hosts:\n    h1:\n      day: 2024-01-02\n      at: 2024-01-02 10:00:00\n")
+    real = json.loads(_ansible("ansible-inventory", "-i", str(path), "--list", cwd=tmp_path))
+    mine = json.loads(json.dumps(load_inventory(path).to_ansible_list()))
+    assert mine == real
+    assert mine["_meta"]["hostvars"]["h1"]["day"] == "2024-01-02"
+
+
+LAB = REPO / "inventory" / "lab.yml"
+YAML_FEATURES = FIXTURES / "yaml_features" / "hosts.yml"
+
+# (inventory, pattern, whether Ansible's order is deterministic for it). Ansible walks a group's
+# grandchildren in set-iteration order, so `all` (whose grandchildren are spine and leaf) is not.
+PATTERNS = [
+    (LAB, "all", False),
+    (LAB, "leaf*", True),
+    (LAB, "spine:leaf", True),
+    (LAB, "spine,gpu-001", True),
+    (LAB, "fabric:&pod_a", True),
+    (LAB, "fabric:!leaf-r2-a", True),
+    (LAB, "~leaf-r[0-9]", True),
+    (LAB, "leaf[0:1]", True),
+    (LAB, "leaf[-1]", True),
+    (LAB, "!gpu_hosts", False),
+    (LAB, "*-0?", False),
+    (LAB, "pod_a:&~.*-r[13]-.*:spine-02", True),
+    (YAML_FEATURES, "fabric:&pod_b", True),
+    (YAML_FEATURES, "gpu*:!gpu-b", True),
+    (YAML_FEATURES, "ungrouped", True),
+    (YAML_FEATURES, "gpu_hosts[1:]", True),
+    (FIXTURES / "dir_inventory", "leaf,&pod_b,storage", True),
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "pattern", "ordered"), PATTERNS, ids=[f"{p.name}:{q}" for p, q, _ in PATTERNS]
+)
+def test_select_equals_ansible_list_hosts(path: Path, pattern: str, ordered: bool, tmp_path: Path) -> None:
+    out = _ansible("ansible", pattern, "-i", str(path), "--list-hosts", cwd=tmp_path)
+    real = [line.strip() for line in out.splitlines()[1:] if line.strip()]
+    mine = load_inventory(path).select(pattern)
+    assert sorted(mine) == sorted(real)
+    if ordered:
+        assert mine == real
