@@ -52,6 +52,10 @@ def _key_values(text: str, sep: str = ":") -> list[tuple[str, str]]:
 # --- ip link ------------------------------------------------------------------------------------
 
 
+#: RFC 2863 operstates iproute2 prints; UNKNOWN (loopback, tunnels) and TESTING give no ``oper_up``.
+_OPERSTATES = {"UP": True, "DOWN": False, "LOWERLAYERDOWN": False, "NOTPRESENT": False, "DORMANT": False}
+
+
 def parse_ip_j_d_link_show(output: str, ctx: ParseContext) -> Fragment:
     """``ip -j -d link show``: admin/oper state, L3 MTU, alias, PCI address of every netdev."""
     expected = "iproute2 JSON link list (objects with ifname, mtu, flags)"
@@ -63,8 +67,8 @@ def parse_ip_j_d_link_show(output: str, ctx: ParseContext) -> Fragment:
         fields: dict[str, Any] = {}
         flags = link.get("flags") or []
         fields["admin_up"] = "UP" in flags
-        if link.get("operstate"):
-            fields["oper_up"] = link["operstate"] == "UP"
+        if link.get("operstate") in _OPERSTATES:
+            fields["oper_up"] = _OPERSTATES[link["operstate"]]
         if isinstance(link.get("mtu"), int):
             fields["mtu"] = link["mtu"]
         if link.get("ifalias"):
@@ -95,8 +99,8 @@ def parse_ip_link_show(output: str, ctx: ParseContext) -> Fragment:
             flags = m["flags"].split(",")
             current = {"admin_up": "UP" in flags, "mtu": int(m["mtu"])}
             state = re.search(r"\bstate\s+(\S+)", m["rest"])
-            if state and state.group(1) in ("UP", "DOWN"):
-                current["oper_up"] = state.group(1) == "UP"
+            if state and state.group(1) in _OPERSTATES:
+                current["oper_up"] = _OPERSTATES[state.group(1)]
             interfaces[m["name"]] = current
             continue
         alias = re.match(r"^\s+alias\s+(.+?)\s*$", line)
@@ -152,7 +156,11 @@ def parse_ethtool_i(output: str, ctx: ParseContext) -> Fragment:
 
 
 def parse_ethtool_show_fec(output: str, ctx: ParseContext) -> Fragment:
-    """``ethtool --show-fec IF``: the active FEC (``fec``) and the configured modes (``fec_configured``)."""
+    """``ethtool [-I] --show-fec IF``: active FEC (``fec``), configured modes, FEC block counters.
+
+    ``fec_configured`` (added) lists the configured modes; with ``-I`` (ethtool >= 5.13) the
+    ``Statistics`` totals feed ``counters.fec_corrected``/``fec_uncorrectable`` (blocks).
+    """
     expected = "ethtool FEC parameters ('Active FEC encoding:' line)"
     name = _iface(ctx, expected)
     values = dict(_key_values(check_text(output, ctx, expected)))
@@ -166,11 +174,23 @@ def parse_ethtool_show_fec(output: str, ctx: ParseContext) -> Fragment:
     configured = values.get("Configured FEC encodings", values.get("Supported/Configured FEC encodings"))
     if configured:
         fields["fec_configured"] = [_FEC_WORDS.get(w.lower(), w.lower()) for w in configured.split()]
+    counters = {
+        field: int(values[key])
+        for key, field in (
+            ("corrected_blocks", "fec_corrected"),
+            ("uncorrectable_blocks", "fec_uncorrectable"),
+        )
+        if values.get(key, "").isdigit()
+    }
+    if counters:
+        fields["counters"] = counters
     if not fields:
         raise ctx.fail(expected, f"unknown FEC encoding {active!r}")
     return {"interfaces": {name: fields}}
 
 
+#: The lowest optical power SFF-8472/8636/CMIS DOM can report (1 LSB = 0.1 uW).
+_DOM_FLOOR_DBM = -40.0
 _DBM = re.compile(r"/\s*(-?[0-9.]+|-inf)\s*dBm")
 
 
@@ -205,12 +225,15 @@ def parse_ethtool_m(output: str, ctx: ParseContext) -> Fragment:
                 optics["temperature_c"] = float(temp.group(1))
             continue
         dbm = _DBM.search(value)
-        if not dbm or dbm.group(1) == "-inf":
+        if not dbm:
             continue
+        # A dark lane reads 0 mW (-inf dBm); DOM resolution is 0.1 uW = -40 dBm, so the lane is
+        # kept at that floor: lane positions stay aligned and any rx threshold fails.
+        reading = _DOM_FLOOR_DBM if dbm.group(1) == "-inf" else float(dbm.group(1))
         if low.startswith(("receiver signal", "rcvr signal", "rx power")):
-            rx.append(float(dbm.group(1)))
+            rx.append(reading)
         elif low.startswith(("laser output power", "transmit avg optical power", "tx power")):
-            tx.append(float(dbm.group(1)))
+            tx.append(reading)
     if rx:
         optics["rx_power_dbm"] = rx
     if tx:
@@ -219,15 +242,14 @@ def parse_ethtool_m(output: str, ctx: ParseContext) -> Fragment:
 
 
 #: ``ethtool -S`` counter names (mlx5 as documented by NVIDIA, bnxt_en as in the sample) -> state.
+#: mlx5 has no FEC block counters here (those come from ``ethtool -I --show-fec``), only
+#: ``rx_corrected_bits_phy``, kept as the added ``fec_corrected_bits``.
 _COUNTER_NAMES = {
     "rx_crc_errors_phy": "crc_errors",
     "rx_fcs_err_frames": "crc_errors",
     "rx_fec_corrected_blocks": "fec_corrected",
     "rx_fec_uncorrectable_blocks": "fec_uncorrectable",
     "rx_corrected_bits_phy": "fec_corrected_bits",
-    "np_cnp_sent": "cnp_sent",
-    "rp_cnp_handled": "cnp_handled",
-    "np_ecn_marked_roce_packets": "ecn_marked",
 }
 _PRIO_PAUSE = (
     re.compile(r"^(?P<dir>rx|tx)_prio(?P<prio>[0-7])_pause$"),  # mlx5
@@ -294,7 +316,9 @@ def parse_mlnx_qos(output: str, ctx: ParseContext) -> Fragment:
                 dscp[str(int(code))] = int(prio)
     if dscp:
         fields["dscp_to_priority"] = dict(sorted(dscp.items(), key=lambda kv: int(kv[0])))
-    pfc = re.search(r"^\s*priority\s+((?:\d\s+)+)\n\s*enabled\s+((?:[01]\s*)+)", text, re.MULTILINE)
+    pfc = re.search(
+        r"^[ \t]*priority((?:[ \t]+\d)+)[ \t]*\n[ \t]*enabled((?:[ \t]+[01])+)", text, re.MULTILINE
+    )
     if pfc:
         prios = pfc.group(1).split()
         enabled = pfc.group(2).split()
@@ -321,8 +345,30 @@ def parse_dcb_pfc_show(output: str, ctx: ParseContext) -> Fragment:
     return {"interfaces": {name: {"pfc_priorities": sorted(int(p) for p, s in pairs if s == "on")}}}
 
 
+def dscp_code(word: str) -> int | None:
+    """The DSCP value of a number or an RFC name (CSn, AFxy, EF, VA, LE), as ``dcb`` prints them.
+
+    Example:
+        >>> dscp_code("26"), dscp_code("AF31"), dscp_code("CS6"), dscp_code("EF"), dscp_code("X")
+        (26, 26, 48, 46, None)
+    """
+    w = word.upper()
+    if w.isdigit():
+        return int(w) if int(w) < 64 else None
+    named = {"EF": 46, "VA": 44, "LE": 1}
+    if w in named:
+        return named[w]
+    cs = re.fullmatch(r"CS([0-7])", w)
+    if cs:
+        return 8 * int(cs.group(1))
+    af = re.fullmatch(r"AF([1-4])([1-3])", w)
+    if af:
+        return 8 * int(af.group(1)) + 2 * int(af.group(2))
+    return None
+
+
 def parse_dcb_app_show(output: str, ctx: ParseContext) -> Fragment:
-    """``dcb app show dev IF`` (iproute2): ``dscp_to_priority`` from ``dscp-prio 26:3 48:6``.
+    """``dcb app show dev IF`` (iproute2): ``dscp_to_priority`` from ``dscp-prio 26:3 48:6`` or ``AF31:3``.
 
     The dcb APP table has no trust state of its own; a host whose APP table maps DSCPs is
     classifying by DSCP, so ``trust`` is ``dscp`` when a dscp-prio entry exists and absent otherwise.
@@ -336,9 +382,10 @@ def parse_dcb_app_show(output: str, ctx: ParseContext) -> Fragment:
     dscp_part = re.search(r"dscp-prio((?:\s+\w+:\d)+)", text)
     if dscp_part:
         mapping = {}
-        for code, prio in re.findall(r"(\w+):(\d)", dscp_part.group(1)):
-            if code.isdigit():
-                mapping[str(int(code))] = int(prio)
+        for word, prio in re.findall(r"(\w+):(\d)", dscp_part.group(1)):
+            code = dscp_code(word)
+            if code is not None:
+                mapping[str(code)] = int(prio)
         if mapping:
             fields["dscp_to_priority"] = dict(sorted(mapping.items(), key=lambda kv: int(kv[0])))
             fields["trust"] = "dscp"
@@ -387,6 +434,46 @@ def parse_ecn_enable(output: str, ctx: ParseContext) -> Fragment:
 
 
 # --- RDMA ---------------------------------------------------------------------------------------
+
+_HW_COUNTER = re.compile(
+    r"^/sys/class/net/(?P<if>[^/]+)/device/infiniband/(?P<dev>[^/]+)/ports/\d+/hw_counters/(?P<name>\w+):(?P<v>\d+)$"
+)
+#: mlx5 RDMA hardware counters (``/sys/class/infiniband/DEV/ports/1/hw_counters``) -> state.
+_HW_COUNTER_NAMES = {
+    "np_cnp_sent": "cnp_sent",
+    "rp_cnp_handled": "cnp_handled",
+    "np_ecn_marked_roce_packets": "ecn_marked",
+    "out_of_sequence": "roce_out_of_sequence",
+    "packet_seq_err": "roce_packet_seq_err",
+}
+
+
+def parse_rdma_hw_counters(output: str, ctx: ParseContext) -> Fragment:
+    """``grep -H . /sys/class/net/IF/device/infiniband/*/ports/1/hw_counters/*``: CNP/ECN counters.
+
+    mlx5 keeps the RoCE congestion counters (np_cnp_sent, rp_cnp_handled,
+    np_ecn_marked_roce_packets) in the RDMA device's ``hw_counters``, not in ``ethtool -S``.
+    Reaching them through the netdev's PCI device ties them to the interface and also names
+    its RDMA device (``nic.rdma_device``).
+    """
+    expected = "grep -H lines '/sys/class/net/IF/device/infiniband/DEV/ports/1/hw_counters/NAME:N'"
+    name = _iface(ctx, expected)
+    text = check_text(output, ctx, expected)
+    counters: dict[str, int] = {}
+    devices = set()
+    for line in text.splitlines():
+        m = _HW_COUNTER.match(line.strip())
+        if not m:
+            continue
+        devices.add(m["dev"])
+        if m["name"] in _HW_COUNTER_NAMES:
+            counters[_HW_COUNTER_NAMES[m["name"]]] = int(m["v"])
+    if not devices:
+        raise ctx.fail(expected, "no hw_counters line")
+    fields: dict[str, Any] = {"counters": counters}
+    if len(devices) == 1:
+        fields["nic"] = {"rdma_device": devices.pop()}
+    return {"interfaces": {name: fields}}
 
 
 def parse_ibv_devinfo(output: str, ctx: ParseContext) -> Fragment:
@@ -584,6 +671,11 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("ethtool --show-fec {interface}", parse_ethtool_show_fec, "interfaces.IF.{fec,fec_configured}"),
     Command(
+        "ethtool -I --show-fec {interface}",
+        parse_ethtool_show_fec,
+        "interfaces.IF.{fec,fec_configured,counters.fec_corrected,counters.fec_uncorrectable}",
+    ),
+    Command(
         "ethtool -m {interface}",
         parse_ethtool_m,
         "interfaces.IF.optics.{vendor,part_number,serial,type,temperature_c,rx_power_dbm,tx_power_dbm}",
@@ -592,7 +684,14 @@ COMMANDS: tuple[Command, ...] = (
         "ethtool -S {interface}",
         parse_ethtool_s,
         "interfaces.IF.counters.{pfc_rx_pause,pfc_tx_pause,fec_corrected,fec_uncorrectable,"
-        "fec_corrected_bits,crc_errors,ecn_marked,cnp_sent,cnp_handled}",
+        "fec_corrected_bits,crc_errors}",
+    ),
+    Command(
+        "grep -H . /sys/class/net/{interface}/device/infiniband/*/ports/1/hw_counters/*",
+        parse_rdma_hw_counters,
+        "interfaces.IF.counters.{cnp_sent,cnp_handled,ecn_marked,roce_out_of_sequence,roce_packet_seq_err}; "
+        "interfaces.IF.nic.rdma_device",
+        kind="file",
     ),
     Command(
         "mlnx_qos -i {interface}",
