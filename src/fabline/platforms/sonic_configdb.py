@@ -224,16 +224,21 @@ def wred_profile_state(profile: Mapping[str, Any]) -> dict[str, Any]:
     """What one WRED_PROFILE says about ECN on the queues it is bound to.
 
     ``enabled`` is whether green traffic is ECN-marked (SAI's default mark mode is none, so a
-    profile without ``ecn`` does not mark); thresholds and probability are the green ones.
+    profile without ``ecn`` does not mark, nor one with ``wred_green_enable: false``);
+    thresholds and probability are the green ones.
 
     Example:
         >>> wred_profile_state({"ecn": "ecn_all", "green_min_threshold": "1048576",
         ...                     "green_max_threshold": "2097152", "green_drop_probability": "5"})
         {'ecn_mode': 'ecn_all', 'enabled': True, 'min_bytes': 1048576, 'max_bytes': 2097152, \
 'probability_pct': 5}
+        >>> wred_profile_state({"ecn": "ecn_all", "wred_green_enable": "false"})["enabled"]
+        False
     """
     mode = str(profile.get("ecn", "ecn_none")).strip()
-    out: dict[str, Any] = {"ecn_mode": mode, "enabled": mode in _ECN_MARKS_GREEN}
+    # ECN marks where WRED would drop: with green WRED explicitly off nothing green is marked.
+    green_wred_off = str(profile.get("wred_green_enable", "")).strip().lower() == "false"
+    out: dict[str, Any] = {"ecn_mode": mode, "enabled": mode in _ECN_MARKS_GREEN and not green_wred_off}
     for field, name in (("green_min_threshold", "min_bytes"), ("green_max_threshold", "max_bytes")):
         value = _int(profile.get(field, ""))
         if value is not None:
