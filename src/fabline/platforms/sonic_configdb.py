@@ -268,6 +268,11 @@ def _fragment(t: Tables) -> Fragment:
         if profile is not None:
             iface(port_name).setdefault("buffer_pg", {})[pg] = _ref(profile)
 
+    for body in ifaces.values():
+        for key in ("ecn", "buffer_pg"):
+            if key in body:
+                body[key] = dict(sorted(body[key].items(), key=lambda item: int(item[0])))
+
     qos: dict[str, Any] = {}
     watchdog = _pfc_watchdog(t, complete, iface)
     if watchdog:
