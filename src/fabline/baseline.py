@@ -197,7 +197,7 @@ class Baseline:
 
 def default_baseline_path(workspace: Path | None = None) -> Path:
     """The baseline used without ``-b``: ``./baseline/roce.yml`` if present, else the packaged one."""
-    local = (workspace or Path.cwd()) / "baseline" / "roce.yml"
+    local = (workspace or Path()) / "baseline" / "roce.yml"
     if local.is_file():
         return local
     return packaged_workspace() / "baseline" / "roce.yml"

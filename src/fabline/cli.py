@@ -112,7 +112,9 @@ def _formats(value: str) -> list[str]:
 
 @main.command()
 @_inventory_option
-@click.option("--snapshot", required=True, type=click.Path(path_type=Path), help="Snapshot folder (state/*.json).")
+@click.option(
+    "--snapshot", required=True, type=click.Path(path_type=Path), help="Snapshot folder (state/*.json)."
+)
 @_baseline_option
 @_checks_option
 @click.option("-l", "--limit", default=None, help="Ansible host pattern, e.g. 'leaf*', 'fabric:!leaf-r2-a'.")
@@ -185,7 +187,9 @@ def validate(
 
 @main.command("inventory")
 @_inventory_option
-@click.option("--list", "as_list", is_flag=True, help="Print the inventory as `ansible-inventory --list` does.")
+@click.option(
+    "--list", "as_list", is_flag=True, help="Print the inventory as `ansible-inventory --list` does."
+)
 @click.option("--host", default=None, help="Print one host's variables (secrets masked).")
 @click.option("-l", "--limit", default=None, help="Ansible host pattern; prints the matching hosts.")
 @_friendly
@@ -217,7 +221,9 @@ def init(directory: Path, force: bool) -> None:
     from fabline.baseline import packaged_workspace
 
     if directory.exists() and any(directory.iterdir()) and not force:
-        raise ConfigError("folder is not empty (use --force to add the workspace files anyway)", file=directory)
+        raise ConfigError(
+            "folder is not empty (use --force to add the workspace files anyway)", file=directory
+        )
     source = packaged_workspace()
     directory.mkdir(parents=True, exist_ok=True)
     for part in ("inventory", "baseline", "checks", "templates", "examples"):
@@ -265,7 +271,9 @@ def checks_list(baselines: tuple[Path, ...], checks_dir: Path | None, as_json: b
 
 
 @main.command()
-@click.option("--platform", "platform_id", required=True, help="sonic, cumulus, arista_eos, cisco_nxos or linux.")
+@click.option(
+    "--platform", "platform_id", required=True, help="sonic, cumulus, arista_eos, cisco_nxos or linux."
+)
 @click.option("--command", "command_line", required=True, help="The command that produced the output.")
 @click.argument("file", type=click.Path(path_type=Path))
 @_friendly

@@ -113,7 +113,9 @@ class _Compiled:
 class RuleProgram:
     """A declarative rule, ready to run: device filter, interface filter, compiled expectations."""
 
-    def __init__(self, rule: Rule, base_vars: Mapping[str, Any], host_sets: Callable[[str], set[str]]) -> None:
+    def __init__(
+        self, rule: Rule, base_vars: Mapping[str, Any], host_sets: Callable[[str], set[str]]
+    ) -> None:
         self.rule = rule
         self.id = rule.id
         self.severity = severity_of(rule, Severity.MAJOR)
@@ -132,7 +134,9 @@ class RuleProgram:
         self.oper_up = isel.oper_up if isel else None
         self.base_vars = base_vars
         exps = [*(rule.expect or []), *rule.when]
-        self.var_names = tuple(sorted(set().union(*(variables_of(e.model_dump()) for e in exps)) if exps else ()))
+        self.var_names = tuple(
+            sorted(set().union(*(variables_of(e.model_dump()) for e in exps)) if exps else ())
+        )
         self._cache: dict[str, _Compiled] = {}
 
     def selects(self, dev: DeviceLike) -> bool:
@@ -333,8 +337,7 @@ class Engine:
             cls = registry.get(rule.id)
             if cls is None:
                 raise ConfigError(
-                    "rule has no 'expect' and no Python check has this id"
-                    + did_you_mean(rule.id, registry),
+                    "rule has no 'expect' and no Python check has this id" + did_you_mean(rule.id, registry),
                     file=baseline.rule_source.get(rule.id),
                     key=f"rules[id={rule.id}]",
                 )
@@ -345,11 +348,17 @@ class Engine:
                 self._add_check(cls, {}, cls.severity, baseline, check_id)
         today = today or dt.date.today()
         self.waivers = [
-            _WaiverMatcher(w, str(src), w.expires is not None and w.expires < today) for w, src in baseline.waivers
+            _WaiverMatcher(w, str(src), w.expires is not None and w.expires < today)
+            for w, src in baseline.waivers
         ]
 
     def _add_check(
-        self, cls: type[Check], params: Mapping[str, Any], severity: Severity, baseline: Baseline, rule_id: str
+        self,
+        cls: type[Check],
+        params: Mapping[str, Any],
+        severity: Severity,
+        baseline: Baseline,
+        rule_id: str,
     ) -> None:
         try:
             check = cls(params, severity)
@@ -365,11 +374,21 @@ class Engine:
     def describe_checks(self) -> list[dict[str, Any]]:
         """The active checks (id, kind, severity, description), in run order."""
         out: list[dict[str, Any]] = [
-            {"id": p.id, "kind": "rule", "severity": p.severity.label, "description": p.rule.description.strip()}
+            {
+                "id": p.id,
+                "kind": "rule",
+                "severity": p.severity.label,
+                "description": p.rule.description.strip(),
+            }
             for p in self.programs
         ]
         out += [
-            {"id": c.check.id, "kind": c.check.scope, "severity": c.severity.label, "description": c.check.description()}
+            {
+                "id": c.check.id,
+                "kind": c.check.scope,
+                "severity": c.severity.label,
+                "description": c.check.description(),
+            }
             for c in self.pychecks
         ]
         return out
@@ -381,12 +400,25 @@ class Engine:
         results: list[Result] = []
         device_rows: list[dict[str, Any]] = []
         warnings: list[str] = []
-        collected: dict[str, dict[str, Any]] = {c.check.id: {} for c in self.pychecks if c.check.scope == "fabric"}
+        collected: dict[str, dict[str, Any]] = {
+            c.check.id: {} for c in self.pychecks if c.check.scope == "fabric"
+        }
         summaries: dict[str, DeviceSummary] = {}
         for dev in devices:
             state, problem = self._load(snapshot, dev)
-            status = "missing" if state is None and problem is None else "error" if state is None else state.get("status", "ok")
-            row: dict[str, Any] = {"name": dev.name, "platform": dev.platform, "role": dev.role, "status": status}
+            status = (
+                "missing"
+                if state is None and problem is None
+                else "error"
+                if state is None
+                else state.get("status", "ok")
+            )
+            row: dict[str, Any] = {
+                "name": dev.name,
+                "platform": dev.platform,
+                "role": dev.role,
+                "status": status,
+            }
             if problem:
                 row["error"] = problem
             elif state is not None and state.get("errors"):
@@ -413,7 +445,16 @@ class Engine:
                 results.extend(pc.check.check_fabric(fabric))
             except Exception as exc:  # a check bug is an error result, never a crash
                 results.append(
-                    Result(pc.check.id, FABRIC_DEVICE, None, Status.ERROR, pc.severity, None, None, _exc_message(exc))
+                    Result(
+                        pc.check.id,
+                        FABRIC_DEVICE,
+                        None,
+                        Status.ERROR,
+                        pc.severity,
+                        None,
+                        None,
+                        _exc_message(exc),
+                    )
                 )
         warnings.extend(self._apply_waivers(results))
         return RunOutcome(results, device_rows, warnings, started, time.time(), self.describe_checks())
@@ -449,14 +490,25 @@ class Engine:
             try:
                 compiled = prog.compiled(dev)
             except ConfigError as exc:
-                results.append(Result(prog.id, dev.name, None, Status.ERROR, prog.severity, None, None, str(exc)))
+                results.append(
+                    Result(prog.id, dev.name, None, Status.ERROR, prog.severity, None, None, str(exc))
+                )
                 continue
             if not prog.per_interface:
                 results.append(prog.evaluate(dev.name, None, state, compiled))
                 continue
             if not isinstance(ifaces, Mapping):
                 results.append(
-                    Result(prog.id, dev.name, None, Status.ERROR, prog.severity, None, None, "interfaces not collected")
+                    Result(
+                        prog.id,
+                        dev.name,
+                        None,
+                        Status.ERROR,
+                        prog.severity,
+                        None,
+                        None,
+                        "interfaces not collected",
+                    )
                 )
                 continue
             before = len(results)
@@ -484,7 +536,9 @@ class Engine:
                     results.extend(pc.check.check_device(ctx))
             except Exception as exc:  # a check bug is an error result, never a crash
                 results.append(
-                    Result(pc.check.id, dev.name, None, Status.ERROR, pc.severity, None, None, _exc_message(exc))
+                    Result(
+                        pc.check.id, dev.name, None, Status.ERROR, pc.severity, None, None, _exc_message(exc)
+                    )
                 )
 
     # -- waivers ------------------------------------------------------------------------------

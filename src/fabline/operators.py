@@ -194,12 +194,17 @@ def _compile_maps_only(operand: Any) -> Predicate:
         if not isinstance(v, Mapping):
             return f"is {_fmt(v)}, not a mapping"
         wrong = [k for k in keys if k not in v or not _same(v[k], target)]
-        others = sorted((str(k) for k, val in v.items() if _same(val, target) and str(k) not in keys), key=_natural)
+        others = sorted(
+            (str(k) for k, val in v.items() if _same(val, target) and str(k) not in keys), key=_natural
+        )
         parts = []
         if wrong:
-            parts.append(", ".join(f"{k} -> {_fmt(v.get(k, 'unset'))}" for k in wrong) + f" (expected {_fmt(target)})")
+            parts.append(
+                ", ".join(f"{k} -> {_fmt(v.get(k, 'unset'))}" for k in wrong) + f" (expected {_fmt(target)})"
+            )
         if others:
-            parts.append(f"{', '.join(others)} also map to {_fmt(target)}")
+            verb = "maps" if len(others) == 1 else "map"
+            parts.append(f"{', '.join(others)} also {verb} to {_fmt(target)}")
         return "; ".join(parts) or None
 
     return maps_only

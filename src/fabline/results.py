@@ -74,7 +74,17 @@ class Result:
         waiver: The waiver reason when ``status`` is ``waived``.
     """
 
-    __slots__ = ("actual", "check", "device", "expected", "message", "severity", "status", "subject", "waiver")
+    __slots__ = (
+        "actual",
+        "check",
+        "device",
+        "expected",
+        "message",
+        "severity",
+        "status",
+        "subject",
+        "waiver",
+    )
 
     def __init__(
         self,

@@ -49,9 +49,7 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
                 None, None, "found an unhashable key", key_node.start_mark
             ) from None
         if key in out:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
-            )
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
         out[key] = loader.construct_object(value_node, deep=True)
         out.key_lines[key] = key_node.start_mark.line + 1
     return out
@@ -81,11 +79,14 @@ def load_yaml(path: Path, what: str = "YAML file") -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {what}: {exc}", file=path) from None
     try:
-        return yaml.load(text, Loader=_LineLoader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_LineLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
         problem = exc.problem or exc.context or "malformed YAML"
+        if exc.context and exc.context_mark and exc.problem:
+            # "while parsing a flow sequence" at line 5: the opening bracket is what to look at.
+            problem += f" ({exc.context} that starts at line {exc.context_mark.line + 1})"
         raise ConfigError(f"malformed YAML: {problem}", file=path, line=line) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"malformed YAML: {exc}", file=path) from None
@@ -155,7 +156,11 @@ def config_error_from(
     """Turn the first pydantic error into a ConfigError with file, line and key."""
     err = exc.errors()[0]
     # Drop pydantic's union/tag markers (e.g. 'function-after[...]') from the location.
-    loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and ("[" in p or "-" in p and p.startswith("function"))))
+    loc = tuple(
+        p
+        for p in err["loc"]
+        if not (isinstance(p, str) and ("[" in p or ("-" in p and p.startswith("function"))))
+    )
     line = line_of(data, loc)
     key = dotted((*base_loc, *loc)) or None
     if err["type"] == "extra_forbidden":

@@ -157,7 +157,7 @@ def test_templates_use_baseline_vars_overridden_by_inventory_vars(tmp_path: Path
     assert "26 -> 3 (expected 4)" in bad.message
     leaf3 = res["leaf3::pfc::Ethernet0"]
     assert leaf3.status is Status.FAIL
-    assert leaf3.message == "dscp_to_priority 24 also map to 4"
+    assert leaf3.message == "dscp_to_priority 24 also maps to 4"
 
 
 def test_undefined_template_variable_is_an_error_result(tmp_path: Path) -> None:

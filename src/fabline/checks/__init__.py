@@ -125,7 +125,9 @@ class Check:
 
     def applies_to(self, role: str, platform: str) -> bool:
         """Whether the check runs on a device of this role and platform."""
-        return (self.roles is None or role in self.roles) and (self.platforms is None or platform in self.platforms)
+        return (self.roles is None or role in self.roles) and (
+            self.platforms is None or platform in self.platforms
+        )
 
     # -- device scope -------------------------------------------------------------------------
     def check_device(self, device: DeviceContext) -> Iterable[Result]:

@@ -13,10 +13,10 @@ import sys
 import traceback
 from pathlib import Path
 
+from fabline.baseline import RULE_ID
 from fabline.checks import Check
 from fabline.checks.builtin import BUILTIN_CHECKS
 from fabline.errors import ConfigError
-from fabline.baseline import RULE_ID
 
 
 def builtin_checks() -> dict[str, type[Check]]:
@@ -69,7 +69,9 @@ def _classes_in(path: Path) -> list[type[Check]]:
 def _register(registry: dict[str, type[Check]], cls: type[Check], where: str) -> None:
     check_id = getattr(cls, "id", None)
     if not isinstance(check_id, str) or not RULE_ID.match(check_id):
-        raise ConfigError(f"check class {cls.__name__} needs an id (lower-case letters, digits, '-')", file=where)
+        raise ConfigError(
+            f"check class {cls.__name__} needs an id (lower-case letters, digits, '-')", file=where
+        )
     if not cls.description():
         raise ConfigError(f"check {check_id!r} needs a docstring: it is the check's description", file=where)
     if check_id in registry:

@@ -702,8 +702,7 @@ def apply_port_defaults(state: dict[str, Any]) -> dict[str, Any]:
             continue
         for field in PORT_DEFAULT_FIELDS:
             if field in defaults and field not in body:
-                value = defaults[field]
-                body[field] = dict(value) if isinstance(value, dict) else value
+                body[field] = copy.deepcopy(defaults[field])
     return state
 
 

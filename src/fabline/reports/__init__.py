@@ -56,7 +56,9 @@ class Report:
     def problems(self) -> list[Result]:
         """Fail and error results, most severe first, then by check, device, subject."""
         probs = [r for r in self.outcome.results if r.status in (Status.FAIL, Status.ERROR)]
-        probs.sort(key=lambda r: (r.status is not Status.FAIL, -r.severity, r.check, r.device, r.subject or ""))
+        probs.sort(
+            key=lambda r: (r.status is not Status.FAIL, -r.severity, r.check, r.device, r.subject or "")
+        )
         return probs
 
     def timestamp(self, which: str = "started") -> str:

@@ -37,8 +37,9 @@ def print_summary(report: Report, console: Console, max_problems: int = 25) -> N
     problems = report.problems()
     if problems:
         pt = Table(title=f"problems ({len(problems)})")
-        for col in ("status", "severity", "check", "device", "subject", "message"):
-            pt.add_column(col, overflow="fold")
+        for col in ("status", "severity", "check", "device", "subject"):
+            pt.add_column(col, no_wrap=True)
+        pt.add_column("message", overflow="fold", min_width=20)
         for r in problems[:max_problems]:
             pt.add_row(
                 f"[{_STYLE[r.status.value]}]{r.status.value}[/]",

@@ -43,7 +43,11 @@ def render(report: Report) -> str:
         )
         for r in results:
             case = ET.SubElement(
-                suite, "testcase", classname=f"fabline.{check}", name=f"{r.device} {r.subject or '-'}", file=r.id
+                suite,
+                "testcase",
+                classname=f"fabline.{check}",
+                name=f"{r.device} {r.subject or '-'}",
+                file=r.id,
             )
             case.set("id", r.id)
             if r.status is Status.FAIL:

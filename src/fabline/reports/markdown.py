@@ -41,7 +41,12 @@ def render(report: Report) -> str:
     ]
     bad_devices = [d for d in report.outcome.devices if d["status"] not in ("ok",)]
     if bad_devices:
-        out += ["## Devices not fully collected", "", "| device | platform | role | status |", "|---|---|---|---|"]
+        out += [
+            "## Devices not fully collected",
+            "",
+            "| device | platform | role | status |",
+            "|---|---|---|---|",
+        ]
         out += [f"| {d['name']} | {d['platform']} | {d['role']} | {d['status']} |" for d in bad_devices]
         out.append("")
     if report.outcome.warnings:
