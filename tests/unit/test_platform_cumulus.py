@@ -1,0 +1,206 @@
+"""Cumulus platform: schema validity of every case, merging one switch's fragments, NVUE helpers."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+from fabline.errors import ParseError
+from fabline.platforms import get_platform, merge_fragments, parse_output
+from fabline.platforms.base import ParseContext
+from fabline.platforms.cumulus import COMMANDS, apply_port_defaults
+from fabline.platforms.cumulus_nvue import expand_ports, read_tree_table, size_bytes
+from fabline.state import schema_document
+from tests.conftest import samples_dir
+
+CASES = Path(__file__).resolve().parents[1] / "parsers" / "cases"
+LOCAL = Path(__file__).resolve().parents[1] / "parsers" / "local"
+EXPECTED = [
+    (p, yaml.safe_load(p.read_text("utf-8")))
+    for platform in ("cumulus", "linux")
+    for p in sorted((CASES / platform).glob("*.yml"))
+]
+EXPECTED = [(p, c) for p, c in EXPECTED if "expected" in c]
+
+#: Words that would make a command change a device; none may appear in an allow-listed template.
+WRITE_WORDS = re.compile(
+    r"\b(set|unset|add|del|delete|apply|commit|config apply|action|tee|rm|mv|mkdir)\b|>|--pfc|--trust|-w\b"
+)
+
+
+def _state(fragment: dict[str, Any], name: str = "x") -> dict[str, Any]:
+    return {"schema": "fabline.state/1", "name": name, **fragment}
+
+
+@pytest.mark.parametrize("case_path,case", EXPECTED, ids=[f"{p.parent.name}/{p.stem}" for p, _ in EXPECTED])
+def test_expected_fragment_is_valid_state(case_path: Path, case: dict[str, Any]) -> None:
+    jsonschema.validate(_state(case["expected"]), schema_document())
+
+
+def _sample(rel: str) -> str:
+    return (samples_dir() / rel).read_text("utf-8")
+
+
+def test_merge_nvue_switch_fragments_and_port_defaults() -> None:
+    """One CL 5.x switch: RoCE profile + a link table + a port's own RoCE status and counters."""
+    fragments = [
+        parse_output(
+            "cumulus",
+            "nv show qos roce",
+            _sample("cumulus/nv_show_qos_roce-cl5.14-lossless-single-ipool.txt"),
+        ),
+        parse_output(
+            "cumulus",
+            "nv show interface swp11 link",
+            _sample("cumulus/nv_show_interface_swp11_link-sn2700-100g-dr1-fec-off.txt"),
+        ),
+        parse_output(
+            "cumulus",
+            "nv show interface swp16 qos roce status",
+            (LOCAL / "cumulus/nv_show_interface_swp16_qos_roce_status-docs.txt").read_text("utf-8"),
+        ),
+        parse_output(
+            "cumulus",
+            "nv show interface swp16 qos roce counters",
+            _sample("cumulus/nv_show_interface_swp16_qos_roce_counters-cl5.14.txt"),
+        ),
+    ]
+    state = apply_port_defaults(merge_fragments(fragments))
+    swp11, swp16 = state["interfaces"]["swp11"], state["interfaces"]["swp16"]
+    # swp11 reported only its link: the switch-wide RoCE profile fills its QoS.
+    assert swp11["mtu"] == 9216 and swp11["fec"] == "none"
+    assert swp11["pfc_priorities"] == [3]
+    assert swp11["dscp_to_priority"]["26"] == 3 and len(swp11["dscp_to_priority"]) == 64
+    assert swp11["ecn"]["3"]["min_bytes"] == 149996
+    # swp16's own status wins over the profile: only the RoCE and CNP rows, its own threshold.
+    assert swp16["dscp_to_priority"] == {"26": 3, "48": 6}
+    assert swp16["ecn"]["3"]["min_bytes"] == 156672
+    assert swp16["counters"]["ecn_marked"] == 693777677344
+    assert state["qos"]["lossless_priorities"] == [3]
+    jsonschema.validate(_state(state, "leaf"), schema_document())
+
+
+def test_port_defaults_are_copies_not_shared() -> None:
+    state = apply_port_defaults(
+        {
+            "qos": {"port_defaults": {"pfc_priorities": [3], "ecn": {"3": {"enabled": True}}}},
+            "interfaces": {"swp1": {}, "swp2": {}},
+        }
+    )
+    state["interfaces"]["swp1"]["ecn"]["3"]["enabled"] = False
+    assert state["interfaces"]["swp2"]["ecn"]["3"]["enabled"] is True
+
+
+def test_merge_classic_switch_nclu_and_traffic_conf() -> None:
+    """One Cumulus 3.7 ToR (Microsoft SDN): NCLU MTUs + traffic.conf PFC/ECN on cos 4 (trust pcp+dscp)."""
+    state = apply_port_defaults(
+        merge_fragments(
+            [
+                parse_output(
+                    "cumulus",
+                    "net show configuration commands",
+                    _sample("cumulus/net_show_configuration_commands-msft-sdn-sn2700-tor1.txt"),
+                ),
+                parse_output(
+                    "cumulus",
+                    "cat /etc/cumulus/datapath/traffic.conf",
+                    _sample("cumulus/traffic.conf-msft-sdn-sn2700-pfc-ecn-cos4"),
+                ),
+            ]
+        )
+    )
+    assert state["facts"]["hostname"] == "TOR1"
+    swp1, swp20 = state["interfaces"]["swp1"], state["interfaces"]["swp20"]
+    assert swp1 == {
+        "mtu": 9216,
+        "pfc_priorities": [4],
+        "pfc_rx": True,
+        "pfc_tx": True,
+        "ecn": {
+            "4": {
+                "enabled": True,
+                "min_bytes": 153600,
+                "max_bytes": 1536000,
+                "probability_pct": 100,
+                "red_enabled": False,
+            }
+        },
+        "trust": "dscp",
+        "trust_modes": ["pcp", "dscp"],
+        "pcp_to_priority": swp1["pcp_to_priority"],
+        "dscp_to_priority": swp1["dscp_to_priority"],
+    }
+    assert swp1["pcp_to_priority"]["3"] == 4
+    # swp20 has no NCLU mtu line: the MTU stays absent rather than defaulted.
+    assert "mtu" not in swp20 and swp20["pfc_priorities"] == [4]
+    assert len(state["interfaces"]) == 32
+    jsonschema.validate(_state(state, "tor1"), schema_document())
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=[c.template for c in COMMANDS])
+def test_allow_list_is_read_only(command: Any) -> None:
+    assert not WRITE_WORDS.search(command.template), command.template
+    assert command.parser.__name__.startswith("parse_")
+
+
+def test_per_interface_templates_match_and_capture() -> None:
+    platform = get_platform("cumulus")
+    command, params = platform.match("nv show interface swp3s1 qos roce status")
+    assert command.template == "nv show interface {interface} qos roce status" and params == {
+        "interface": "swp3s1"
+    }
+    with pytest.raises(KeyError):
+        platform.match("nv set interface swp1 link mtu 1500")
+
+
+def test_tree_table_nesting_and_misaligned_header() -> None:
+    text = _sample("cumulus/nv_show_qos_roce-cl5.8-lossless.txt")
+    table = read_tree_table(text, ParseContext("cumulus", "nv show qos roce"), "x")
+    assert table.get("pfc", "pfc-priority").operational == "3"  # type: ignore[union-attr]
+    assert table.get("enable").applied == "on"  # type: ignore[union-attr]
+    assert table.get("mode").operational == "lossless"  # type: ignore[union-attr]
+    assert set(table.sections) == {
+        "RoCE PCP/DSCP->SP mapping configurations",
+        "RoCE SP->TC mapping and ETS configurations",
+        "RoCE pool config",
+        "Exception List",
+    }
+    assert len(table.sections["RoCE pool config"]) == 4
+
+
+def test_tree_table_without_header_is_a_parse_error() -> None:
+    with pytest.raises(ParseError, match="no 'operational' column header"):
+        read_tree_table("hostname leaf01\n", ParseContext("cumulus", "nv show system"), "the system table")
+
+
+@pytest.mark.parametrize(
+    ("spec", "ports"),
+    [
+        ("swp1-swp4,swp6", ["swp1", "swp2", "swp3", "swp4", "swp6"]),
+        ("swp31-32", ["swp31", "swp32"]),
+        ("swp50s0-swp50s3", ["swp50s0", "swp50s1", "swp50s2", "swp50s3"]),
+        ("peerlink.4094", ["peerlink.4094"]),
+    ],
+)
+def test_expand_ports(spec: str, ports: list[str]) -> None:
+    assert expand_ports(spec) == ports
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("146.48 KB", 149996),
+        ("1.43 MB", 1499464),
+        ("0 Bytes", 0),
+        ("13.47 MB", 14124319),
+        ("inf", None),
+        ("-", None),
+    ],
+)
+def test_size_bytes(text: str, value: int | None) -> None:
+    assert size_bytes(text) == value
