@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import doctest
 from pathlib import Path
 from typing import Any
@@ -185,3 +186,19 @@ def test_status_row_with_status_word_inside_the_name() -> None:
         "autoneg": True,
         "description": "- DISABLED routed (",
     }
+
+
+def test_any_output_to_any_command_is_a_fragment_or_a_parse_error() -> None:
+    """Every sample, whole and cut in half, fed to every command: never another exception."""
+    from fabline.errors import ParseError
+    from fabline.platforms import get_platform
+
+    local = Path(__file__).resolve().parents[1] / "parsers" / "local" / "arista_eos"
+    files = sorted((samples_dir() / "arista_eos").glob("*")) + sorted(local.glob("*"))
+    assert len(files) > 20
+    for path in files:
+        text = path.read_text("utf-8", errors="replace")
+        for command in get_platform("arista_eos").commands:
+            for chunk in (text, text[: len(text) // 2]):
+                with contextlib.suppress(ParseError):
+                    parse_output("arista_eos", command.template, chunk)

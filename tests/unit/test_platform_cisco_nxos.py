@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import doctest
 from pathlib import Path
 from typing import Any
@@ -138,3 +139,19 @@ def test_lane_dom_values_skip_na() -> None:
     psm4 = got["interfaces"]["Ethernet1/50"]["optics"]
     assert psm4["rx_power_dbm"] == [-13.97, -14.68, -15.08, -13.66]
     assert "tx_power_dbm" not in psm4  # every lane prints Tx Power N/A
+
+
+def test_any_output_to_any_command_is_a_fragment_or_a_parse_error() -> None:
+    """Every sample, whole and cut in half, fed to every command: never another exception."""
+    from fabline.errors import ParseError
+    from fabline.platforms import get_platform
+
+    local = Path(__file__).resolve().parents[1] / "parsers" / "local" / "cisco_nxos"
+    files = sorted((samples_dir() / "cisco_nxos").glob("*")) + sorted(local.glob("*"))
+    assert len(files) > 20
+    for path in files:
+        text = path.read_text("utf-8", errors="replace")
+        for command in get_platform("cisco_nxos").commands:
+            for chunk in (text, text[: len(text) // 2]):
+                with contextlib.suppress(ParseError):
+                    parse_output("cisco_nxos", command.template, chunk)

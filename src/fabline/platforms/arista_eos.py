@@ -65,10 +65,26 @@ def _num(value: str) -> float | None:
         return None
 
 
-def _interfaces_of(doc: Any, key: str, ctx: ParseContext, expected: str) -> dict[str, Any]:
+def _obj(value: Any) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty one (eAPI fields that may be missing)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _interfaces_of(
+    doc: Any, key: str, ctx: ParseContext, expected: str, marks: tuple[str, ...] = ()
+) -> dict[str, dict[str, Any]]:
+    """The per-interface objects under ``doc[key]``; non-object entries are skipped.
+
+    ``marks`` are keys at least one interface object must have when there are any, which tells
+    this command's answer from another command's answer of the same outer shape (``show
+    interfaces | json`` and ``show interfaces transceiver | json`` both hold ``interfaces``).
+    """
     if not isinstance(doc, dict) or not isinstance(doc.get(key), dict):
         raise ctx.fail(expected, f"no {key!r} object")
-    return doc[key]  # type: ignore[no-any-return]
+    bodies = {name: body for name, body in doc[key].items() if isinstance(body, dict)}
+    if marks and any(bodies.values()) and not any(m in body for body in bodies.values() for m in marks):
+        raise ctx.fail(expected, f"no interface has any of {', '.join(marks)} (another command's output?)")
+    return bodies
 
 
 # --- facts ---------------------------------------------------------------------------------
@@ -124,8 +140,9 @@ def parse_show_interfaces_json(output: str, ctx: ParseContext) -> Fragment:
     expected = "an eAPI 'show interfaces' object with 'interfaces'"
     doc = load_json(output, ctx, expected)
     interfaces: dict[str, Any] = {}
-    for name, body in _interfaces_of(doc, "interfaces", ctx, expected).items():
-        if not kept(name) or not isinstance(body, dict):
+    marks = ("interfaceStatus", "lineProtocolStatus")
+    for name, body in _interfaces_of(doc, "interfaces", ctx, expected, marks).items():
+        if not kept(name):
             continue
         entry: dict[str, Any] = {}
         status = body.get("interfaceStatus")
@@ -360,6 +377,8 @@ def parse_show_lldp_neighbors_json(output: str, ctx: ParseContext) -> Fragment:
         raise ctx.fail(expected)
     interfaces: dict[str, Any] = {}
     for row in doc["lldpNeighbors"]:
+        if not isinstance(row, dict):
+            raise ctx.fail(expected, "a neighbour entry that is not an object")
         name = canonical_name(str(row.get("port", "")))
         if kept(name) and name not in interfaces:
             interfaces[name] = {"lldp": _lldp_entry(row.get("neighborDevice"), row.get("neighborPort"))}
@@ -406,11 +425,11 @@ def parse_show_lldp_neighbors_detail_json(output: str, ctx: ParseContext) -> Fra
     doc = load_json(output, ctx, expected)
     interfaces: dict[str, Any] = {}
     for name, body in _interfaces_of(doc, "lldpNeighbors", ctx, expected).items():
-        infos = body.get("lldpNeighborInfo") if isinstance(body, dict) else None
-        if not kept(name) or not infos:
+        infos = body.get("lldpNeighborInfo")
+        if not kept(name) or not isinstance(infos, list) or not infos or not isinstance(infos[0], dict):
             continue
         info = infos[0]
-        port_info = info.get("neighborInterfaceInfo") or {}
+        port_info = _obj(info.get("neighborInterfaceInfo"))
         port = port_info.get("interfaceId")
         interfaces[name] = {
             "lldp": _lldp_entry(
@@ -434,8 +453,8 @@ def parse_show_interfaces_transceiver(output: str, ctx: ParseContext) -> Fragmen
     """
     expected = "EOS 'show interfaces transceiver' table (Port Temp Voltage Bias TxPower RxPower)"
     text = check_text(output, ctx, expected)
-    if not re.search(r"^Port\s+\(Celsius\)", text, re.MULTILINE):
-        raise ctx.fail(expected, "no 'Port (Celsius)' header")
+    if not re.search(r"^Port\s+\(Celsius\)\s+\(Volts\)", text, re.MULTILINE):
+        raise ctx.fail(expected, "no 'Port (Celsius) (Volts)' header")
     interfaces: dict[str, Any] = {}
     row_rx = re.compile(r"^((?:Et|Ethernet)\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+")
     for line in text.splitlines():
@@ -460,9 +479,10 @@ def parse_show_interfaces_transceiver_json(output: str, ctx: ParseContext) -> Fr
     expected = "an eAPI 'show interfaces transceiver' object with 'interfaces'"
     doc = load_json(output, ctx, expected)
     interfaces: dict[str, Any] = {}
-    for name, body in _interfaces_of(doc, "interfaces", ctx, expected).items():
-        if not isinstance(body, dict):
-            continue
+    marks = ("rxPower", "txPower", "txBias", "temperature", "voltage")
+    for name, body in _interfaces_of(doc, "interfaces", ctx, expected, marks).items():
+        if "parameters" in body:
+            raise ctx.fail(expected, "per-parameter objects: this is 'dom thresholds' output")
         optics: dict[str, Any] = {}
         if body.get("mediaType"):
             optics["type"] = str(body["mediaType"])
@@ -484,19 +504,19 @@ def parse_show_interfaces_transceiver_dom_thresholds_json(output: str, ctx: Pars
     expected = "an eAPI 'show interfaces transceiver dom thresholds' object with 'interfaces'"
     doc = load_json(output, ctx, expected)
     interfaces: dict[str, Any] = {}
-    for name, body in _interfaces_of(doc, "interfaces", ctx, expected).items():
-        if not isinstance(body, dict):
-            continue
+    for name, body in _interfaces_of(doc, "interfaces", ctx, expected, ("displayName", "parameters")).items():
         optics: dict[str, Any] = {}
         if body.get("mediaType"):
             optics["type"] = str(body["mediaType"])
         if body.get("vendorSn"):
             optics["serial"] = str(body["vendorSn"])
-        params = body.get("parameters") or {}
+        params = _obj(body.get("parameters"))
         for key, field in (("rxPower", "rx_power_dbm"), ("txPower", "tx_power_dbm")):
-            channels = (params.get(key) or {}).get("channels") or {}
-            if channels:
-                optics[field] = [channels[c] for c in sorted(channels, key=int)]
+            param = _obj(params.get(key))
+            channels = _obj(param.get("channels"))
+            values = [channels[c] for c in sorted(channels, key=lambda c: int(c) if c.isdigit() else 99)]
+            if values and all(isinstance(v, int | float) for v in values):
+                optics[field] = values
         if optics:
             interfaces[name] = {"optics": optics}
     return {"interfaces": interfaces}
@@ -586,7 +606,7 @@ def parse_show_qos_interfaces_ecn_counters_queue_json(output: str, ctx: ParseCon
     doc = load_json(output, ctx, expected)
     interfaces: dict[str, Any] = {}
     for name, body in _interfaces_of(doc, "intfQueueCounters", ctx, expected).items():
-        queues = (body or {}).get("queueCounters") or {}
+        queues = _obj(body.get("queueCounters"))
         values = [int(v) for v in queues.values() if str(v).isdigit()]
         if values:
             interfaces[name] = {"counters": {"ecn_marked": sum(values)}}
