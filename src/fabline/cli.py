@@ -125,6 +125,8 @@ def _formats(value: str) -> list[str]:
               help="Lowest severity of a failure that makes the exit code 4.")  # fmt: skip
 @click.option("--today", type=click.DateTime(["%Y-%m-%d"]), default=None,
               help="Date waivers expire against (default: today).")  # fmt: skip
+@click.option("--previous", type=click.Path(path_type=Path), default=None,
+              help="An earlier snapshot: counter checks judge deltas between the two.")  # fmt: skip
 @click.option("-q", "--quiet", is_flag=True, help="No console summary.")
 @_friendly
 def check(
@@ -137,6 +139,7 @@ def check(
     formats: str,
     fail_on: str,
     today: dt.datetime | None,
+    previous: Path | None,
     quiet: bool,
 ) -> None:
     """Check a snapshot against the baseline and write reports."""
@@ -153,6 +156,7 @@ def check(
         formats=fmts,
         fail_on=fail_on,
         today=today.date() if today else None,
+        previous=previous,
     )
     if not quiet:
         from fabline.reports.console import print_summary

@@ -393,8 +393,17 @@ class Engine:
         ]
         return out
 
-    def run(self, devices: Sequence[DeviceLike], snapshot: Snapshot) -> RunOutcome:
-        """Check every device against every applicable rule and check."""
+    def run(
+        self, devices: Sequence[DeviceLike], snapshot: Snapshot, previous: Snapshot | None = None
+    ) -> RunOutcome:
+        """Check every device against every applicable rule and check.
+
+        Args:
+            devices: Inventory devices, in report order.
+            snapshot: The snapshot to check.
+            previous: An earlier snapshot; Python checks see each device's earlier state (for
+                counter deltas) as ``DeviceContext.previous``.
+        """
         started = time.time()
         roles_by_name = {d.name.lower(): d.role for d in devices}
         results: list[Result] = []
@@ -435,7 +444,8 @@ class Engine:
                 results.extend(self._unreadable_results(dev, reason))
                 continue
             assert state is not None
-            self._check_device(dev, state, roles_by_name, results, collected)
+            prev = _previous_state(previous, dev.name, warnings) if previous is not None else None
+            self._check_device(dev, state, roles_by_name, results, collected, prev)
         fabric = FabricContext(summaries, {}, roles_by_name)
         for pc in self.pychecks:
             if pc.check.scope != "fabric":
@@ -482,6 +492,7 @@ class Engine:
         roles_by_name: Mapping[str, str],
         results: list[Result],
         collected: dict[str, dict[str, Any]],
+        previous: Mapping[str, Any] | None = None,
     ) -> None:
         ifaces = state.get("interfaces")
         for prog in self.programs:
@@ -524,8 +535,9 @@ class Engine:
         if not self.pychecks:
             return
         ctx = DeviceContext(
-            dev.name, dev.platform, dev.role, tuple(dev.groups), public_vars(dev.vars), state, roles_by_name
-        )
+            dev.name, dev.platform, dev.role, tuple(dev.groups), public_vars(dev.vars), state, roles_by_name,
+            previous, _interval(previous, state),
+        )  # fmt: skip
         for pc in self.pychecks:
             if not pc.check.applies_to(dev.role, dev.platform):
                 continue
@@ -566,6 +578,31 @@ class Engine:
             if old is not None:
                 r.message = f"{r.message} [waiver expired {old.waiver.expires}]"
         return warnings
+
+
+def _previous_state(previous: Snapshot, name: str, warnings: list[str]) -> dict[str, Any] | None:
+    """A device's earlier state, or None (missing, unreadable: a warning, never a failure)."""
+    try:
+        doc = previous.load(name)
+    except StateError as exc:
+        warnings.append(f"previous snapshot: {exc}")
+        return None
+    if doc is None or doc.get("status", "ok") in UNREADABLE_STATUSES:
+        return None
+    return doc
+
+
+def _interval(previous: Mapping[str, Any] | None, state: Mapping[str, Any]) -> float | None:
+    """Seconds between two states' ``collected_at`` times, when both parse and are ordered."""
+    if previous is None:
+        return None
+    try:
+        t0 = dt.datetime.fromisoformat(str(previous["collected_at"]).replace("Z", "+00:00"))
+        t1 = dt.datetime.fromisoformat(str(state["collected_at"]).replace("Z", "+00:00"))
+    except (KeyError, ValueError):
+        return None
+    seconds = (t1 - t0).total_seconds()
+    return seconds if seconds > 0 else None
 
 
 def _unreadable_reason(status: str, state: Mapping[str, Any] | None, snapshot: Snapshot, name: str) -> str:

@@ -44,6 +44,7 @@ def run_check(
     formats: list[str],
     fail_on: str,
     today: dt.date | None = None,
+    previous: Path | None = None,
 ) -> tuple[Report, list[Path]]:
     """Run ``fabline check``: returns the report and the files written."""
     from fabline.inventory import load_inventory
@@ -52,7 +53,7 @@ def run_check(
     devices = inv.devices(limit)
     snap = Snapshot(snapshot)
     engine = build_engine(baselines, checks_dir, lambda pattern: set(inv.select(pattern)), today)
-    outcome = engine.run(devices, snap)
+    outcome = engine.run(devices, snap, Snapshot(previous) if previous is not None else None)
     known = {d.name for d in devices}
     if limit is None:
         extra = [n for n in snap.device_names() if n not in known]

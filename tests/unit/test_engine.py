@@ -361,3 +361,38 @@ def test_baseline_tunes_python_check_severity_and_disables(tmp_path: Path) -> No
 def test_exit_codes(results: list[Status], fail_on: Severity, code: ExitCode) -> None:
     rs = [Result("x", "d", str(i), st, Severity.MAJOR) for i, st in enumerate(results)]
     assert exit_code(rs, fail_on) is code
+
+
+class _PauseDeltaCheck(Check):
+    """PFC pauses between two snapshots (test check)."""
+
+    id = "pause-delta"
+
+    def check_device(self, device: DeviceContext) -> Iterable[Result]:
+        if device.previous is None:
+            yield self.skipped(device.name, None, "no previous snapshot")
+            return
+        now = device.state["interfaces"]["Ethernet0"]["counters"]["pfc_rx_pause"]["3"]
+        before = device.previous["interfaces"]["Ethernet0"]["counters"]["pfc_rx_pause"]["3"]
+        yield self.passed(device.name, None, actual={"delta": now - before, "interval_s": device.interval_s})
+
+
+def test_previous_snapshot_reaches_checks_with_interval(tmp_path: Path) -> None:
+    from fabline.baseline import load_baseline
+    from fabline.engine import Engine
+    from fabline.snapshot import Snapshot
+    from tests.helpers import write_snapshot, write_yaml
+
+    def doc(n: int, at: str) -> dict[str, object]:
+        return state("leaf1", collected_at=at, interfaces={"Ethernet0": {"counters": {"pfc_rx_pause": {"3": n}}}})
+
+    before = write_snapshot(tmp_path / "before", [doc(100, "2026-11-28T02:00:00Z")])
+    after = write_snapshot(tmp_path / "after", [doc(160, "2026-11-29T02:00:00Z")])
+    missing = write_snapshot(tmp_path / "empty", [])
+    engine = Engine(load_baseline([write_yaml(tmp_path / "b.yml", "rules: []")]), {"pause-delta": _PauseDeltaCheck}, lambda p: set())
+    (r,) = engine.run([FakeDevice("leaf1")], Snapshot(after), Snapshot(before)).results
+    assert r.actual == {"delta": 60, "interval_s": 86400.0}
+    (r,) = engine.run([FakeDevice("leaf1")], Snapshot(after), Snapshot(missing)).results
+    assert r.status is Status.SKIPPED
+    (r,) = engine.run([FakeDevice("leaf1")], Snapshot(after)).results
+    assert r.status is Status.SKIPPED

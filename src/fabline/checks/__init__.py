@@ -54,6 +54,9 @@ class DeviceContext:
         vars: Inventory variables (merged, templated; secrets are not included).
         state: The state document (schema v1), as loaded; read it, never modify it.
         roles_by_name: Inventory role of every device by lower-case name, to classify LLDP peers.
+        previous: The device's state in an earlier snapshot (``--previous``), for counter deltas;
+            None when no earlier snapshot was given or it has no usable state for this device.
+        interval_s: Seconds between the two snapshots' collection times, when both are known.
     """
 
     name: str
@@ -63,6 +66,8 @@ class DeviceContext:
     vars: Mapping[str, Any]
     state: Mapping[str, Any]
     roles_by_name: Mapping[str, str]
+    previous: Mapping[str, Any] | None = None
+    interval_s: float | None = None
 
     @property
     def interfaces(self) -> Mapping[str, Mapping[str, Any]]:
