@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from jinja2 import TemplateError, TemplateSyntaxError, UndefinedError, meta
+from jinja2 import TemplateError, TemplateSyntaxError, Undefined, UndefinedError, meta
 from jinja2.runtime import StrictUndefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -1053,7 +1053,10 @@ class Inventory:
             "inventory_hostname_short": name.split(".", maxsplit=1)[0],
             "group_names": list(groups),
         }
-        values = self._templater.render_vars(name, raw, magic, self._groups_var)
+        try:
+            values = self._templater.render_vars(name, raw, magic, self._groups_var)
+        except _VarError as exc:
+            raise ConfigError(exc.message, file=self._where(name, exc.key)) from None
         role = self._role(name, values)
         platform = self._platform(name, values, role)
         return Device(
@@ -1205,6 +1208,15 @@ class _TemplateFailureError(Exception):
     """A template could not be rendered; the message never contains a variable's value."""
 
 
+class _VarError(Exception):
+    """A host variable could not be templated; the inventory adds the file that set it."""
+
+    def __init__(self, message: str, key: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.key = key
+
+
 def _lookup(plugin: str, *terms: Any, **kwargs: Any) -> Any:
     """Ansible's ``lookup('env', NAME, default='')``: unset variables give the default."""
     wantlist = bool(kwargs.pop("wantlist", False))
@@ -1283,7 +1295,7 @@ class _Templater:
                 return done[key]
             if key in stack:
                 chain = " -> ".join([*stack[stack.index(key) :], key])
-                raise ConfigError(f"host {host!r}: variable {key!r} refers to itself ({chain})", key=key)
+                raise _VarError(f"host {host!r}: variable {key!r} refers to itself ({chain})", key)
             stack.append(key)
             try:
                 done[key] = walk(raw[key], key)
@@ -1315,19 +1327,21 @@ class _Templater:
                 if cache_key is not None and cache_key in self._results:
                     return self._results[cache_key]
                 out = fn(**ctx)
+                if isinstance(out, Undefined):
+                    out._fail_with_undefined_error()
                 if cache_key is not None:
                     self._results[cache_key] = out
                 return out
-            except ConfigError:
+            except _VarError:
                 raise
             except UndefinedError as exc:
-                raise ConfigError(f"host {host!r}: variable {key!r}: {exc.message}", key=key) from None
+                raise _VarError(f"host {host!r}: variable {key!r}: {exc.message}", key) from None
             except TemplateSyntaxError as exc:
-                raise ConfigError(
-                    f"host {host!r}: variable {key!r}: template syntax error: {exc.message}", key=key
+                raise _VarError(
+                    f"host {host!r}: variable {key!r}: template syntax error: {exc.message}", key
                 ) from None
             except _TemplateFailureError as exc:
-                raise ConfigError(f"host {host!r}: variable {key!r}: {exc}", key=key) from None
+                raise _VarError(f"host {host!r}: variable {key!r}: {exc}", key) from None
             except (
                 TemplateError,
                 ArithmeticError,
@@ -1337,8 +1351,8 @@ class _Templater:
                 AttributeError,
             ) as exc:
                 # The exception text may quote a value (a secret); name only its kind.
-                raise ConfigError(
-                    f"host {host!r}: variable {key!r}: template failed ({type(exc).__name__})", key=key
+                raise _VarError(
+                    f"host {host!r}: variable {key!r}: template failed ({type(exc).__name__})", key
                 ) from None
 
         for key in raw:
