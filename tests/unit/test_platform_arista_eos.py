@@ -11,7 +11,15 @@ import jsonschema
 import pytest
 import yaml
 
-from fabline.platforms import arista_eos, arista_eos_config, arista_eos_names, merge_fragments, parse_output
+from fabline.errors import ParseError
+from fabline.platforms import (
+    arista_eos,
+    arista_eos_config,
+    arista_eos_names,
+    get_platform,
+    merge_fragments,
+    parse_output,
+)
 from fabline.state import schema_document
 from tests.conftest import samples_dir
 
@@ -190,9 +198,6 @@ def test_status_row_with_status_word_inside_the_name() -> None:
 
 def test_any_output_to_any_command_is_a_fragment_or_a_parse_error() -> None:
     """Every sample, whole and cut in half, fed to every command: never another exception."""
-    from fabline.errors import ParseError
-    from fabline.platforms import get_platform
-
     local = Path(__file__).resolve().parents[1] / "parsers" / "local" / "arista_eos"
     files = sorted((samples_dir() / "arista_eos").glob("*")) + sorted(local.glob("*"))
     assert len(files) > 20

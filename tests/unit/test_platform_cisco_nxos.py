@@ -11,7 +11,15 @@ import jsonschema
 import pytest
 import yaml
 
-from fabline.platforms import cisco_nxos, cisco_nxos_config, cisco_nxos_names, merge_fragments, parse_output
+from fabline.errors import ParseError
+from fabline.platforms import (
+    cisco_nxos,
+    cisco_nxos_config,
+    cisco_nxos_names,
+    get_platform,
+    merge_fragments,
+    parse_output,
+)
 from fabline.state import schema_document
 from tests.conftest import samples_dir
 
@@ -143,9 +151,6 @@ def test_lane_dom_values_skip_na() -> None:
 
 def test_any_output_to_any_command_is_a_fragment_or_a_parse_error() -> None:
     """Every sample, whole and cut in half, fed to every command: never another exception."""
-    from fabline.errors import ParseError
-    from fabline.platforms import get_platform
-
     local = Path(__file__).resolve().parents[1] / "parsers" / "local" / "cisco_nxos"
     files = sorted((samples_dir() / "cisco_nxos").glob("*")) + sorted(local.glob("*"))
     assert len(files) > 20
