@@ -25,6 +25,8 @@ _DASHES = re.compile(r"^\s*-+(\s+-+)*\s*$")
 #: A header underline has a dash run per column; a single long run is a footer rule.
 _UNDERLINE = re.compile(r"^\s*-+(\s+-+)+\s*$")
 _DOC_PLACEHOLDER = re.compile(r"^\s*(\.\.\.|<[^>]*>)\s*$")
+#: Multi-ASIC output heads each namespace's table with this line (sonic-utilities multi_asic).
+_NAMESPACE = re.compile(r"^\s*Namespace\s+\S+\s*$")
 _IFNAME = re.compile(r"^[A-Za-z][\w./:\-]*$")
 #: A port heading a transceiver block ends in its number (``Ethernet0``, ``Ethernet-BP4``).
 _PORTNAME = re.compile(r"^[A-Za-z][\w./\-]*\d$")
@@ -86,7 +88,8 @@ def dash_tables(lines: list[str]) -> list[Table]:
     """Every dash-underlined table in the lines, in order.
 
     A header is underlined by one dash run per column (so at least two). A table ends at a
-    dash-only footer line, at the next table's header or at the end; blank
+    dash-only footer line, a multi-ASIC ``Namespace asicN`` line, the next table's header or the
+    end; blank
     lines inside a table are skipped (``show pfc counters --history`` groups rows with them).
 
     Example:
@@ -106,7 +109,7 @@ def dash_tables(lines: list[str]) -> list[Table]:
         j = i + 1
         while j < len(lines):
             line = lines[j]
-            if _DASHES.match(line):
+            if _DASHES.match(line) or _NAMESPACE.match(line):
                 break
             if j + 1 < len(lines) and _UNDERLINE.match(lines[j + 1]) and line.strip():
                 break  # the next table's header
@@ -119,16 +122,19 @@ def dash_tables(lines: list[str]) -> list[Table]:
 
 
 def _table(output: str, ctx: ParseContext, columns: tuple[str, ...], expected: str) -> Table:
-    """The first table holding all the given columns; its key column must hold interface names."""
+    """The rows of every table holding all the given columns (multi-ASIC output prints one table
+    per namespace); the first column named must hold interface names.
+    """
     text = check_text(output, ctx, expected)
-    for table in dash_tables(command_lines(text)):
-        if all(c in table.headers for c in columns):
-            key = columns[0]
-            for row in table.rows:
-                if not _IFNAME.match(row[key]):
-                    raise ctx.fail(expected, f"row {row[key]!r} is not an interface name")
-            return table
-    raise ctx.fail(expected, "no table with columns " + ", ".join(repr(c) for c in columns))
+    tables = [t for t in dash_tables(command_lines(text)) if all(c in t.headers for c in columns)]
+    if not tables:
+        raise ctx.fail(expected, "no table with columns " + ", ".join(repr(c) for c in columns))
+    key = columns[0]
+    rows = [row for table in tables for row in table.rows]
+    for row in rows:
+        if not _IFNAME.match(row[key]):
+            raise ctx.fail(expected, f"row {row[key]!r} is not an interface name")
+    return Table(tables[0].headers, tuple(rows))
 
 
 def _na(value: str) -> bool:
@@ -428,17 +434,16 @@ def parse_show_pfc_asymmetric(output: str, ctx: ParseContext) -> Fragment:
 def parse_show_pfcwd_config(output: str, ctx: ParseContext) -> Fragment:
     """``show pfcwd config``: per-port pfc_watchdog and the device's qos.pfc_watchdog.
 
-    Only ports with a watchdog are listed, so ``enabled`` is true on each row; the device is
-    enabled when any port is. The preamble gives the polling interval and the big red switch.
+    Only ports with a PFC_WD entry are listed (sonic-utilities ``pfcwd/main.py``), so
+    ``enabled`` is true on each row and the device is enabled when any row exists. A restoration
+    time of ``infinite`` leaves ``restoration_ms`` absent. The preamble gives the polling interval
+    and the big red switch.
     """
     expected = "a PFC watchdog config table (PORT, ACTION, DETECTION TIME)"
     table = _table(output, ctx, ("PORT", "ACTION", "DETECTION TIME"), expected)
     lines = command_lines(output)
     per_port: dict[str, dict[str, Any]] = {}
     for row in table.rows:
-        if _na(row["ACTION"]):
-            per_port[row["PORT"]] = {"enabled": False}
-            continue
         wd: dict[str, Any] = {"enabled": True, "action": row["ACTION"]}
         for col, name in (("DETECTION TIME", "detection_ms"), ("RESTORATION TIME", "restoration_ms")):
             value = _count(row.get(col, ""))
