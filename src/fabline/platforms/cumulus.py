@@ -343,7 +343,7 @@ def parse_net_show_interface_all_json(output: str, ctx: ParseContext) -> Fragmen
     """``net show interface all json`` (NCLU, Cumulus 3.x/4.x): link state, MTU, speed, LLDP.
 
     NCLU lists every neighbour heard on a port; the first is ``lldp``, any others go to the
-    added ``lldp_extra_neighbors`` list (several neighbours on one port means a shared segment).
+    added ``lldp.other_neighbors`` list (several neighbours on one port: a shared segment).
     """
     expected = "NCLU interface JSON (an object of interfaces with iface_obj)"
     doc = load_json(output, ctx, expected)
@@ -371,7 +371,7 @@ def parse_net_show_interface_all_json(output: str, ctx: ParseContext) -> Fragmen
         if neighbors:
             fields["lldp"] = neighbors[0]
         if len(neighbors) > 1:
-            fields["lldp_extra_neighbors"] = neighbors[1:]
+            fields["lldp"]["other_neighbors"] = neighbors[1:]
         interfaces[name] = fields
     return {"interfaces": interfaces}
 
@@ -672,7 +672,7 @@ def parse_nv_config_show_json(output: str, ctx: ParseContext) -> Fragment:
         fields.update(_nvue_qos_profiles(qos_cfg, named))
         wd = port_qos.get("pfc-watchdog")
         if isinstance(wd, Mapping) and wd.get("state") is not None and flag(str(wd["state"])) is not None:
-            fields["pfc_watchdog"] = flag(str(wd["state"]))
+            fields["pfc_watchdog"] = {"enabled": flag(str(wd["state"]))}
         if fields:
             interfaces[str(name)] = fields
     if interfaces:
@@ -751,7 +751,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "net show interface all json",
         parse_net_show_interface_all_json,
-        "interfaces.*.{admin_up,oper_up,mtu,speed_gbps,description,lldp,lldp_extra_neighbors}",
+        "interfaces.*.{admin_up,oper_up,mtu,speed_gbps,description,lldp.{device,port,mgmt_ip,other_neighbors}}",
     ),
     Command(
         "net show configuration commands",

@@ -561,6 +561,7 @@ def _lldpd_neighbor(body: Mapping[str, Any]) -> dict[str, str]:
         # A MAC port id names no port: prefer the description (issue 3, "Vendor semantics").
         if pid_value and (pid_type == "mac" or _MAC.match(pid_value)) and descr:
             out["port"] = descr
+            out["port_id"] = pid_value
         elif pid_value:
             out["port"] = pid_value
     return out
@@ -719,7 +720,9 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("show_gids", parse_show_gids, "interfaces.IF.nic.{rdma_device,gids}"),
     Command(
-        "lldpctl -f json", parse_lldpctl_json, "interfaces.*.lldp.{device,port,port_description,chassis_id}"
+        "lldpctl -f json",
+        parse_lldpctl_json,
+        "interfaces.*.lldp.{device,port,port_id,port_description,chassis_id}",
     ),
     Command("lsmod", parse_lsmod, "host.{kernel_modules,gpudirect_rdma}"),
     Command("cat /etc/nccl.conf", parse_nccl_conf, "host.nccl_env", kind="file"),
