@@ -127,6 +127,8 @@ def _formats(value: str) -> list[str]:
               help="Date waivers expire against (default: today).")  # fmt: skip
 @click.option("--previous", type=click.Path(path_type=Path), default=None,
               help="An earlier snapshot: counter checks judge deltas between the two.")  # fmt: skip
+@click.option("--cabling", type=click.Path(path_type=Path), default=None,
+              help="Cabling plan CSV (expected links) for the rail and Clos checks.")  # fmt: skip
 @click.option("-q", "--quiet", is_flag=True, help="No console summary.")
 @_friendly
 def check(
@@ -140,6 +142,7 @@ def check(
     fail_on: str,
     today: dt.datetime | None,
     previous: Path | None,
+    cabling: Path | None,
     quiet: bool,
 ) -> None:
     """Check a snapshot against the baseline and write reports."""
@@ -157,6 +160,7 @@ def check(
         fail_on=fail_on,
         today=today.date() if today else None,
         previous=previous,
+        cabling=cabling,
     )
     if not quiet:
         from fabline.reports.console import print_summary

@@ -394,7 +394,11 @@ class Engine:
         return out
 
     def run(
-        self, devices: Sequence[DeviceLike], snapshot: Snapshot, previous: Snapshot | None = None
+        self,
+        devices: Sequence[DeviceLike],
+        snapshot: Snapshot,
+        previous: Snapshot | None = None,
+        options: Mapping[str, Any] | None = None,
     ) -> RunOutcome:
         """Check every device against every applicable rule and check.
 
@@ -403,6 +407,7 @@ class Engine:
             snapshot: The snapshot to check.
             previous: An earlier snapshot; Python checks see each device's earlier state (for
                 counter deltas) as ``DeviceContext.previous``.
+            options: Run-wide inputs for fabric checks (``FabricContext.options``).
         """
         started = time.time()
         roles_by_name = {d.name.lower(): d.role for d in devices}
@@ -446,7 +451,9 @@ class Engine:
             assert state is not None
             prev = _previous_state(previous, dev.name, warnings) if previous is not None else None
             self._check_device(dev, state, roles_by_name, results, collected, prev)
-        fabric = FabricContext(summaries, {}, roles_by_name)
+        fabric = FabricContext(
+            summaries, {}, roles_by_name, {**(options or {}), "previous": previous is not None}
+        )
         for pc in self.pychecks:
             if pc.check.scope != "fabric":
                 continue

@@ -45,6 +45,7 @@ def run_check(
     fail_on: str,
     today: dt.date | None = None,
     previous: Path | None = None,
+    cabling: Path | None = None,
 ) -> tuple[Report, list[Path]]:
     """Run ``fabline check``: returns the report and the files written."""
     from fabline.inventory import load_inventory
@@ -53,7 +54,11 @@ def run_check(
     devices = inv.devices(limit)
     snap = Snapshot(snapshot)
     engine = build_engine(baselines, checks_dir, lambda pattern: set(inv.select(pattern)), today)
-    outcome = engine.run(devices, snap, Snapshot(previous) if previous is not None else None)
+    if cabling is not None and not cabling.is_file():
+        raise ConfigError("cabling plan not found", file=cabling)
+    outcome = engine.run(
+        devices, snap, Snapshot(previous) if previous is not None else None, {"cabling_plan": cabling}
+    )
     known = {d.name for d in devices}
     if limit is None:
         extra = [n for n in snap.device_names() if n not in known]

@@ -28,7 +28,7 @@ check raises becomes an ``error`` result; it never stops the run.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -194,8 +194,12 @@ class FabricContext:
         devices: Every selected inventory device by name (readable or not).
         collected: Per device name, the value ``collect`` returned (readable devices only).
         roles_by_name: Inventory role by lower-case device name.
+        options: Run-wide inputs from the command line, e.g. ``cabling_plan`` (a Path to the
+            expected-links CSV given with ``--cabling``) and ``previous`` (True when an earlier
+            snapshot was given).
     """
 
     devices: Mapping[str, DeviceSummary]
     collected: Mapping[str, Any]
     roles_by_name: Mapping[str, str]
+    options: Mapping[str, Any] = field(default_factory=dict)

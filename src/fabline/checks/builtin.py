@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from fabline.checks import Check, DeviceContext
+from fabline.checks.fabric import FABRIC_CHECKS
 from fabline.results import Result, Severity
 
 
@@ -40,4 +41,4 @@ class DeviceCollectionCheck(Check):
         )
 
 
-BUILTIN_CHECKS: tuple[type[Check], ...] = (DeviceCollectionCheck,)
+BUILTIN_CHECKS: tuple[type[Check], ...] = (DeviceCollectionCheck, *FABRIC_CHECKS)

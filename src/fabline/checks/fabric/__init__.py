@@ -1,0 +1,11 @@
+"""Fabric-level built-in checks: links (both ends), rail cabling, Clos shape, fleet skew, health.
+
+Each check module defines :class:`~fabline.checks.Check` subclasses; ``FABRIC_CHECKS`` lists them
+in the order they run and appear in ``fabline checks list``.
+"""
+
+from __future__ import annotations
+
+from fabline.checks import Check
+
+FABRIC_CHECKS: tuple[type[Check], ...] = ()
