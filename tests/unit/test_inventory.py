@@ -135,6 +135,18 @@ def test_group_vars_file_beats_deeper_inventory_group_var(tmp_path: Path) -> Non
     assert inv.host_vars("h")["x"] == "file-a"
 
 
+def test_edge_cases() -> None:
+    inv = load_inventory(FIXTURES / "edge_cases" / "hosts.yml")
+    assert inv.groups["ungrouped"].hosts == ["lonely", "solo"]
+    assert inv.host_groups("early") == ["rack1", "racks"]
+    assert inv.groups["racks"].children == ["rack1"]
+    assert inv.groups["deepest"].depth == 3
+    assert inv.host_vars("d1")["where"] == "deepest"
+    assert inv.host_vars("solo")["nested"] == {"a": 9}
+    assert inv.host_vars("fe80::1")["ansible_port"] == 2022
+    assert "10.0.0.7" in inv.hosts
+
+
 def test_directory_inventory() -> None:
     inv = load_inventory(FIXTURES / "dir_inventory")
     assert set(inv.hosts) == {

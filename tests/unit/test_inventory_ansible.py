@@ -25,6 +25,7 @@ INVENTORIES = [
     FIXTURES / "ini_features" / "hosts.ini",
     FIXTURES / "precedence" / "hosts.yml",
     FIXTURES / "dir_inventory",
+    FIXTURES / "edge_cases" / "hosts.yml",
 ]
 
 
