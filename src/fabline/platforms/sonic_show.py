@@ -490,7 +490,10 @@ def parse_show_ecn(output: str, ctx: ParseContext) -> Fragment:
 # ---------------------------------------------------------------------------------------------
 
 _PORT_BLOCK = re.compile(r"^(\S+?):\s*(.*)$")
-_LANE_POWER = re.compile(r"^\s*(RX|TX)(\d+)Power\s*:\s*(-?\d+(?:\.\d+)?)\s*dBm", re.IGNORECASE)
+_LANE_POWER = re.compile(r"^\s*(RX|TX)(\d+)Power\s*:\s*(-inf|-?\d+(?:\.\d+)?)\s*(?:dBm)?\s*$", re.IGNORECASE)
+#: SONiC prints 0 mW as ``-inf`` dBm; JSON has no infinity, so a dark lane is stored as this floor
+#: (below any receiver's sensitivity: a power threshold check fails on it, as it should).
+NO_LIGHT_DBM = -40.0
 _TEMPERATURE = re.compile(r"^\s*Temperature\s*:\s*(-?\d+(?:\.\d+)?)\s*C\b")
 _EEPROM_KEYS = {
     "Vendor Name": "vendor",
@@ -521,15 +524,19 @@ def parse_show_interfaces_transceiver_eeprom(output: str, ctx: ParseContext) -> 
 
     Fills vendor, part_number, serial, type (the Identifier), revision, firmware (CMIS), and with
     ``--dom`` temperature_c and per-lane rx_power_dbm / tx_power_dbm. ``present`` is false for a
-    port whose module is not detected. A lane reading that is not a number (``-inf``) is skipped.
+    port whose module is not detected; an RJ45 port ("SFP EEPROM is not applicable") gets no
+    optics. A ``-inf`` lane (no light) reads as :data:`NO_LIGHT_DBM` and is listed in the added
+    ``rx_no_light_lanes`` (lane numbers from 1).
     """
     expected = "'EthernetN: SFP EEPROM detected' blocks"
     blocks = _port_blocks(command_lines(check_text(output, ctx, expected)))
-    blocks = [b for b in blocks if "detected" in b[1].lower()]
+    blocks = [b for b in blocks if "detected" in b[1].lower() or "not applicable" in b[1].lower()]
     if not blocks:
         raise ctx.fail(expected)
     out: dict[str, dict[str, Any]] = {}
     for port, status, body in blocks:
+        if "not applicable" in status.lower():
+            continue  # an RJ45 port has no pluggable module to describe
         if "not detected" in status.lower():
             out[port] = {"optics": {"present": False}}
             continue
@@ -538,7 +545,8 @@ def parse_show_interfaces_transceiver_eeprom(output: str, ctx: ParseContext) -> 
         for line in body:
             m = _LANE_POWER.match(line)
             if m:
-                lanes[m.group(1).upper()][int(m.group(2))] = float(m.group(3))
+                dbm = NO_LIGHT_DBM if m.group(3).lower() == "-inf" else float(m.group(3))
+                lanes[m.group(1).upper()][int(m.group(2))] = dbm
                 continue
             m = _TEMPERATURE.match(line)
             if m:
@@ -551,6 +559,9 @@ def parse_show_interfaces_transceiver_eeprom(output: str, ctx: ParseContext) -> 
         for direction, field in (("RX", "rx_power_dbm"), ("TX", "tx_power_dbm")):
             if lanes[direction]:
                 optics[field] = [lanes[direction][k] for k in sorted(lanes[direction])]
+        dark = [k for k, v in sorted(lanes["RX"].items()) if v == NO_LIGHT_DBM]
+        if dark:
+            optics["rx_no_light_lanes"] = dark
         out[port] = {"optics": optics}
     return _interfaces(out)
 
