@@ -901,19 +901,24 @@ class Inventory:
 
     # -- ansible-inventory --list -----------------------------------------------------------------
 
-    def to_ansible_list(self) -> dict[str, Any]:
-        """The JSON document ``ansible-inventory -i PATH --list`` prints (ansible-core 2.19 shape).
+    def to_ansible_list(self, limit: str | None = None) -> dict[str, Any]:
+        """The JSON document ``ansible-inventory -i PATH --list [--limit LIMIT]`` prints.
 
-        Variables are not templated (ansible-inventory does not template either); dates become ISO
-        strings as in Ansible's JSON encoder.
+        The shape is ansible-core 2.19's. Variables are not templated (ansible-inventory does not
+        template either); dates become ISO strings as in Ansible's JSON encoder.
+
+        Raises:
+            ConfigError: A limit that matches no host (see :meth:`select`).
         """
         out: dict[str, Any] = {}
         seen: set[str] = set()
+        available = set(self.select(limit)) if limit not in (None, "", "all", "*") else None
 
         def fmt(group: Group) -> None:
             entry: dict[str, Any] = {}
-            if group.name != "all" and group.hosts:
-                entry["hosts"] = list(group.hosts)
+            members = group.hosts if available is None else [h for h in group.hosts if h in available]
+            if group.name != "all" and members:
+                entry["hosts"] = list(members)
             out[group.name] = entry
             for child in group.children:
                 if child not in seen:
@@ -927,6 +932,8 @@ class Inventory:
         fmt(self.groups["all"])
         hostvars: dict[str, Any] = {}
         for name in self.hosts:
+            if available is not None and name not in available:
+                continue
             data = {k: _jsonable(v) for k, v in self.host_vars(name).items() if k not in INTERNAL_STATIC_VARS}
             if data:
                 hostvars[name] = data

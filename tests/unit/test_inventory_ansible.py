@@ -63,6 +63,21 @@ def test_list_equals_ansible_inventory(path: Path, tmp_path: Path) -> None:
             assert list(mine[name].get("children", [])) == entry.get("children", [])
 
 
+@pytest.mark.parametrize(
+    ("path", "limit"),
+    [
+        (REPO / "inventory" / "lab.yml", "leaf-r2-a"),
+        (REPO / "inventory" / "lab.yml", "fabric:!spine"),
+        (FIXTURES / "yaml_features" / "hosts.yml", "pod_b:gpu-a"),
+    ],
+)
+def test_list_with_limit_equals_ansible_inventory(path: Path, limit: str, tmp_path: Path) -> None:
+    real = json.loads(
+        _ansible("ansible-inventory", "-i", str(path), "--list", "--limit", limit, cwd=tmp_path)
+    )
+    assert load_inventory(path).to_ansible_list(limit) == real
+
+
 def test_list_is_json_serialisable_like_ansible(tmp_path: Path) -> None:
     path = tmp_path / "h.yml"
     path.write_text("all:\n  hosts:\n    h1:\n      day: 2024-01-02\n      at: 2024-01-02 10:00:00\n")
