@@ -21,6 +21,7 @@ from fabline.platforms.base import Fragment, ParseContext, check_text
 from fabline.platforms.sonic_configdb import int_list, watchdog_summary, wred_profile_state
 
 _PROMPT = re.compile(r"^\s*[\w.\-]+@[\w.\-]+:\S*\s*[$#]")
+_TOKEN = re.compile(r"\S+")
 _DASHES = re.compile(r"^\s*-+(\s+-+)*\s*$")
 #: A header underline has a dash run per column; a single long run is a footer rule.
 _UNDERLINE = re.compile(r"^\s*-+(\s+-+)+\s*$")
@@ -69,18 +70,28 @@ class Table:
 
 
 def _assign(line: str, spans: list[tuple[int, int]]) -> list[str]:
-    """Cells of a line: each whitespace-separated token goes to the column it overlaps most."""
+    """Cells of a line: each whitespace-separated token goes to the column it overlaps most.
+
+    The score ``min(end, b) - max(start, a)`` is the overlap, or minus the gap when the token
+    misses the column; along the (ordered, disjoint) columns it rises to one peak, and tokens
+    come left to right, so one forward-moving pointer finds each token's column.
+
+    Example:
+        >>> _assign(" Ethernet12   0", [(1, 12), (14, 16)])
+        ['Ethernet12', '0']
+    """
     cells: list[list[str]] = [[] for _ in spans]
-    for m in re.finditer(r"\S+", line):
+    last = len(spans) - 1
+    k = 0
+    for m in _TOKEN.finditer(line):
         start, end = m.span()
-        best, best_key = 0, (-1, 0)
-        for k, (a, b) in enumerate(spans):
-            overlap = min(end, b) - max(start, a)
-            distance = 0 if overlap > 0 else min(abs(start - b), abs(a - end))
-            key = (overlap, -distance)
-            if key > best_key:
-                best, best_key = k, key
-        cells[best].append(m.group())
+        score = min(end, spans[k][1]) - max(start, spans[k][0])
+        while k < last:
+            nxt = min(end, spans[k + 1][1]) - max(start, spans[k + 1][0])
+            if nxt <= score:
+                break
+            k, score = k + 1, nxt
+        cells[k].append(m.group())
     return [" ".join(c) for c in cells]
 
 
