@@ -746,15 +746,15 @@ class _VarsDir:
                 return _vars_dir_files(path) if path.is_dir() else [path]
         return []
 
-    def unused(self, names: set[str]) -> list[str]:
-        """Entries that name no known entity (typo hints for ``fabline validate``)."""
+    def orphans(self, names: Mapping[str, Any]) -> list[str]:
+        """Entries that belong to no known group/host (e.g. ``group_vars/leafs.yml``), as paths."""
         out = []
         for entry in sorted(self.entries):
-            if entry.startswith("."):
+            if entry.startswith(".") or entry.endswith("~"):
                 continue
             stem = next((entry[: -len(e)] for e in _VARS_EXTS[1:] if entry.endswith(e)), entry)
             if stem not in names and entry not in names:
-                out.append(entry)
+                out.append(str(self.folder / entry))
         return out
 
 
@@ -890,6 +890,14 @@ class Inventory:
             if key in self.groups[g].vars:
                 return self._var_files.get(("group", g), {}).get(key)
         return None
+
+    def orphan_vars_files(self) -> list[str]:
+        """``group_vars``/``host_vars`` entries that match no group or host.
+
+        Ansible ignores them silently; they are usually typos (``group_vars/leafs.yml``), so
+        ``fabline validate`` can warn about them.
+        """
+        return self._group_vars.orphans(self.groups) + self._host_vars.orphans(self.hosts)
 
     def _host(self, name: str) -> HostEntry:
         try:
@@ -1336,7 +1344,8 @@ class _Templater:
                 out = fn(**ctx)
                 if isinstance(out, Undefined):
                     out._fail_with_undefined_error()
-                if cache_key is not None:
+                # Only immutable results are shared between hosts.
+                if cache_key is not None and isinstance(out, (str, int, float, bool, type(None))):
                     self._results[cache_key] = out
                 return out
             except _VarError:

@@ -166,6 +166,29 @@ def test_directory_inventory() -> None:
     assert inv.var_origin("leaf01", "no_such_var") is None
 
 
+def test_orphan_vars_files(tmp_path: Path) -> None:
+    inv = _inv(
+        tmp_path,
+        "leaf:\n  hosts: {l1: }\n",
+        extra={
+            "group_vars/leafs.yml": "a: 1\n",
+            "group_vars/leaf.yml": "a: 2\n",
+            "host_vars/l2.yml": "b: 1\n",
+        },
+    )
+    assert inv.orphan_vars_files() == [f"{tmp_path}/group_vars/leafs.yml", f"{tmp_path}/host_vars/l2.yml"]
+    assert inv.host_vars("l1") == {"a": 2}
+
+
+def test_template_results_not_shared_between_hosts(tmp_path: Path) -> None:
+    inv = _inv(
+        tmp_path, "all:\n  vars:\n    fabline_role: host\n    l: '{{ [1, 2] }}'\n  hosts: {h1: , h2: }\n"
+    )
+    h1, h2 = inv.devices()
+    assert h1.vars["l"] == [1, 2]
+    assert h1.vars["l"] is not h2.vars["l"]
+
+
 def test_hosts_in_ansible_order() -> None:
     inv = load_inventory(LAB)
     # `all`'s own hosts, then its children's hosts, then the next level (as ansible --list-hosts).
