@@ -615,11 +615,11 @@ def parse_lsmod(output: str, ctx: ParseContext) -> Fragment:
 def parse_nccl_conf(output: str, ctx: ParseContext) -> Fragment:
     """``cat /etc/nccl.conf``: ``host.nccl_env`` (``NCCL_X=value`` lines; comments skipped).
 
-    An empty file is a valid answer (no pinned settings) and gives an empty ``nccl_env``.
+    An empty answer is a parse error (a failed read looks the same); a file of comments only is
+    a valid answer (no pinned settings) and gives an empty ``nccl_env``.
     """
     expected = "an nccl.conf (NCCL_NAME=value lines)"
-    if "\x00" in output:
-        raise ctx.fail(expected, "binary output")
+    check_text(output, ctx, expected)
     env: dict[str, str] = {}
     for line in output.splitlines():
         line = line.strip()
