@@ -138,7 +138,8 @@ def check_text(output: str, ctx: ParseContext, expected: str) -> str:
     for rx in _ERROR_BANNERS:
         m = rx.search(output[:4000])
         if m:
-            line = output[m.start() :].splitlines()[0].strip()
+            # A MULTILINE '^\s*' match may start on the blank line before the banner.
+            line = output[m.start() :].lstrip().splitlines()[0].strip()
             raise CommandUnavailable(ctx.platform, ctx.command, expected, f"device said {line!r}")
     return output
 
