@@ -25,6 +25,7 @@ from fabline.platforms.sonic_show import (
     parse_show_pfc_counters,
     parse_show_pfc_priority,
     parse_show_pfcwd_config,
+    parse_show_pfcwd_stats,
     parse_show_platform_summary,
     parse_show_queue_wredcounters,
     parse_show_version,
@@ -82,6 +83,11 @@ COMMANDS: tuple[Command, ...] = (
         parse_show_pfcwd_config,
         "qos.pfc_watchdog.{enabled, detection_ms, restoration_ms, action, poll_interval_ms, big_red_switch}; "
         "interfaces.*.pfc_watchdog",
+    ),
+    Command(
+        "show pfcwd stats",
+        parse_show_pfcwd_stats,
+        "interfaces.*.counters.{pfcwd_storms_detected, pfcwd_storms_restored}; interfaces.*.pfcwd_stormed_queues",
     ),
     Command("show ecn", parse_show_ecn, "qos.wred_profiles"),
     Command(

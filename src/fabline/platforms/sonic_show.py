@@ -474,6 +474,43 @@ def parse_show_pfcwd_config(output: str, ctx: ParseContext) -> Fragment:
     }
 
 
+def parse_show_pfcwd_stats(output: str, ctx: ParseContext) -> Fragment:
+    """``show pfcwd stats``: per-queue PFC storm counts and the queues in storm now.
+
+    Feeds the added ``counters.pfcwd_storms_detected`` / ``pfcwd_storms_restored`` (queue ->
+    cumulative count, from ``STORM DETECTED/RESTORED``) and ``pfcwd_stormed_queues`` (queues whose
+    status is ``stormed``). sonic-utilities leaves out queues whose counters are all zero (unless
+    ``-e``), so a queue missing here had no storm.
+    """
+    expected = "a PFC watchdog stats table (QUEUE, STATUS, STORM DETECTED/RESTORED)"
+    text = check_text(output, ctx, expected)
+    tables = [
+        t
+        for t in dash_tables(command_lines(text))
+        if {"QUEUE", "STATUS", "STORM DETECTED/RESTORED"} <= set(t.headers)
+    ]
+    if not tables:
+        raise ctx.fail(expected)
+    out: dict[str, dict[str, Any]] = {}
+    for row in (r for t in tables for r in t.rows):
+        port, sep, queue = row["QUEUE"].rpartition(":")
+        if not sep or not _IFNAME.match(port) or not queue.isdigit():
+            raise ctx.fail(expected, f"queue {row['QUEUE']!r} is not PORT:QUEUE")
+        body = out.setdefault(port, {})
+        detected, _, restored = row["STORM DETECTED/RESTORED"].partition("/")
+        counters = body.setdefault("counters", {})
+        for name, cell in (("pfcwd_storms_detected", detected), ("pfcwd_storms_restored", restored)):
+            value = _count(cell)
+            if value is not None:
+                counters.setdefault(name, {})[queue] = value
+        stormed = body.setdefault("pfcwd_stormed_queues", [])
+        if row["STATUS"].lower() == "stormed":
+            stormed.append(int(queue))
+    for body in out.values():
+        body["pfcwd_stormed_queues"] = sorted(body["pfcwd_stormed_queues"])
+    return _interfaces(out)
+
+
 def parse_show_ecn(output: str, ctx: ParseContext) -> Fragment:
     """``show ecn`` (ecnconfig -l): qos.wred_profiles (ecn mode, green thresholds, probability).
 
