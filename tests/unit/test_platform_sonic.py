@@ -49,7 +49,10 @@ def test_command_set_is_read_only_and_each_template_matches_itself() -> None:
     templates = [c.template for c in sonic.COMMANDS]
     assert len(templates) == len(set(templates))
     for cmd in sonic.COMMANDS:
-        assert cmd.template.startswith(("show ", "cat /etc/sonic/")), cmd.template
+        # Read-only by construction: show commands, a cat, and the two CONFIG_DB printers.
+        assert cmd.template.startswith(
+            ("show ", "cat /etc/sonic/", "sonic-cfggen -d --print-data", "sonic-db-dump -n CONFIG_DB")
+        ), cmd.template
         assert cmd.parser.__name__.startswith("parse_")
         line = cmd.render(**dict.fromkeys(cmd.parameters, "Ethernet0"))
         matched, params = sonic.PLATFORM.match(line)

@@ -47,6 +47,9 @@ _STATUS_FEEDS = (
 COMMANDS: tuple[Command, ...] = (
     Command("show runningconfiguration all", parse_show_runningconfiguration_all, _CONFIG_FEEDS),
     Command("cat /etc/sonic/config_db.json", parse_show_runningconfiguration_all, _CONFIG_FEEDS, kind="file"),
+    # The same CONFIG_DB, printed by the tools underneath (nested and flat 'TABLE|key' forms).
+    Command("sonic-cfggen -d --print-data", parse_show_runningconfiguration_all, _CONFIG_FEEDS),
+    Command("sonic-db-dump -n CONFIG_DB -y", parse_show_runningconfiguration_all, _CONFIG_FEEDS),
     Command(
         "show version",
         parse_show_version,
