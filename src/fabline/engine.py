@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 import re
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from fabline.baseline import Baseline, Expectation, Rule, Waiver, severity_of
 from fabline.checks import Check, DeviceContext, DeviceSummary, FabricContext, peer_role
 from fabline.errors import ConfigError, did_you_mean
 from fabline.operators import OperandError, Predicate, compile_operators
-from fabline.results import Result, Severity, Status
+from fabline.results import Result, ResultStore, Severity, Status
 from fabline.snapshot import Snapshot
 from fabline.state import UNREADABLE_STATUSES, StateError
 from fabline.templating import TemplateValueError, render, variables_of
@@ -83,7 +84,7 @@ class _Exp:
 
 def _walk(obj: Any, parts: tuple[str, ...]) -> Any:
     for part in parts:
-        if isinstance(obj, Mapping):
+        if type(obj) is dict or isinstance(obj, Mapping):
             obj = obj.get(part, _MISSING)
             if obj is _MISSING:
                 return _MISSING
@@ -172,18 +173,32 @@ class RuleProgram:
         self._cache[key] = compiled
         return compiled
 
-    def interfaces(
-        self, dev: DeviceLike, ifaces: Mapping[str, Any], roles_by_name: Mapping[str, str]
-    ) -> Iterator[tuple[str, Mapping[str, Any]]]:
-        """The device's interfaces this rule selects, in natural order."""
+    @property
+    def selector_key(self) -> tuple[Any, ...]:
+        """Rules with equal keys select the same interfaces (computed once per device)."""
+        return (
+            self.in_var,
+            self.name_rx.pattern if self.name_rx else None,
+            self.exclude_rx.pattern if self.exclude_rx else None,
+            self.facing,
+            self.admin_up,
+            self.oper_up,
+        )
+
+    def select_interfaces(
+        self,
+        dev: DeviceLike,
+        ordered: list[tuple[str, Mapping[str, Any]]],
+        roles_by_name: Mapping[str, str],
+    ) -> list[tuple[str, Mapping[str, Any]]]:
+        """The interfaces (name, body) of ``ordered`` this rule selects, in that order."""
         wanted: set[str] | None = None
         if self.in_var:
             listed = dev.vars.get(self.in_var)
-            wanted = {str(x) for x in listed} if isinstance(listed, list) else set()
-        for name in sorted(ifaces, key=natural_key):
-            body = ifaces[name]
-            if not isinstance(body, Mapping):
-                continue
+            # An unset variable leaves the condition out (see docs/baseline.md).
+            wanted = {str(x) for x in listed} if isinstance(listed, list) else None
+        out = []
+        for name, body in ordered:
             if wanted is not None and name not in wanted:
                 continue
             if self.name_rx is not None and not self.name_rx.fullmatch(name):
@@ -198,10 +213,29 @@ class RuleProgram:
                 role = peer_role(body, roles_by_name)
                 if role is None or (self.facing == "host") != (role == "host"):
                     continue
-            yield name, body
+            out.append((name, body))
+        return out
 
-    def evaluate(self, device: str, subject: str | None, body: Mapping[str, Any], prog: _Compiled) -> Result:
-        """One result for one subject (the interface body, or the whole state)."""
+    def evaluate(
+        self, device: str, subject: str | None, body: Mapping[str, Any], prog: _Compiled
+    ) -> Result | None:
+        """None when the subject passes (the hot path), else the non-pass Result."""
+        for e in prog.exps:
+            value = _walk(body, e.parts)
+            if (
+                value is _MISSING
+                or e.existence is not None
+                or (e.predicate is not None and e.predicate(value))
+            ):
+                return self.evaluate_fully(device, subject, body, prog)
+        if prog.when:
+            return self.evaluate_fully(device, subject, body, prog)
+        return None
+
+    def evaluate_fully(
+        self, device: str, subject: str | None, body: Mapping[str, Any], prog: _Compiled
+    ) -> Result | None:
+        """The detailed evaluation: preconditions, every expectation, the message. None = pass."""
         for w in prog.when:
             value = _walk(body, w.parts)
             if value is _MISSING:
@@ -255,7 +289,7 @@ class RuleProgram:
             if "error" in kinds:
                 return self._r(device, subject, Status.ERROR, f"{paths} not collected")
             return self._r(device, subject, Status.SKIPPED, f"not applicable: {paths} not present")
-        return Result(self.id, device, subject, Status.PASS, self.severity, prog.expected, actual, "")
+        return None
 
     def _r(self, device: str, subject: str | None, status: Status, message: str) -> Result:
         return Result(self.id, device, subject, status, self.severity, None, None, message)
@@ -286,7 +320,7 @@ class _WaiverMatcher:
 class RunOutcome:
     """Everything a report needs from one check run."""
 
-    results: list[Result]
+    results: ResultStore
     devices: list[dict[str, Any]]
     warnings: list[str] = field(default_factory=list)
     started: float = 0.0
@@ -411,7 +445,7 @@ class Engine:
         """
         started = time.time()
         roles_by_name = {d.name.lower(): d.role for d in devices}
-        results: list[Result] = []
+        results = ResultStore()
         device_rows: list[dict[str, Any]] = []
         warnings: list[str] = []
         collected: dict[str, dict[str, Any]] = {
@@ -473,7 +507,7 @@ class Engine:
                         _exc_message(exc),
                     )
                 )
-        warnings.extend(self._apply_waivers(results))
+        warnings.extend(self._apply_waivers(results.problems))
         return RunOutcome(results, device_rows, warnings, started, time.time(), self.describe_checks())
 
     # -- per device ---------------------------------------------------------------------------
@@ -497,29 +531,31 @@ class Engine:
         dev: DeviceLike,
         state: Mapping[str, Any],
         roles_by_name: Mapping[str, str],
-        results: list[Result],
+        results: ResultStore,
         collected: dict[str, dict[str, Any]],
         previous: Mapping[str, Any] | None = None,
     ) -> None:
         ifaces = state.get("interfaces")
+        ordered: list[tuple[str, Mapping[str, Any]]] | None = None
+        selections: dict[tuple[Any, ...], list[tuple[str, Mapping[str, Any]]]] = {}
+        name = dev.name
         for prog in self.programs:
             if not prog.selects(dev):
                 continue
             try:
                 compiled = prog.compiled(dev)
             except ConfigError as exc:
-                results.append(
-                    Result(prog.id, dev.name, None, Status.ERROR, prog.severity, None, None, str(exc))
-                )
+                results.append(Result(prog.id, name, None, Status.ERROR, prog.severity, None, None, str(exc)))
                 continue
             if not prog.per_interface:
-                results.append(prog.evaluate(dev.name, None, state, compiled))
+                r = prog.evaluate(name, None, state, compiled)
+                results.add_block(prog.id, name, prog.severity, compiled.expected, [None if r is None else r])
                 continue
             if not isinstance(ifaces, Mapping):
                 results.append(
                     Result(
                         prog.id,
-                        dev.name,
+                        name,
                         None,
                         Status.ERROR,
                         prog.severity,
@@ -529,16 +565,30 @@ class Engine:
                     )
                 )
                 continue
-            before = len(results)
-            for name, body in prog.interfaces(dev, ifaces, roles_by_name):
-                results.append(prog.evaluate(dev.name, name, body, compiled))
-            if len(results) == before:
+            if ordered is None:
+                ordered = [
+                    (sys.intern(n), ifaces[n])
+                    for n in sorted(ifaces, key=natural_key)
+                    if isinstance(ifaces[n], Mapping)
+                ]
+            key = prog.selector_key
+            selected = selections.get(key)
+            if selected is None:
+                selected = selections[key] = prog.select_interfaces(dev, ordered, roles_by_name)
+            if not selected:
                 results.append(
                     Result(
-                        prog.id, dev.name, None, Status.SKIPPED, prog.severity, None, None,
+                        prog.id, name, None, Status.SKIPPED, prog.severity, None, None,
                         "no interface matches the rule's interface selector",
                     )
                 )  # fmt: skip
+                continue
+            evaluate = prog.evaluate
+            items: list[Any] = []
+            for subject, body in selected:
+                r = evaluate(name, subject, body, compiled)
+                items.append(subject if r is None else r)
+            results.add_block(prog.id, name, prog.severity, compiled.expected, items)
         if not self.pychecks:
             return
         ctx = DeviceContext(

@@ -43,8 +43,14 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+_SCALARS = (int, str, float)
+
+
 def _same(a: Any, b: Any) -> bool:
     """Equality where 9000 == 9000.0 but True != 1 and "3" != 3."""
+    ta = type(a)
+    if ta is type(b) and ta in _SCALARS:  # the common case, first
+        return bool(a == b)
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if _is_number(a) and _is_number(b):
@@ -78,8 +84,11 @@ def _as_list(name: str, operand: Any) -> list[Any]:
 
 def _compile_one(name: str, operand: Any) -> Predicate:
     if name == "equals":
+        op_type = type(operand)
 
         def equals(v: Any) -> str | None:
+            if type(v) is op_type and v == operand:
+                return None
             return None if _same(v, operand) else f"is {_fmt(v)}, expected {_fmt(operand)}"
 
         return equals
@@ -112,6 +121,9 @@ def _compile_one(name: str, operand: Any) -> Predicate:
             lo, hi = -math.inf, _number(name, operand)
 
         def bounded(v: Any) -> str | None:
+            tv = type(v)
+            if (tv is int or tv is float) and lo <= v <= hi:
+                return None
             if not _is_number(v):
                 return f"is {_fmt(v)}, not a number"
             if v < lo:
@@ -147,8 +159,11 @@ def _compile_one(name: str, operand: Any) -> Predicate:
         return contains
     if name == "exactly":
         wanted = _as_list(name, operand)
+        wanted_types = [type(w) for w in wanted]
 
         def exactly(v: Any) -> str | None:
+            if type(v) is list and v == wanted and [type(x) for x in v] == wanted_types:
+                return None
             if not isinstance(v, list):
                 return f"is {_fmt(v)}, not a list"
             missing = [w for w in wanted if not any(_same(w, x) for x in v)]
@@ -188,14 +203,17 @@ def _compile_maps_only(operand: Any) -> Predicate:
     if not isinstance(operand, Mapping) or set(operand) != {"keys", "to"}:
         raise OperandError("maps_only needs {keys: [...], to: VALUE}")
     keys = [str(k) for k in _as_list("maps_only.keys", operand["keys"])]
+    keyset = frozenset(keys)
     target = operand["to"]
 
     def maps_only(v: Any) -> str | None:
         if not isinstance(v, Mapping):
             return f"is {_fmt(v)}, not a mapping"
         wrong = [k for k in keys if k not in v or not _same(v[k], target)]
+        # ``val == target`` first: a C-level compare that rules out almost every entry cheaply.
         others = sorted(
-            (str(k) for k, val in v.items() if _same(val, target) and str(k) not in keys), key=_natural
+            (str(k) for k, val in v.items() if val == target and _same(val, target) and str(k) not in keyset),
+            key=_natural,
         )
         parts = []
         if wrong:

@@ -7,7 +7,7 @@ never yields ``pass``: its results are ``error``.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from enum import IntEnum, StrEnum
 from typing import Any
 
@@ -180,3 +180,79 @@ def exit_code(results: Iterable[Result], fail_on: Severity = Severity.MINOR) -> 
         if r.status is Status.ERROR:
             errors = True
     return ExitCode.ERRORS if errors else ExitCode.OK
+
+
+class ResultStore:
+    """All results of a run, in run order, stored compactly.
+
+    Checking a 100k-GPU fabric gives millions of results, almost all passes. Problems (anything
+    but a pass) are :class:`Result` objects; passes of a declarative rule are kept as the bare
+    subject names of a block and become :class:`Result` objects only while iterated. Iterating
+    yields every result in run order; :attr:`problems` holds the non-pass ones.
+    """
+
+    def __init__(self) -> None:
+        # A block is a Result, or (check, device, severity, expected, [subject | Result, ...]).
+        self._blocks: list[Result | tuple[str, str, Severity, Any, list[Any]]] = []
+        self.problems: list[Result] = []
+        self._count = 0
+
+    def append(self, r: Result) -> None:
+        """Add one result."""
+        self._blocks.append(r)
+        self._count += 1
+        if r.status is not Status.PASS:
+            self.problems.append(r)
+
+    def extend(self, results: Iterable[Result]) -> None:
+        """Add results."""
+        for r in results:
+            self.append(r)
+
+    def add_block(self, check: str, device: str, severity: Severity, expected: Any, items: list[Any]) -> None:
+        """Add one rule's results on one device: pass subjects (str or None) and Result objects."""
+        self._blocks.append((check, device, severity, expected, items))
+        self._count += len(items)
+        self.problems.extend(i for i in items if isinstance(i, Result) and i.status is not Status.PASS)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Result]:
+        for block in self._blocks:
+            if isinstance(block, Result):
+                yield block
+                continue
+            check, device, severity, expected, items = block
+            for item in items:
+                if isinstance(item, Result):
+                    yield item
+                else:
+                    yield Result(check, device, item, Status.PASS, severity, expected, None, "")
+
+    def summary(self) -> dict[str, Any]:
+        """Counts by status, by severity of failures and by device, without materialising passes."""
+        by_device: dict[str, Counter[str]] = {}
+        for block in self._blocks:
+            if isinstance(block, Result):
+                counter = by_device.setdefault(block.device, Counter())
+                if block.status is Status.PASS:
+                    counter["pass"] += 1
+                continue
+            device, items = block[1], block[4]
+            counter = by_device.setdefault(device, Counter())
+            counter["pass"] += sum(1 for i in items if not isinstance(i, Result) or i.status is Status.PASS)
+        by_status: Counter[str] = Counter()
+        by_severity: Counter[str] = Counter()
+        for r in self.problems:
+            by_device.setdefault(r.device, Counter())[r.status.value] += 1
+            by_status[r.status.value] += 1
+            if r.status is Status.FAIL:
+                by_severity[r.severity.label] += 1
+        by_status["pass"] = self._count - len(self.problems)
+        return {
+            "total": self._count,
+            "by_status": {s.value: by_status.get(s.value, 0) for s in Status},
+            "failures_by_severity": {s.label: by_severity.get(s.label, 0) for s in reversed(Severity)},
+            "by_device": {d: {s.value: c.get(s.value, 0) for s in Status} for d, c in by_device.items()},
+        }

@@ -66,7 +66,7 @@ def run_check(
             shown = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
             outcome.warnings.append(f"snapshot has states of devices not in the inventory (ignored): {shown}")
     severity = Severity.parse(fail_on)
-    code = exit_code(outcome.results, severity)
+    code = exit_code(outcome.results.problems, severity)
     report = Report(
         outcome=outcome,
         inventory=str(inventory),

@@ -735,10 +735,13 @@ def parse_show_queue_wredcounters(output: str, ctx: ParseContext) -> Fragment:
             (port, queue, str(c.get("ecnmarkedpacket", "N/A")), str(c.get("wreddroppacket", "N/A")))
             for port, queues in doc.items()
             for queue, c in queues.items()
-            if isinstance(c, dict)
+            if isinstance(c, dict) and {"ecnmarkedpacket", "wreddroppacket"} & set(c)
         ]
         if not rows:
-            raise ctx.fail(expected, "no queue counters in JSON")
+            raise ctx.fail(expected, "no ecnmarkedpacket/wreddroppacket queue counters in JSON")
+        for port, *_ in rows:
+            if not _IFNAME.match(port):
+                raise ctx.fail(expected, f"key {port!r} is not an interface name")
         return _interfaces(_queue_totals(rows))
     tables = [
         t for t in dash_tables(command_lines(text)) if {"Port", "TxQ", "EcnMarked/pkts"} <= set(t.headers)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from fabline.engine import RunOutcome
-from fabline.results import Result, Severity, Status, summarize
+from fabline.results import Result, ResultStore, Severity, Status
 
 
 @dataclass
@@ -42,20 +42,20 @@ class Report:
     _summary: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
-    def results(self) -> list[Result]:
-        """All results, in run order."""
+    def results(self) -> ResultStore:
+        """All results, in run order (iterable; passes are materialised on the fly)."""
         return self.outcome.results
 
     @property
     def summary(self) -> dict[str, Any]:
         """Counts by status, severity and device (computed once)."""
         if self._summary is None:
-            self._summary = summarize(self.outcome.results)
+            self._summary = self.outcome.results.summary()
         return self._summary
 
     def problems(self) -> list[Result]:
         """Fail and error results, most severe first, then by check, device, subject."""
-        probs = [r for r in self.outcome.results if r.status in (Status.FAIL, Status.ERROR)]
+        probs = [r for r in self.outcome.results.problems if r.status in (Status.FAIL, Status.ERROR)]
         probs.sort(
             key=lambda r: (r.status is not Status.FAIL, -r.severity, r.check, r.device, r.subject or "")
         )
