@@ -221,3 +221,33 @@ def test_lldp_mac_port_id_gives_way_to_description() -> None:
     # Without a description the MAC is all there is.
     frag = parse_output("sonic", "show lldp table", _sample("show_lldp_table-dx010-issue18871.txt"))
     assert frag["interfaces"]["Ethernet116"]["lldp"] == {"port": "48:df:37:e0:24:e0"}
+
+
+def test_every_sample_is_refused_by_the_other_sonic_parsers() -> None:
+    """No shared sample (any platform) is mistaken for another SONiC command's output.
+
+    Each sample goes through every SONiC command; only the parsers its own cases name may accept
+    it, every other one must raise ParseError (never another exception, never a quiet success).
+    """
+    own: dict[str, set[str]] = {}
+    for case in _cases():
+        if "sample" in case and "expected" in case:
+            parser = sonic.PLATFORM.match(case["command"])[0].parser.__name__
+            own.setdefault(case["sample"], set()).add(parser)
+    root = samples_dir()
+    accepted = []
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if not path.is_file() or rel == "MANIFEST.md":
+            continue
+        text = path.read_text("utf-8", errors="replace")
+        for cmd in sonic.COMMANDS:
+            if cmd.parser.__name__ in own.get(rel, set()):
+                continue
+            line = cmd.render(**dict.fromkeys(cmd.parameters, "Ethernet0"))
+            try:
+                parse_output("sonic", line, text)
+            except ParseError:
+                continue
+            accepted.append(f"{rel} as {line!r}")
+    assert not accepted, accepted[:10]

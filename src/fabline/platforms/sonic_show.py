@@ -253,6 +253,8 @@ def parse_show_platform_summary(output: str, ctx: ParseContext) -> Fragment:
     values = _key_values(command_lines(check_text(output, ctx, expected)))
     if "Platform" not in values or "HwSKU" not in values:
         raise ctx.fail(expected)
+    if "SONiC Software Version" in values:
+        raise ctx.fail(expected, "this is 'show version' output")
     return {"facts": _facts(values)}
 
 
@@ -511,6 +513,11 @@ def parse_show_pfcwd_stats(output: str, ctx: ParseContext) -> Fragment:
     return _interfaces(out)
 
 
+_WRED_FIELDS = frozenset(
+    {"ecn", "wred_green_enable", "green_min_threshold", "green_max_threshold", "green_drop_probability"}
+)
+
+
 def parse_show_ecn(output: str, ctx: ParseContext) -> Fragment:
     """``show ecn`` (ecnconfig -l): qos.wred_profiles (ecn mode, green thresholds, probability).
 
@@ -528,8 +535,10 @@ def parse_show_ecn(output: str, ctx: ParseContext) -> Fragment:
         elif current is not None and line.strip() and not _DASHES.match(line):
             field, _, value = line.strip().partition(" ")
             current[field] = value.strip()
+    # 'show mmu' / 'show buffer configuration' print buffer profiles in the same layout.
+    profiles = {name: p for name, p in profiles.items() if set(p) & _WRED_FIELDS}
     if not profiles:
-        raise ctx.fail(expected)
+        raise ctx.fail(expected, "no profile with WRED/ECN fields")
     return {"qos": {"wred_profiles": {name: wred_profile_state(p) for name, p in profiles.items()}}}
 
 
@@ -614,15 +623,21 @@ def parse_show_interfaces_transceiver_eeprom(output: str, ctx: ParseContext) -> 
     return _interfaces(out)
 
 
+#: A flag line of CMIS (``Tx fault flag on media lane 1``) or SFF-8636 (``RX1LOS``, ``TX1Fault``) status.
+_FLAG_KEY = re.compile(r" flag\b|^[RT]X\d+(LOS|Fault|LOL)$", re.IGNORECASE)
+_STATUS_KEY = re.compile(r"^\s*(Current module state|CMIS State|[^:]* flag\b|[RT]X\d+(LOS|Fault|LOL))\s*:")
+
+
 def parse_show_interfaces_transceiver_status(output: str, ctx: ParseContext) -> Fragment:
     """``show interfaces transceiver status``: optics.module_state, cmis_state, active_flags.
 
-    ``active_flags`` lists every ``... flag ...`` line whose value is True (alarms, warnings,
-    Tx fault, Rx LOS), in output order: empty on a healthy module.
+    ``active_flags`` lists every flag line whose value is True (alarms, warnings, Tx fault,
+    Rx LOS; CMIS ``... flag ...`` and SFF-8636 ``RX1LOS``/``TX1Fault`` names), in output order:
+    empty on a healthy module.
     """
-    expected = "'EthernetN:' blocks of transceiver status fields"
+    expected = "'EthernetN:' blocks of transceiver status fields (module state, fault/LOS/alarm flags)"
     blocks = _port_blocks(command_lines(check_text(output, ctx, expected)))
-    if not blocks or not any(body for _, _, body in blocks):
+    if not any(_STATUS_KEY.search(line) for _, _, body in blocks for line in body):
         raise ctx.fail(expected)
     out: dict[str, dict[str, Any]] = {}
     for port, _status, body in blocks:
@@ -636,7 +651,7 @@ def parse_show_interfaces_transceiver_status(output: str, ctx: ParseContext) -> 
             optics["module_state"] = fields["Current module state"]
         if fields.get("CMIS State (SW)"):
             optics["cmis_state"] = fields["CMIS State (SW)"]
-        optics["active_flags"] = [k for k, v in fields.items() if " flag" in k and v == "True"]
+        optics["active_flags"] = [k for k, v in fields.items() if _FLAG_KEY.search(k) and v == "True"]
         out[port] = {"optics": optics}
     return _interfaces(out)
 
