@@ -80,6 +80,7 @@ class _Exp:
     predicate: Predicate | None
     existence: str | None  # "absent" | "present" | None
     on_missing: str
+    single: str | None  # the key, for one-part paths (most of them): a plain dict lookup
 
 
 def _walk(obj: Any, parts: tuple[str, ...]) -> Any:
@@ -101,7 +102,8 @@ def _compile_exp(exp: Expectation, context: Mapping[str, Any]) -> _Exp:
     existence = "absent" if "absent" in ops else "present" if "present" in ops else None
     value_ops = {k: v for k, v in ops.items() if k not in ("absent", "present")}
     predicate = compile_operators(value_ops) if value_ops else None
-    return _Exp(path, tuple(path.split(".")), ops, predicate, existence, exp.on_missing)
+    parts = tuple(path.split("."))
+    return _Exp(path, parts, ops, predicate, existence, exp.on_missing, parts[0] if len(parts) == 1 else None)
 
 
 @dataclass
@@ -219,17 +221,28 @@ class RuleProgram:
     def evaluate(
         self, device: str, subject: str | None, body: Mapping[str, Any], prog: _Compiled
     ) -> Result | None:
-        """None when the subject passes (the hot path), else the non-pass Result."""
-        for e in prog.exps:
-            value = _walk(body, e.parts)
-            if (
-                value is _MISSING
-                or e.existence is not None
-                or (e.predicate is not None and e.predicate(value))
-            ):
+        """None when the subject passes (the hot path), else the non-pass Result.
+
+        The fast path only decides "everything holds"; anything else is re-evaluated by
+        :meth:`evaluate_fully`, which builds the message.
+        """
+        is_dict = type(body) is dict
+        for e in prog.when:
+            value = body.get(e.single, _MISSING) if is_dict and e.single else _walk(body, e.parts)
+            if value is _MISSING:
+                if e.existence == "absent":
+                    continue
                 return self.evaluate_fully(device, subject, body, prog)
-        if prog.when:
-            return self.evaluate_fully(device, subject, body, prog)
+            if e.existence == "absent" or (e.predicate is not None and e.predicate(value)):
+                return self.evaluate_fully(device, subject, body, prog)
+        for e in prog.exps:
+            value = body.get(e.single, _MISSING) if is_dict and e.single else _walk(body, e.parts)
+            if value is _MISSING:
+                if e.existence == "absent":
+                    continue
+                return self.evaluate_fully(device, subject, body, prog)
+            if e.existence == "absent" or (e.predicate is not None and e.predicate(value)):
+                return self.evaluate_fully(device, subject, body, prog)
         return None
 
     def evaluate_fully(

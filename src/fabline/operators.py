@@ -184,8 +184,19 @@ def _compile_one(name: str, operand: Any) -> Predicate:
         if not isinstance(operand, Mapping) or not operand:
             raise OperandError("each needs a mapping of operators, e.g. {min: -9}")
         inner = compile_operators(operand)
+        bounds_only = set(operand) <= {"min", "max"} and all(_is_number(x) for x in operand.values())
+        lo = operand.get("min", -math.inf) if bounds_only else 0
+        hi = operand.get("max", math.inf) if bounds_only else 0
 
         def each(v: Any) -> str | None:
+            # Fast path for per-lane numeric bounds (optics): no per-item call when all hold.
+            if (
+                bounds_only
+                and type(v) is list
+                and all(type(x) is float or type(x) is int for x in v)
+                and (not v or (lo <= min(v) and max(v) <= hi))
+            ):
+                return None
             if not isinstance(v, list):
                 return f"is {_fmt(v)}, not a list"
             for i, item in enumerate(v):
