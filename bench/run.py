@@ -1,0 +1,97 @@
+"""Time ``fabline check`` on generated fabrics against the floor of merely loading the states.
+
+    python bench/run.py --sizes 1000,10000,100000 --runs 3
+
+For each size: generate the fabric once (bench/out/<size>), then alternate N runs of
+  * floor: a fresh Python that json-loads every state file (nothing else), and
+  * check: ``fabline check -i inventory.yml --snapshot snapshot -q`` (console summary only),
+each under ``/usr/bin/time -v`` for wall time and peak RSS. Prints medians as a Markdown table
+(the figures go into docs/benchmarks.md) and writes bench/out/results.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+FLOOR = (
+    "import json,sys,pathlib\n"
+    "n=0\n"
+    "for p in sorted(pathlib.Path(sys.argv[1]).glob('*.json')):\n"
+    "    d=json.loads(p.read_bytes()); n+=len(d.get('interfaces', {}))\n"
+    "print(n)\n"
+)
+
+
+def timed(cmd: list[str]) -> tuple[float, float, int]:
+    """Run under /usr/bin/time -v: (wall seconds, peak RSS MiB, exit code)."""
+    proc = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True, check=False)
+    wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", proc.stderr)
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+    if not wall or not rss:
+        raise RuntimeError(f"cannot read /usr/bin/time output for {cmd}: {proc.stderr[-500:]}")
+    h, m, s = wall.groups()
+    seconds = int(h or 0) * 3600 + int(m) * 60 + float(s)
+    return seconds, int(rss.group(1)) / 1024, proc.returncode
+
+
+def main() -> None:
+    """Command line entry point."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--regenerate", action="store_true")
+    ap.add_argument("--extra", default="", help="extra arguments for fabline check, e.g. '-f json -o /tmp/r'")
+    args = ap.parse_args()
+    rows = []
+    for size in (int(s) for s in args.sizes.split(",")):
+        out = HERE / "out" / str(size)
+        if args.regenerate or not (out / "inventory.yml").exists():
+            gen = subprocess.run(
+                [sys.executable, str(HERE / "generate.py"), "--gpus", str(size), "--out", str(out)],
+                capture_output=True, text=True, check=True,
+            )  # fmt: skip
+            print(gen.stdout.strip(), file=sys.stderr)
+        floor, check = [], []
+        for _ in range(args.runs):
+            floor.append(timed([sys.executable, "-c", FLOOR, str(out / "snapshot" / "state")]))
+            cmd = [sys.executable, "-m", "fabline", "check", "-i", str(out / "inventory.yml"),
+                   "--snapshot", str(out / "snapshot"), "-q", *args.extra.split()]  # fmt: skip
+            result = timed(cmd)
+            if result[2] not in (0, 3, 4):
+                raise RuntimeError(f"fabline check exited {result[2]}")
+            check.append(result)
+        states = len(list((out / "snapshot" / "state").glob("*.json")))
+        row = {
+            "gpus": size,
+            "devices": states,
+            "floor_s": statistics.median(f[0] for f in floor),
+            "floor_rss_mib": statistics.median(f[1] for f in floor),
+            "check_s": statistics.median(c[0] for c in check),
+            "check_rss_mib": statistics.median(c[1] for c in check),
+        }
+        row["ratio"] = row["check_s"] / row["floor_s"]
+        rows.append(row)
+        print(json.dumps(row), file=sys.stderr)
+    (HERE / "out").mkdir(exist_ok=True)
+    (HERE / "out" / "results.json").write_text(
+        json.dumps({"machine": platform.platform(), "python": sys.version.split()[0], "rows": rows}, indent=1)
+    )
+    print("| GPUs | devices | floor (s) | floor RSS (MiB) | check (s) | check RSS (MiB) | check / floor |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(
+            f"| {r['gpus']:,} | {r['devices']:,} | {r['floor_s']:.2f} | {r['floor_rss_mib']:.0f} | "
+            f"{r['check_s']:.2f} | {r['check_rss_mib']:.0f} | {r['ratio']:.2f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
