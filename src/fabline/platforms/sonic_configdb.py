@@ -83,7 +83,7 @@ def parse_show_runningconfiguration_all(output: str, ctx: ParseContext) -> Fragm
     tables = config_tables(doc)
     if not tables:
         raise ctx.fail(EXPECTED, f"none of the tables {', '.join(sorted(READ_TABLES))} found")
-    frag = _fragment(tables)
+    frag = _fragment(tables, saved_file=ctx.command.strip().startswith("cat "))
     if not frag:
         raise ctx.fail(EXPECTED, f"tables {', '.join(sorted(tables))} hold nothing fabline reads")
     return frag
@@ -249,7 +249,7 @@ def wred_profile_state(profile: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _fragment(t: Tables) -> Fragment:
+def _fragment(t: Tables, saved_file: bool = False) -> Fragment:
     complete = "DEVICE_METADATA" in t and "PORT" in t
     meta = t.get("DEVICE_METADATA", {}).get("localhost", {})
     hostname = meta.get("hostname")
@@ -274,7 +274,7 @@ def _fragment(t: Tables) -> Fragment:
                 body[key] = dict(sorted(body[key].items(), key=lambda item: int(item[0])))
 
     qos: dict[str, Any] = {}
-    watchdog = _pfc_watchdog(t, complete, iface)
+    watchdog = {} if _watchdog_set_at_boot(t, saved_file) else _pfc_watchdog(t, complete, iface)
     if watchdog:
         qos["pfc_watchdog"] = watchdog
     if meta.get("buffer_model"):
@@ -386,6 +386,22 @@ def _port_state(port: Mapping[str, Any]) -> dict[str, Any]:
     if str(port.get("alias", "")).strip():
         body["alias"] = str(port["alias"]).strip()
     return body
+
+
+def _watchdog_set_at_boot(t: Tables, saved_file: bool) -> bool:
+    """Whether the saved file cannot tell the watchdog state.
+
+    With ``default_pfcwd_status: enable``, ``pfcwd start_default`` writes PFC_WD entries for the
+    PFC-enabled ports into the running CONFIG_DB at boot; a saved ``config_db.json`` without
+    them says nothing about the running watchdog.
+    """
+    meta = t.get("DEVICE_METADATA", {}).get("localhost", {})
+    return (
+        saved_file
+        and str(meta.get("default_pfcwd_status", "")).strip().lower() == "enable"
+        and not any(key.upper() != "GLOBAL" for key in t.get("PFC_WD", {}))
+        and any(entry.get("pfc_enable") for entry in t.get("PORT_QOS_MAP", {}).values())
+    )
 
 
 def _pfc_watchdog(t: Tables, complete: bool, iface: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
