@@ -7,5 +7,6 @@ in the order they run and appear in ``fabline checks list``.
 from __future__ import annotations
 
 from fabline.checks import Check
+from fabline.checks.fabric.links import LINK_CHECKS
 
-FABRIC_CHECKS: tuple[type[Check], ...] = ()
+FABRIC_CHECKS: tuple[type[Check], ...] = (*LINK_CHECKS,)

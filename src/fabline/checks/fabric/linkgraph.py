@@ -1,0 +1,407 @@
+"""The link graph: both ends of every link, joined on LLDP, built once per run for all link checks.
+
+Every link-, rail-, Clos- and host-application check uses the same small per-device projection
+(:func:`project`, one :class:`PortView` per front-panel port) and the same graph
+(:func:`graph_of`). Both are cached, so enabling ten such checks costs one projection per device
+and one pairing pass, not ten: ``collect`` returns the *same* object to every check and
+``check_fabric`` finds the graph already built for this run.
+
+Pairing follows SuzieQ's interface join: a port's LLDP names a peer device and port; the peer is
+looked up in the inventory (case- and domain-insensitive), then among the peer's collected ports
+(name, short name such as ``Eth1/1`` or SONiC alias). The outcome of each end is a
+:class:`Peering` status that tells "consistent" from "the peer's port has no LLDP" (one-sided),
+"the peer's port sees someone else" (disagreeing), "peer not in the inventory", "peer not
+readable" and "peer port not found".
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from fabline.checks import DeviceContext, FabricContext
+
+#: Front-panel ports of switches (the baseline's switch rules select the same names).
+SWITCH_PORT = re.compile(r"(Ethernet|swp|Eth)[0-9/]+(s[0-9]+)?")
+
+_SHORT = re.compile(r"^(?:ethernet|eth|et|e)(?=\d)")
+_INTERNED: dict[Any, Any] = {}
+
+
+def canonical_port(name: str) -> str:
+    """A port name in a form both ends of LLDP agree on (case, ``Eth``/``Et`` abbreviations).
+
+    Example:
+        >>> [canonical_port(n) for n in ("Ethernet1/1", "Eth1/1", "et1/1", "swp3", "eth0")]
+        ['ethernet1/1', 'ethernet1/1', 'ethernet1/1', 'swp3', 'ethernet0']
+    """
+    low = name.strip().lower()
+    return _SHORT.sub("ethernet", low, count=1)
+
+
+def _intern(value: Any) -> Any:
+    """One shared object per distinct value (DSCP maps and PFC lists repeat on every port)."""
+    hit = _INTERNED.get(value)
+    if hit is None:
+        if len(_INTERNED) > 100_000:  # a pathological fleet of all-different maps: stop caching
+            return value
+        _INTERNED[value] = value
+        return value
+    return hit
+
+
+def _s(value: Any) -> str | None:
+    return sys.intern(value) if isinstance(value, str) else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _bool(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _prios(value: Any) -> tuple[int, ...] | None:
+    if not isinstance(value, list):
+        return None
+    return _intern(tuple(sorted({v for v in value if isinstance(v, int)})))  # type: ignore[no-any-return]
+
+
+def _dscp(value: Any) -> tuple[tuple[int, int], ...] | None:
+    if not isinstance(value, Mapping):
+        return None
+    items = []
+    for k, v in value.items():
+        if isinstance(v, int) and str(k).isdigit():
+            items.append((int(k), v))
+    return _intern(tuple(sorted(items)))  # type: ignore[no-any-return]
+
+
+@dataclass(slots=True)
+class PortView:
+    """The few fields of one port the link checks compare (None = not collected).
+
+    Attributes:
+        name: Interface name as the device reports it.
+        peer: LLDP neighbour device name as reported (None: no LLDP neighbour).
+        peer_port: LLDP neighbour port; ``peer_port_alt`` its description (a fallback key).
+        several: Several LLDP neighbours were heard on this port (``lldp.other_neighbors``).
+        mtu: Reported MTU (platform semantics, see :func:`frame_bytes`); ``l2_mtu`` EOS's frame limit.
+        speed_gbps, fec, autoneg, trust: As in state schema v1.
+        pfc: Sorted PFC priorities; ``dscp``: sorted (DSCP, priority) pairs.
+        roce_tos, ecn_np, ecn_rp: Host NIC application settings.
+    """
+
+    name: str
+    peer: str | None
+    peer_port: str | None
+    peer_port_alt: str | None
+    several: bool
+    admin_up: bool | None
+    oper_up: bool | None
+    mtu: int | None
+    l2_mtu: int | None
+    speed_gbps: float | None
+    fec: str | None
+    autoneg: bool | None
+    trust: str | None
+    pfc: tuple[int, ...] | None
+    dscp: tuple[tuple[int, int], ...] | None
+    roce_tos: int | None
+    ecn_np: tuple[int, ...] | None
+    ecn_rp: tuple[int, ...] | None
+    alias: str | None
+
+
+@dataclass(slots=True)
+class DeviceView:
+    """A device's projection: its ports in scope and the host's NCCL traffic class."""
+
+    ports: tuple[PortView, ...]
+    nccl_ib_tc: str | None
+
+
+_PROJECTION: list[Any] = [None, None]
+
+
+def project(device: DeviceContext) -> DeviceView:
+    """The device's :class:`DeviceView` (computed once per device, shared by every link check).
+
+    Ports in scope: on switches the front-panel ports (:data:`SWITCH_PORT`) and any port with an
+    LLDP neighbour; on hosts the inventory's ``rail_interfaces`` (every port with LLDP when the
+    variable is missing).
+    """
+    if _PROJECTION[0] is device:
+        return _PROJECTION[1]  # type: ignore[no-any-return]
+    rails = device.vars.get("rail_interfaces")
+    wanted = {str(x) for x in rails} if device.role == "host" and isinstance(rails, list) else None
+    ports = []
+    for name, body in device.interfaces.items():
+        if not isinstance(body, Mapping):
+            continue
+        lldp = body.get("lldp")
+        lldp = lldp if isinstance(lldp, Mapping) else {}
+        peer = lldp.get("device")
+        if wanted is not None:
+            if name not in wanted:
+                continue
+        elif not isinstance(peer, str) and (device.role == "host" or not SWITCH_PORT.fullmatch(name)):
+            continue
+        nic = body.get("nic")
+        nic = nic if isinstance(nic, Mapping) else {}
+        fec = body.get("fec")
+        ports.append(
+            PortView(
+                sys.intern(name),
+                _s(peer),
+                _s(lldp.get("port")),
+                _s(lldp.get("port_description")),
+                bool(lldp.get("other_neighbors")),
+                _bool(body.get("admin_up")),
+                _bool(body.get("oper_up")),
+                _int(body.get("mtu")),
+                _int(body.get("l2_mtu")) or None,
+                _num(body.get("speed_gbps")),
+                _s(fec),
+                _bool(body.get("autoneg")),
+                _s(body.get("trust")),
+                _prios(body.get("pfc_priorities")),
+                _dscp(body.get("dscp_to_priority")),
+                _int(nic.get("roce_tos")),
+                _prios(nic.get("ecn_np_priorities")),
+                _prios(nic.get("ecn_rp_priorities")),
+                _s(body.get("alias")),
+            )
+        )
+    host = device.state.get("host")
+    env = host.get("nccl_env") if isinstance(host, Mapping) else None
+    tc = env.get("NCCL_IB_TC") if isinstance(env, Mapping) else None
+    view = DeviceView(tuple(ports), str(tc) if tc is not None else None)
+    _PROJECTION[0], _PROJECTION[1] = device, view
+    return view
+
+
+class Peering(StrEnum):
+    """How one end of a link relates to the port its LLDP names."""
+
+    OK = "ok"  # the peer port's LLDP names this port back
+    ONE_SIDED = "one-sided"  # the peer port has no LLDP neighbour; this side's LLDP is the evidence
+    CLAIMED = "claimed"  # this port has no LLDP; exactly one other port's LLDP names it
+    DISAGREE = "disagree"  # the peer port's LLDP names another port
+    UNKNOWN_PEER = "unknown-peer"  # the LLDP neighbour is not in the (selected) inventory
+    PEER_UNREADABLE = "peer-unreadable"  # in the inventory but not collected / not readable
+    PEER_PORT_UNKNOWN = "peer-port-unknown"  # the peer's state has no such port
+
+
+PAIRED = frozenset({Peering.OK, Peering.ONE_SIDED, Peering.CLAIMED})
+
+
+@dataclass(slots=True)
+class End:
+    """One end of a link, seen from ``device``/``port``.
+
+    ``peer_device`` is the inventory name when known (else the LLDP name); ``peer`` is the peer's
+    :class:`PortView` when the peer's state has that port.
+    """
+
+    device: str
+    port: PortView
+    status: Peering
+    peer_device: str
+    peer_port_name: str
+    peer: PortView | None
+    detail: str = ""
+
+
+@dataclass
+class LinkGraph:
+    """Every link end of the fabric, by device, and each port's LLDP claimants."""
+
+    ends: dict[str, list[End]]
+    claims: dict[tuple[str, str], list[tuple[str, PortView]]]
+    ports: dict[str, dict[str, PortView]]
+    unclaimed_down: int = 0
+
+    def iter_ends(self) -> Iterator[End]:
+        """All ends, device by device, in a stable order."""
+        for device in sorted(self.ends):
+            yield from self.ends[device]
+
+    def links(self) -> Iterator[tuple[End, str]]:
+        """Each paired link once (as the end whose device name sorts first) with the other device."""
+        for end in self.iter_ends():
+            if end.status in PAIRED and (end.device, end.port.name) < (end.peer_device, end.peer_port_name):
+                yield end, end.peer_device
+
+
+_GRAPH: list[Any] = [None, None]
+
+
+def resolve_name(name: str, by_lower: Mapping[str, str]) -> str | None:
+    """Inventory name of an LLDP system name (case-insensitive, domain stripped).
+
+    Example:
+        >>> resolve_name("Leaf-R0-A.lab.example", {"leaf-r0-a": "leaf-r0-a"})
+        'leaf-r0-a'
+    """
+    key = name.lower()
+    hit = by_lower.get(key)
+    if hit is None and "." in key:
+        hit = by_lower.get(key.split(".", 1)[0])
+    return hit
+
+
+def graph_of(fabric: FabricContext, ignore_peers: Iterable[str] = ()) -> LinkGraph:
+    """The run's link graph (built on first use from the shared projections, then cached).
+
+    Args:
+        fabric: The fabric context; ``collected`` values must be :class:`DeviceView`.
+        ignore_peers: Glob patterns of LLDP neighbour names that are not fabric links (a
+            management switch heard on a front-panel port); ports facing them are left out.
+    """
+    patterns = tuple(ignore_peers)
+    if _GRAPH[0] is fabric.devices and _GRAPH[1][0] == patterns:
+        return _GRAPH[1][1]  # type: ignore[no-any-return]
+    graph = _build(fabric, patterns)
+    _GRAPH[0], _GRAPH[1] = fabric.devices, (patterns, graph)
+    return graph
+
+
+def _build(fabric: FabricContext, ignore: tuple[str, ...]) -> LinkGraph:
+    by_lower = {name.lower(): name for name in fabric.devices}
+    ports: dict[str, dict[str, PortView]] = {}
+    for name, view in fabric.collected.items():
+        if not isinstance(view, DeviceView):
+            continue
+        index: dict[str, PortView] = {}
+        for p in view.ports:
+            index[canonical_port(p.name)] = p
+            if p.alias:
+                index.setdefault(canonical_port(p.alias), p)
+        ports[name] = index
+    ends: dict[str, list[End]] = {}
+    claims: dict[tuple[str, str], list[tuple[str, PortView]]] = {}
+    pending: list[End] = []
+    for name in ports:
+        view = fabric.collected[name]
+        for p in view.ports:
+            if p.peer is None:
+                continue
+            if ignore and any(fnmatch.fnmatchcase(p.peer.lower(), g.lower()) for g in ignore):
+                continue
+            peer_name = resolve_name(p.peer, by_lower)
+            mine = ends.setdefault(name, [])
+            if peer_name is None:
+                mine.append(
+                    End(name, p, Peering.UNKNOWN_PEER, p.peer, p.peer_port or "?", None,
+                        f"LLDP neighbour {p.peer!r} is not in the inventory (or outside --limit)")
+                )  # fmt: skip
+                continue
+            summary = fabric.devices[peer_name]
+            peer_index = ports.get(peer_name)
+            if peer_index is None:
+                why = summary.status if not summary.readable else "not collected by the link checks"
+                mine.append(
+                    End(name, p, Peering.PEER_UNREADABLE, peer_name, p.peer_port or "?", None,
+                        f"peer {peer_name} could not be read ({why})")
+                )  # fmt: skip
+                continue
+            q = _find_port(peer_index, p)
+            if q is None:
+                mine.append(
+                    End(name, p, Peering.PEER_PORT_UNKNOWN, peer_name, p.peer_port or "?", None,
+                        f"{peer_name} has no port {p.peer_port!r} (LLDP port id)")
+                )  # fmt: skip
+                continue
+            claims.setdefault((peer_name, q.name), []).append((name, p))
+            end = End(name, p, Peering.OK, peer_name, q.name, q)
+            pending.append(end)
+            mine.append(end)
+    # second pass: now every claim is known, classify each LLDP end and add claimed ends
+    for end in pending:
+        q = end.peer
+        assert q is not None
+        if q.peer is None:
+            rivals = claims[(end.peer_device, q.name)]
+            if len(rivals) > 1:
+                end.status = Peering.DISAGREE
+                names = ", ".join(f"{d} {x.name}" for d, x in rivals)
+                end.detail = f"{end.peer_device} {q.name} has no LLDP and several ports see it: {names}"
+            else:
+                end.status = Peering.ONE_SIDED
+                end.detail = f"{end.peer_device} {q.name} has no LLDP neighbour"
+            continue
+        back = resolve_name(q.peer, by_lower)
+        if back != end.device or _find_port(ports[end.device], q) is not end.port:
+            end.status = Peering.DISAGREE
+            end.detail = f"{end.peer_device} {q.name} sees {q.peer} {q.peer_port} as its neighbour"
+    for (peer_name, q_name), who in claims.items():
+        q = ports[peer_name][canonical_port(q_name)]
+        if q.peer is not None:
+            continue
+        mine = ends.setdefault(peer_name, [])
+        if len(who) == 1:
+            a_name, a_port = who[0]
+            mine.append(
+                End(peer_name, q, Peering.CLAIMED, a_name, a_port.name, a_port,
+                    f"no LLDP on this port; {a_name} {a_port.name} sees it")
+            )  # fmt: skip
+        else:
+            names = ", ".join(f"{d} {x.name}" for d, x in who)
+            mine.append(
+                End(peer_name, q, Peering.DISAGREE, who[0][0], who[0][1].name, who[0][1],
+                    f"no LLDP on this port and several ports see it: {names}")
+            )  # fmt: skip
+    for lst in ends.values():
+        lst.sort(key=lambda e: _nat(e.port.name))
+    return LinkGraph(ends, claims, ports)
+
+
+def _find_port(index: Mapping[str, PortView], p: PortView) -> PortView | None:
+    """The peer port an LLDP entry names (port id, then port description)."""
+    if p.peer_port is not None:
+        hit = index.get(canonical_port(p.peer_port))
+        if hit is not None:
+            return hit
+    if p.peer_port_alt is not None:
+        return index.get(canonical_port(p.peer_port_alt))
+    return None
+
+
+def _nat(name: str) -> tuple[Any, ...]:
+    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.findall(r"\d+|\D+", name))
+
+
+# --------------------------------------------------------------------------------------------
+# MTU semantics
+
+#: Platforms whose ``mtu`` is an L3 (IP) MTU: the largest frame is ``mtu`` + L2 overhead. The
+#: others (SONiC PORT ``mtu``, NX-OS switched ``mtu``) report the frame size itself. EOS's ``mtu``
+#: is the IP MTU; its frame limit ``l2_mtu`` is used instead when the device reports one.
+L3_MTU_PLATFORMS = frozenset({"linux", "cumulus", "arista_eos"})
+
+
+def frame_bytes(platform: str, port: PortView, overhead: int) -> int | None:
+    """The largest frame (bytes, without FCS counted twice) a port carries, from its reported MTU.
+
+    Example:
+        >>> p = PortView("x", None, None, None, False, None, None, 9000, None, None, None, None,
+        ...              None, None, None, None, None, None, None)
+        >>> frame_bytes("linux", p, 18), frame_bytes("sonic", p, 18)
+        (9018, 9000)
+    """
+    if platform == "arista_eos" and port.l2_mtu:
+        return port.l2_mtu
+    if port.mtu is None:
+        return None
+    return port.mtu + overhead if platform in L3_MTU_PLATFORMS else port.mtu
