@@ -8,5 +8,6 @@ from __future__ import annotations
 
 from fabline.checks import Check
 from fabline.checks.fabric.links import LINK_CHECKS
+from fabline.checks.fabric.topology import TOPOLOGY_CHECKS
 
-FABRIC_CHECKS: tuple[type[Check], ...] = (*LINK_CHECKS,)
+FABRIC_CHECKS: tuple[type[Check], ...] = (*LINK_CHECKS, *TOPOLOGY_CHECKS)

@@ -26,6 +26,7 @@ from fabline.checks.fabric.linkgraph import (
     graph_of,
     project,
 )
+from fabline.engine import natural_key
 from fabline.results import Result, Severity
 
 
@@ -168,7 +169,7 @@ class LinkLldpCheck(LinkCheck):
         by_port: dict[int, End] = {id(e.port): e for e in graph.iter_ends()}
         for name in sorted(graph.ports):
             seen: set[int] = set()
-            for port in sorted(graph.ports[name].values(), key=lambda p: _nat(p.name)):
+            for port in sorted(graph.ports[name].values(), key=lambda p: natural_key(p.name)):
                 if id(port) in seen:
                     continue
                 seen.add(id(port))
@@ -213,12 +214,6 @@ class LinkLldpCheck(LinkCheck):
             actual={"device": name, "interface": port.name,
                     "lldp": f"{port.peer} {port.peer_port}" if port.peer else None},
         )  # fmt: skip
-
-
-def _nat(name: str) -> tuple[Any, ...]:
-    from fabline.engine import natural_key
-
-    return natural_key(name)
 
 
 class LinkMtuParams(LinkParams):

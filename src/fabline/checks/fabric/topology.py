@@ -1,0 +1,382 @@
+"""Topology checks: rail-optimized cabling, the cabling plan, the Clos shape, oversubscription."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from fabline.checks import DeviceSummary, FabricContext
+from fabline.checks.fabric.cabling import load_cabling_plan
+from fabline.checks.fabric.linkgraph import PAIRED, End, LinkGraph, Peering, canonical_port, resolve_name
+from fabline.checks.fabric.links import LinkCheck, LinkParams, link_label
+from fabline.engine import FABRIC_DEVICE
+from fabline.results import Result, Severity
+
+#: Ends whose peer is named by LLDP well enough to count the link (the peer may be unreadable).
+_NAMED = PAIRED | {Peering.PEER_UNREADABLE, Peering.PEER_PORT_UNKNOWN}
+
+
+def rail_index(summary: DeviceSummary, port: str) -> int | None:
+    """Position of ``port`` in a host's ``rail_interfaces`` (its rail), or None.
+
+    Example:
+        >>> s = DeviceSummary("gpu-1", "linux", "host", (), {"rail_interfaces": ["eth0", "eth1"]}, True, "ok")
+        >>> rail_index(s, "eth1"), rail_index(s, "eth7")
+        (1, None)
+    """
+    rails = summary.vars.get("rail_interfaces")
+    if not isinstance(rails, list):
+        return None
+    want = canonical_port(port)
+    for i, name in enumerate(rails):
+        if canonical_port(str(name)) == want:
+            return i
+    return None
+
+
+def _int_var(summary: DeviceSummary, key: str) -> int | None:
+    value = summary.vars.get(key)
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None
+
+
+class RailCablingCheck(LinkCheck):
+    """Each host NIC of rail *i* is cabled to a leaf of rail *i* (rail-optimized cabling).
+
+    A server cabled by port adjacency (two NICs swapped) passes every link test but halves
+    collective bandwidth (DOMAIN "Rail-optimized", article 004 case 5). Reads the hosts'
+    ``rail_interfaces`` and the leaves' ``rail`` inventory variables and the LLDP link graph;
+    reports at both ends (the host NIC and the leaf port). A rail interface with no LLDP on
+    either side is an ``error`` (its rail cannot be told).
+    """
+
+    id = "rail-cabling"
+    severity = Severity.MAJOR
+
+    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
+        graph = self.graph(fabric)
+        devices = fabric.devices
+        covered: set[tuple[str, str]] = set()
+        for end in graph.iter_ends():
+            here = devices[end.device]
+            if end.status is Peering.UNKNOWN_PEER or end.status is Peering.DISAGREE:
+                if here.role == "host":
+                    covered.add((end.device, end.port.name))
+                    yield self.error(end.device, end.port.name, f"{link_label(end)}: {end.detail}")
+                continue
+            there = devices.get(end.peer_device)
+            if there is None or "host" not in (here.role, there.role):
+                continue
+            if here.role == "host":
+                covered.add((end.device, end.port.name))
+            yield self._end(end, here, there)
+        for name in sorted(graph.ports):
+            dev = devices[name]
+            rails = dev.vars.get("rail_interfaces")
+            if dev.role != "host" or not isinstance(rails, list):
+                continue
+            for i, port in enumerate(rails):
+                if (name, str(port)) not in covered:
+                    yield self.error(
+                        name,
+                        str(port),
+                        f"{name} {port} (rail {i}): no LLDP neighbour at either end; rail unknown",
+                    )
+
+    def _end(self, end: End, here: DeviceSummary, there: DeviceSummary) -> Result:
+        label = link_label(end)
+        if here.role == "host":
+            host, hport, leaf = here, end.port.name, there
+        else:
+            host, hport, leaf = there, end.peer_port_name, here
+        if leaf.role != "leaf":
+            return self.failed(
+                end.device, end.port.name, f"{label}: a host NIC is cabled to a {leaf.role}, not to a leaf",
+                expected={"peer_role": "leaf"},
+                actual={"device": end.device, "interface": end.port.name, "peer_device": end.peer_device,
+                        "peer_interface": end.peer_port_name, "peer_role": leaf.role},
+            )  # fmt: skip
+        host_rail = rail_index(host, hport)
+        leaf_rail = _int_var(leaf, "rail")
+        if leaf_rail is None:
+            return self.error(
+                end.device, end.port.name, f"{label}: leaf {leaf.name} has no 'rail' inventory variable"
+            )
+        actual = {
+            "device": end.device, "interface": end.port.name, "peer_device": end.peer_device,
+            "peer_interface": end.peer_port_name, "host_rail": host_rail, "leaf_rail": leaf_rail,
+        }  # fmt: skip
+        if host_rail is None:
+            rails = host.vars.get("rail_interfaces")
+            why = (
+                "is not in its rail_interfaces"
+                if isinstance(rails, list)
+                else "has no rail_interfaces variable"
+            )
+            return self.failed(
+                end.device, end.port.name, f"{label}: {host.name} {hport} {why}",
+                expected={"host_interface": f"one of {host.name}'s rail_interfaces"}, actual=actual,
+            )  # fmt: skip
+        if host_rail == leaf_rail:
+            return self.passed(end.device, end.port.name, actual=host_rail)
+        return self.failed(
+            end.device, end.port.name,
+            f"{label}: {host.name} {hport} is rail {host_rail} but {leaf.name} is a rail-{leaf_rail} leaf",
+            expected={"leaf_rail": host_rail} if here.role == "host" else {"host_rail": leaf_rail},
+            actual=actual,
+        )  # fmt: skip
+
+
+class CablingPlanCheck(LinkCheck):
+    """Every link of the cabling plan (``--cabling FILE``) is seen by LLDP, and no other link is.
+
+    The plan is the design's expected wiring (device, port, peer device, peer port). A patch
+    mistake, a missing cable or an extra link is reported at the exact ports, at both ends.
+    Without ``--cabling`` the check is ``skipped``. A malformed plan is a configuration error
+    naming file and line.
+    """
+
+    id = "cabling-plan"
+    severity = Severity.MAJOR
+
+    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
+        path = fabric.options.get("cabling_plan")
+        if not path:
+            yield self.skipped(FABRIC_DEVICE, None, "no cabling plan given (fabline check --cabling FILE)")
+            return
+        plan = load_cabling_plan(Path(path))
+        graph = self.graph(fabric)
+        by_lower = {n.lower(): n for n in fabric.devices}
+        observed: dict[tuple[str, str], End] = {}
+        for end in graph.iter_ends():
+            observed[(end.device, canonical_port(end.port.name))] = end
+        expected: set[tuple[str, str]] = set()
+        in_plan: set[str] = set()
+        for link in plan:
+            for dev, port, peer, pport in (
+                (link.device, link.port, link.peer_device, link.peer_port),
+                (link.peer_device, link.peer_port, link.device, link.port),
+            ):
+                name = resolve_name(dev, by_lower)
+                if name is None:
+                    yield self.error(FABRIC_DEVICE, f"{Path(path).name}:{link.line}:{dev}",
+                                     f"plan line {link.line}: {dev} is not in the (selected) inventory")  # fmt: skip
+                    continue
+                in_plan.add(name)
+                expected.add((name, canonical_port(port)))
+                yield from self._planned(
+                    fabric, graph, observed, name, port, peer, pport, link.line, by_lower
+                )
+        for (name, _), end in sorted(observed.items()):
+            if name in in_plan and (name, canonical_port(end.port.name)) not in expected:
+                yield self.failed(
+                    name, end.port.name, f"{link_label(end)}: link not in the cabling plan",
+                    expected={"interface": end.port.name, "peer": None},
+                    actual={"device": name, "interface": end.port.name,
+                            "peer_device": end.peer_device, "peer_interface": end.peer_port_name},
+                )  # fmt: skip
+
+    def _planned(
+        self, fabric: FabricContext, graph: LinkGraph, observed: Mapping[tuple[str, str], End],
+        name: str, port: str, peer: str, pport: str, line: int, by_lower: Mapping[str, str],
+    ) -> Iterator[Result]:  # fmt: skip
+        want = {"peer_device": peer, "peer_interface": pport, "plan_line": line}
+        if not fabric.devices[name].readable or name not in graph.ports:
+            return  # the device's own errors say it could not be read; the other end reports the link
+        end = observed.get((name, canonical_port(port)))
+        if end is None:
+            view = graph.ports[name].get(canonical_port(port))
+            state = (
+                "no such port"
+                if view is None
+                else ("port down" if view.oper_up is False else "no LLDP neighbour")
+            )
+            yield self.failed(
+                name, port, f"{name} {port}: {state}; plan line {line} says {peer} {pport}",
+                expected=want, actual={"device": name, "interface": port, "peer_device": None},
+            )  # fmt: skip
+            return
+        peer_name = resolve_name(peer, by_lower) or peer
+        if end.peer_device == peer_name and canonical_port(end.peer_port_name) == canonical_port(pport):
+            yield self.passed(name, end.port.name, actual=f"{end.peer_device} {end.peer_port_name}")
+            return
+        yield self.failed(
+            name, end.port.name,
+            f"{name} {end.port.name} is cabled to {end.peer_device} {end.peer_port_name}; plan line {line} says {peer} {pport}",
+            expected=want,
+            actual={"device": name, "interface": end.port.name,
+                    "peer_device": end.peer_device, "peer_interface": end.peer_port_name},
+        )  # fmt: skip
+
+
+class ClosShapeCheck(LinkCheck):
+    """Every leaf reaches every spine of its plane with the same number and speed of links.
+
+    A two-tier Clos is non-blocking only when every leaf connects to every spine of its plane
+    (pod) evenly (DOMAIN "The fabric"): a missing or extra leaf-spine link makes ECMP paths
+    asymmetric and concentrates traffic; a leaf-leaf or spine-spine link does not belong on the
+    compute fabric. Planes come from the ``plane`` inventory variable (a spine without it serves
+    every plane). One result per leaf and per spine; wrong-tier links at both ends' ports.
+    """
+
+    id = "clos-shape"
+    severity = Severity.MAJOR
+
+    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
+        graph = self.graph(fabric)
+        devices = fabric.devices
+        leaves = sorted(n for n, d in devices.items() if d.role == "leaf")
+        spines = sorted(n for n, d in devices.items() if d.role == "spine")
+        seen: set[frozenset[tuple[str, str]]] = set()
+        pairs: Counter[tuple[str, str]] = Counter()
+        gbps: dict[tuple[str, str], float] = {}
+        for end in graph.iter_ends():
+            if end.status not in _NAMED:
+                continue
+            a, b = devices[end.device], devices.get(end.peer_device)
+            if b is None:
+                continue
+            if a.role == b.role and a.role in ("leaf", "spine"):
+                yield self.failed(
+                    end.device, end.port.name, f"{link_label(end)}: {a.role}-{b.role} link on the compute fabric",
+                    expected={"peer_role": "spine" if a.role == "leaf" else "leaf"},
+                    actual={"device": end.device, "interface": end.port.name, "peer_device": end.peer_device,
+                            "peer_interface": end.peer_port_name, "peer_role": b.role},
+                )  # fmt: skip
+                continue
+            if {a.role, b.role} != {"leaf", "spine"}:
+                continue
+            key = frozenset(
+                {(end.device, canonical_port(end.port.name)), (b.name, canonical_port(end.peer_port_name))}
+            )
+            if key in seen:
+                continue
+            seen.add(key)
+            pair = (end.device, b.name) if a.role == "leaf" else (b.name, end.device)
+            pairs[pair] += 1
+            speed = end.port.speed_gbps or (end.peer.speed_gbps if end.peer is not None else None) or 0.0
+            gbps[pair] = gbps.get(pair, 0.0) + speed
+        if not spines or not leaves:
+            yield self.skipped(FABRIC_DEVICE, None, "the inventory has no leaf-spine tier to check")
+            return
+        plane = {n: _int_var(devices[n], "plane") for n in (*leaves, *spines)}
+        norm: dict[int | None, tuple[int, float]] = {}
+        by_plane: dict[int | None, Counter[tuple[int, float]]] = {}
+        for (leaf, spine), n in pairs.items():
+            by_plane.setdefault(plane[leaf], Counter())[(n, gbps[(leaf, spine)])] += 1
+        for p, counts in by_plane.items():
+            norm[p] = counts.most_common(1)[0][0]
+
+        def serves(spine: str, leaf: str) -> bool:
+            return plane[spine] is None or plane[leaf] is None or plane[spine] == plane[leaf]
+
+        for leaf in leaves:
+            want = norm.get(plane[leaf])
+            problems = []
+            for spine in spines:
+                got = (pairs.get((leaf, spine), 0), gbps.get((leaf, spine), 0.0))
+                if not serves(spine, leaf):
+                    if got[0]:
+                        problems.append(f"{got[0]} link(s) to {spine} of plane {plane[spine]}")
+                elif got[0] == 0:
+                    problems.append(f"no link to {spine}")
+                elif want is not None and got != want:
+                    problems.append(f"{got[0]} link(s) / {got[1]:g}G to {spine}")
+            yield self._device(fabric, leaf, "uplinks", problems, want)
+        for spine in spines:
+            problems = []
+            for leaf in leaves:
+                if not serves(spine, leaf):
+                    continue
+                want = norm.get(plane[leaf])
+                got = (pairs.get((leaf, spine), 0), gbps.get((leaf, spine), 0.0))
+                if got[0] == 0:
+                    problems.append(f"no link to {leaf}")
+                elif want is not None and got != want:
+                    problems.append(f"{got[0]} link(s) / {got[1]:g}G to {leaf}")
+            yield self._device(
+                fabric, spine, "downlinks", problems, None if plane[spine] is None else norm.get(plane[spine])
+            )
+
+    def _device(
+        self,
+        fabric: FabricContext,
+        name: str,
+        subject: str,
+        problems: list[str],
+        want: tuple[int, float] | None,
+    ) -> Result:
+        dev = fabric.devices[name]
+        expected: dict[str, Any] = {"links_per_pair": want[0], "gbps_per_pair": want[1]} if want else {}
+        if not dev.readable:
+            return self.error(
+                name, subject, f"{name} could not be read ({dev.status}); its links are seen from peers only"
+            )
+        if not problems:
+            return self.passed(name, subject, expected=expected or None)
+        shown = "; ".join(problems[:8]) + (f"; and {len(problems) - 8} more" if len(problems) > 8 else "")
+        norm = f" (plane norm: {want[0]} link(s) / {want[1]:g}G per pair)" if want else ""
+        return self.failed(
+            name, subject, f"{name} {subject}: {shown}{norm}", expected=expected, actual=problems
+        )
+
+
+class OversubscriptionParams(LinkParams):
+    """Parameters of leaf-oversubscription."""
+
+    max_ratio: float = Field(1.0, gt=0, description="largest downlink:uplink bandwidth ratio (1.0 = 1:1)")
+
+
+class OversubscriptionCheck(LinkCheck):
+    """A leaf's host-facing bandwidth does not exceed its uplink bandwidth (1:1 on the compute fabric).
+
+    The compute fabric is non-blocking: downlink bandwidth equals uplink bandwidth (DOMAIN "The
+    fabric", article 004). Computed from the operational speed of up ports, classified by the
+    LLDP peer's role (host: down, spine: up), so a down or slow uplink shows here. Tune
+    ``max_ratio`` (e.g. 2.0 for a 2:1 storage fabric).
+    """
+
+    id = "leaf-oversubscription"
+    severity = Severity.MAJOR
+    Params = OversubscriptionParams
+
+    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
+        graph = self.graph(fabric)
+        for name in sorted(graph.ports):
+            if fabric.devices[name].role != "leaf":
+                continue
+            down = up = 0.0
+            for end in graph.ends.get(name, []):
+                if end.status not in _NAMED or not end.port.oper_up:
+                    continue
+                peer = fabric.devices.get(end.peer_device)
+                speed = end.port.speed_gbps or 0.0
+                if peer is not None and peer.role == "host":
+                    down += speed
+                elif peer is not None and peer.role == "spine":
+                    up += speed
+            actual = {"down_gbps": down, "up_gbps": up, "ratio": round(down / up, 3) if up else None}
+            expected = {"max_ratio": self.params.max_ratio}
+            if not down and not up:
+                yield self.skipped(name, "bandwidth", "no up host or spine links")
+            elif up and down / up <= self.params.max_ratio + 1e-9:
+                yield self.passed(name, "bandwidth", expected=expected, actual=actual)
+            else:
+                ratio = f"{down / up:.2f}:1" if up else "no uplink up"
+                yield self.failed(
+                    name, "bandwidth",
+                    f"{name}: {down:g}G down vs {up:g}G up ({ratio}), above {self.params.max_ratio:g}:1",
+                    expected=expected, actual=actual,
+                )  # fmt: skip
+
+
+TOPOLOGY_CHECKS = (RailCablingCheck, CablingPlanCheck, ClosShapeCheck, OversubscriptionCheck)
