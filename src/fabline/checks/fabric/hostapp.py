@@ -1,0 +1,142 @@
+"""Host application layer against the fabric: RoCE ToS, NCCL_IB_TC and ECN on the fabric's lossless class.
+
+The declarative host rules compare these settings with the baseline's numbers. This check
+compares them with what the fabric actually does: the DSCPs the host's own leaf port maps to a
+PFC-enabled (lossless) priority. A site that moved RoCE to DSCP 24 on its switches but not on one
+rack of hosts is found even when the baseline was updated too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from fabline.checks import FabricContext
+from fabline.checks.fabric.linkgraph import PAIRED, End, PortView
+from fabline.checks.fabric.links import LinkCheck, link_label
+from fabline.results import Result, Severity
+
+_ECN = {0: "Not-ECT", 1: "ECT(1)", 2: "ECT(0)", 3: "CE"}
+
+
+def lossless_dscps(port: PortView) -> frozenset[int] | None:
+    """DSCPs a port maps to one of its PFC priorities (None: map or PFC not collected).
+
+    Example:
+        >>> p = PortView("e", None, None, None, False, None, None, None, None, None, None, None,
+        ...              None, (3,), ((24, 0), (26, 3), (48, 6)), None, None, None, None)
+        >>> sorted(lossless_dscps(p))
+        [26]
+    """
+    if port.dscp is None or port.pfc is None:
+        return None
+    return frozenset(d for d, prio in port.dscp if prio in port.pfc)
+
+
+def tos_problem(tos: int, lossless: frozenset[int]) -> str | None:
+    """Why a ToS byte does not put traffic into the lossless class with ECN capability.
+
+    Example:
+        >>> tos_problem(106, frozenset({26})), tos_problem(104, frozenset({26}))
+        (None, 'ToS 104 = DSCP 26 with Not-ECT: switches cannot mark it')
+        >>> tos_problem(96, frozenset({26}))
+        'ToS 96 = DSCP 24, not a lossless DSCP of the fabric ([26])'
+    """
+    dscp, ecn = tos >> 2, tos & 3
+    if dscp not in lossless:
+        return f"ToS {tos} = DSCP {dscp}, not a lossless DSCP of the fabric ({sorted(lossless)})"
+    if ecn not in (1, 2):
+        return f"ToS {tos} = DSCP {dscp} with {_ECN[ecn]}: switches cannot mark it"
+    return None
+
+
+class HostTosFabricCheck(LinkCheck):
+    """Hosts mark RoCE and NCCL traffic with a DSCP their leaf treats as lossless, ECN-capable.
+
+    The application must mark its traffic with the fabric's lossless DSCP: RDMA-CM's default ToS
+    and ``NCCL_IB_TC`` are a ToS byte, DSCP << 2 | ECN bits (106 for DSCP 26 with ECT(0); 104
+    forgets ECN capability). The NIC's ECN reaction and notification points must be enabled on
+    the priority the host maps that DSCP to (DOMAIN "Host side"). Compared per rail NIC with the
+    leaf port at the other end of its link (its DSCP map and PFC priorities); ``NCCL_IB_TC`` once
+    per host against every rail's leaf. Reported at the host, where the setting lives.
+    """
+
+    id = "host-tos-fabric"
+    severity = Severity.CRITICAL
+
+    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
+        graph = self.graph(fabric)
+        for name in sorted(graph.ports):
+            if fabric.devices[name].role != "host":
+                continue
+            common: frozenset[int] | None = None
+            leaves = []
+            for end in graph.ends.get(name, []):
+                if end.status not in PAIRED or end.peer is None:
+                    continue
+                lossless = lossless_dscps(end.peer)
+                yield from self._nic(end, lossless)
+                if lossless is not None:
+                    common = lossless if common is None else common & lossless
+                    leaves.append(end.peer_device)
+            tc = fabric.collected[name].nccl_ib_tc
+            if tc is None:
+                continue
+            if common is None:
+                yield self.error(
+                    name, "NCCL_IB_TC", f"{name}: no rail leaf port with a DSCP map and PFC to compare"
+                )
+                continue
+            expected = {"lossless_dscps": sorted(common), "ecn": "ECT(0) or ECT(1)"}
+            problem = f"NCCL_IB_TC {tc!r} is not a number" if not tc.strip().isdigit() else None
+            problem = problem or tos_problem(int(tc), common)
+            if problem is None:
+                yield self.passed(name, "NCCL_IB_TC", expected=expected, actual=int(tc))
+            else:
+                yield self.failed(
+                    name, "NCCL_IB_TC", f"{name}: NCCL_IB_TC: {problem} (leaves {', '.join(sorted(set(leaves)))})",
+                    expected=expected, actual=tc,
+                )  # fmt: skip
+
+    def _nic(self, end: End, lossless: frozenset[int] | None) -> Iterator[Result]:
+        label = link_label(end)
+        port = end.port
+        if lossless is None:
+            yield self.error(
+                end.device, port.name, f"{label}: DSCP map or PFC priorities not collected on the peer"
+            )
+            return
+        if port.roce_tos is None:
+            yield self.error(end.device, port.name, f"{label}: nic.roce_tos not collected")
+            return
+        problems = []
+        problem = tos_problem(port.roce_tos, lossless)
+        if problem:
+            problems.append(problem)
+        else:
+            prio = dict(port.dscp or ()).get(port.roce_tos >> 2)
+            if prio is None:
+                problems.append(f"the host maps DSCP {port.roce_tos >> 2} to no priority")
+            else:
+                for field, prios in (
+                    ("ECN notification point", port.ecn_np),
+                    ("ECN reaction point", port.ecn_rp),
+                ):
+                    if prios is None:
+                        problems.append(f"{field} not collected")
+                    elif prio not in prios:
+                        problems.append(f"{field} not enabled on priority {prio}")
+        expected = {"lossless_dscps": sorted(lossless), "ecn": "ECT(0) or ECT(1)", "peer_device": end.peer_device,
+                    "peer_interface": end.peer_port_name}  # fmt: skip
+        actual = {"device": end.device, "interface": port.name, "roce_tos": port.roce_tos,
+                  "ecn_np_priorities": list(port.ecn_np or ()), "ecn_rp_priorities": list(port.ecn_rp or ())}  # fmt: skip
+        if not problems:
+            yield self.passed(end.device, port.name, expected=expected, actual=port.roce_tos)
+        elif all(p.endswith("not collected") for p in problems):
+            yield self.error(end.device, port.name, f"{label}: {'; '.join(problems)}")
+        else:
+            yield self.failed(
+                end.device, port.name, f"{label}: {'; '.join(problems)}", expected=expected, actual=actual
+            )
+
+
+HOSTAPP_CHECKS = (HostTosFabricCheck,)
