@@ -295,3 +295,30 @@ def parse(platform_id: str, command_line: str, file: Path) -> None:
         raise ConfigError(f"cannot read: {exc.strerror}", file=file) from None
     fragment = parse_output(platform_id, command_line, text)
     click.echo(json.dumps(fragment, indent=2, sort_keys=False))
+
+
+# Commands that live with their feature (collection, simulator, design, history) register here.
+# The list is explicit; a module that is not there yet (a feature in progress) is skipped.
+_COMMAND_MODULES = (
+    "fabline.collect.cli",
+    "fabline.sim.cli",
+    "fabline.design.cli",
+    "fabline.history.cli",
+)
+
+
+def _register_feature_commands() -> None:
+    import importlib
+
+    for name in _COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and name.startswith(exc.name):
+                continue
+            raise
+        for command in module.COMMANDS:
+            main.add_command(command)
+
+
+_register_feature_commands()
