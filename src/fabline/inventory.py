@@ -94,25 +94,22 @@ INTERNAL_STATIC_VARS = frozenset(
 )  # fmt: skip
 
 # Directory entries Ansible never reads as inventory sources (IGNORED_ALWAYS + INVENTORY_IGNORE_EXTS).
+_IGNORED_EXTS = (
+    ".pyc",
+    ".pyo",
+    ".swp",
+    ".bak",
+    "~",
+    ".rpm",
+    ".md",
+    ".txt",
+    ".rst",
+    ".orig",
+    ".cfg",
+    ".retry",
+)
 _IGNORED_ENTRY = re.compile(
-    r"^\.|^host_vars$|^group_vars$|^vars_plugins$|"
-    + "|".join(
-        re.escape(ext) + "$"
-        for ext in (
-            ".pyc",
-            ".pyo",
-            ".swp",
-            ".bak",
-            "~",
-            ".rpm",
-            ".md",
-            ".txt",
-            ".rst",
-            ".orig",
-            ".cfg",
-            ".retry",
-        )
-    )
+    r"^\.|^host_vars$|^group_vars$|^vars_plugins$|" + "|".join(re.escape(ext) + "$" for ext in _IGNORED_EXTS)
 )
 _YAML_EXTS = (".yml", ".yaml", ".json")
 _VARS_EXTS = ("", ".yml", ".yaml", ".json")
