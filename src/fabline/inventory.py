@@ -973,37 +973,46 @@ class Inventory:
             self._group_hosts_cache[group] = got
         return got
 
-    def select(self, pattern: str | None) -> list[str]:
+    def select(self, pattern: str | None, *, strict: bool = True) -> list[str]:
         """Hosts matching an Ansible host pattern, in Ansible's order.
 
         Supports ``all``/``*``, names, globs (``leaf*``), regexes (``~leaf-r[0-9]``), unions
         (``spine:leaf``, ``spine,leaf``), intersections (``fabric:&pod_b``), exclusions
         (``fabric:!leaf-r2-a``) and subscripts on groups (``leaf[0:1]``, ``leaf[-1]``).
 
+        Args:
+            pattern: The host pattern; None, ``all`` or ``*`` select every host.
+            strict: For ``--limit``: a term matching no group or host, or an empty result, is an
+                error. With False (Ansible's behaviour, for generic selectors such as a baseline
+                rule's ``hosts``) such terms are ignored and the result may be empty.
+
         Raises:
-            ConfigError: Malformed pattern, a term that matches no group or host, or nothing selected.
+            ConfigError: Malformed pattern (bad regex, subscript out of range) or, when strict, a
+                term that matches no group or host, or nothing selected.
         """
         if pattern is None or pattern.strip() in ("", "all", "*"):
-            return list(self.group_hosts("all")) if self.hosts else self._no_match(pattern or "all")
+            if self.hosts or not strict:
+                return list(self.group_hosts("all"))
+            return self._no_match(pattern or "all")
         try:
-            result = self._evaluate(order_patterns(split_host_pattern(pattern)))
+            result = self._evaluate(order_patterns(split_host_pattern(pattern)), strict)
         except PatternError as exc:
             raise ConfigError(str(exc), file=self.source) from None
-        if not result:
+        if not result and strict:
             self._no_match(pattern)
         return result
 
     def _no_match(self, pattern: str) -> list[str]:
         raise ConfigError(f"--limit {pattern!r} matches no host in {self.source}")
 
-    def _evaluate(self, terms: list[str]) -> list[str]:
+    def _evaluate(self, terms: list[str], strict: bool) -> list[str]:
         hosts: list[str] = []
         for term in terms:
             if term in self.hosts:
                 if term not in hosts:
                     hosts.append(term)
                 continue
-            that = self._match_one(term)
+            that = self._match_one(term, strict)
             if term[0] == "!":
                 drop = set(that)
                 hosts = [h for h in hosts if h not in drop]
@@ -1018,7 +1027,7 @@ class Inventory:
                         hosts.append(h)
         return hosts
 
-    def _match_one(self, term: str) -> list[str]:
+    def _match_one(self, term: str, strict: bool) -> list[str]:
         bare = term[1:] if term[0] in "&!" else term
         expr, subscript = split_subscript(bare)
         if not expr:
@@ -1030,7 +1039,7 @@ class Inventory:
             found.extend(self.group_hosts(g))
         if not groups or is_wildcard(expr):
             found.extend(h for h in self.hosts if matches(h))
-        if not found and not groups:
+        if not found and not groups and strict:
             names = [*self.groups, *self.hosts] if len(self.hosts) < 5000 else list(self.groups)
             raise ConfigError(
                 f"--limit term {expr!r} matches no group or host in {self.source}" + did_you_mean(expr, names)

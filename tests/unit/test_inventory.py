@@ -265,6 +265,24 @@ def test_select_errors(pattern: str, message: str) -> None:
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        ("spine:nosuch", ["spine-01", "spine-02"]),  # Ansible ignores a term that matches nothing
+        ("leaf*:!leaf-r9-z", ["leaf-r0-a", "leaf-r1-a", "leaf-r2-a", "leaf-r3-a"]),
+        ("spine:&gpu_hosts", []),
+        ("nosuch", []),
+    ],
+)
+def test_select_lenient(pattern: str, expected: list[str]) -> None:
+    assert load_inventory(LAB).select(pattern, strict=False) == expected
+
+
+def test_select_lenient_still_rejects_bad_syntax() -> None:
+    with pytest.raises(ConfigError, match="invalid host pattern"):
+        load_inventory(LAB).select("~leaf(", strict=False)
+
+
 def test_devices_limit_keeps_inventory_order() -> None:
     names = [d.name for d in load_inventory(LAB).devices("leaf-r3-a:spine-01")]
     assert names == ["spine-01", "leaf-r3-a"]
