@@ -113,8 +113,11 @@ def _formats(value: str) -> list[str]:
 @main.command()
 @_inventory_option
 @click.option(
-    "--snapshot", required=True, type=click.Path(path_type=Path), help="Snapshot folder (state/*.json)."
+    "--snapshot", type=click.Path(path_type=Path), default=None, help="Snapshot folder (state/*.json)."
 )
+@click.option("--intended", type=click.Path(path_type=Path), default=None,
+              help="Instead of a snapshot: a folder of rendered configs (fabline render), parsed as if collected.")  # fmt: skip
+@click.option("--reparse", is_flag=True, help="Re-parse the snapshot's raw/ evidence into state/ first.")
 @_baseline_option
 @_checks_option
 @click.option("-l", "--limit", default=None, help="Ansible host pattern, e.g. 'leaf*', 'fabric:!leaf-r2-a'.")
@@ -133,7 +136,9 @@ def _formats(value: str) -> list[str]:
 @_friendly
 def check(
     inventory: Path,
-    snapshot: Path,
+    snapshot: Path | None,
+    intended: Path | None,
+    reparse: bool,
     baselines: tuple[Path, ...],
     checks_dir: Path | None,
     limit: str | None,
@@ -149,9 +154,13 @@ def check(
     from fabline.runner import run_check
 
     fmts = _formats(formats)
+    if (snapshot is None) == (intended is None):
+        raise ConfigError("give exactly one of --snapshot DIR and --intended CONFIGS_DIR")
     report, written = run_check(
         inventory=inventory,
-        snapshot=snapshot,
+        snapshot=snapshot or Path(),
+        intended=intended,
+        reparse=reparse,
         baselines=_baseline_paths(baselines),
         checks_dir=_checks_dir(checks_dir),
         limit=limit,

@@ -46,12 +46,27 @@ def run_check(
     today: dt.date | None = None,
     previous: Path | None = None,
     cabling: Path | None = None,
+    reparse: bool = False,
+    intended: Path | None = None,
 ) -> tuple[Report, list[Path]]:
-    """Run ``fabline check``: returns the report and the files written."""
+    """Run ``fabline check``: returns the report and the files written.
+
+    ``intended`` (a folder of rendered configs) replaces ``snapshot``: the configs are parsed with
+    the platform parsers into a snapshot first. ``reparse`` re-parses ``snapshot/raw/`` into
+    ``snapshot/state/`` before checking, so parser fixes apply to old evidence.
+    """
     from fabline.inventory import load_inventory
 
     inv = load_inventory(inventory)
     devices = inv.devices(limit)
+    if intended is not None:
+        from fabline.design.intended import intended_snapshot
+
+        snapshot = intended_snapshot(intended, devices)
+    if reparse:
+        from fabline.collect.reparse import reparse_snapshot
+
+        reparse_snapshot(snapshot, devices)
     snap = Snapshot(snapshot)
     engine = build_engine(baselines, checks_dir, lambda pattern: set(inv.select(pattern)), today)
     if cabling is not None and not cabling.is_file():
