@@ -334,3 +334,61 @@ def write_snapshot(fabric: Fabric, out_dir: Path, faults: Sequence[Fault] = (), 
         (state_dir / f"{doc['name']}.json").write_text(json.dumps(doc, indent=1) + "\n", "utf-8")
         n += 1
     return n
+
+
+# --------------------------------------------------------------------------------------------
+# cabling faults and the cabling plan (fabric-level checks)
+
+
+def swap_ports(fabric: Fabric, device: str, port_a: str, port_b: str) -> Fabric:
+    """A copy of ``fabric`` with the cables of two ports of one device swapped.
+
+    The classic rail mistake: a server cabled by port adjacency, NIC 0 in rail 1's leaf and NIC 1
+    in rail 0's. Both links stay up with consistent LLDP; only the rail is wrong.
+
+    Example:
+        >>> f = swap_ports(lab_fabric(), "gpu-001", "eth0", "eth1")
+        >>> f.peers()[("gpu-001", "eth0")], f.peers()[("gpu-001", "eth1")]
+        (('leaf-r1-a', 'swp1'), ('leaf-r0-a', 'Ethernet0'))
+    """
+    swap = {port_a: port_b, port_b: port_a}
+    links = []
+    for a, ap, b, bp in fabric.links:
+        if a == device and ap in swap:
+            ap = swap[ap]
+        elif b == device and bp in swap:
+            bp = swap[bp]
+        links.append((a, ap, b, bp))
+    return Fabric(fabric.devices, links)
+
+
+def remove_link(fabric: Fabric, device: str, port: str) -> Fabric:
+    """A copy of ``fabric`` without the link on ``device`` ``port`` (both ports end up down).
+
+    Example:
+        >>> len(remove_link(lab_fabric(), "leaf-r0-a", "Ethernet16").links)
+        15
+    """
+    links = [
+        link
+        for link in fabric.links
+        if (link[0], link[1]) != (device, port) and (link[2], link[3]) != (device, port)
+    ]
+    return Fabric(fabric.devices, links)
+
+
+def cabling_plan_csv(fabric: Fabric) -> str:
+    """The fabric's links as a cabling plan CSV (``fabline check --cabling``), one link per row.
+
+    Example:
+        >>> cabling_plan_csv(lab_fabric()).splitlines()[:2]
+        ['device,port,peer_device,peer_port,rail,plane', 'gpu-001,eth0,leaf-r0-a,Ethernet0,0,0']
+    """
+    by_name = {d.name: d for d in fabric.devices}
+    rows = ["device,port,peer_device,peer_port,rail,plane"]
+    for a, ap, b, bp in fabric.links:
+        leaf = by_name[a] if by_name[a].role == "leaf" else by_name[b] if by_name[b].role == "leaf" else None
+        rail = "" if leaf is None or leaf.rail is None else str(leaf.rail)
+        plane = "" if leaf is None else str(leaf.plane)
+        rows.append(f"{a},{ap},{b},{bp},{rail},{plane}")
+    return "\n".join(rows) + "\n"
