@@ -1,0 +1,250 @@
+"""Rail cabling, the cabling plan, the Clos shape and oversubscription on synthetic fabrics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fabline import synthetic
+from fabline.checks.fabric.cabling import load_cabling_plan
+from fabline.errors import ConfigError
+from fabline.results import Status
+from fabline.synthetic import DeviceSpec, Fabric, Fault
+from tests.conftest import REPO_ROOT
+from tests.unit.test_fabric_support import devices_of, one, run_fabric, table
+
+LAB = synthetic.lab_fabric()
+FIXTURES = REPO_ROOT / "tests" / "fixtures" / "fabric"
+PLAN = FIXTURES / "lab-plan.csv"
+
+
+# ------------------------------------------------------------------------------ rail cabling
+
+
+def test_swapped_nics_fail_rail_cabling_at_the_exact_ports_and_nothing_else(tmp_path: Path) -> None:
+    swapped = synthetic.swap_ports(LAB, "gpu-001", "eth0", "eth1")
+    out = run_fabric(tmp_path, swapped)
+    assert table(out, Status.FAIL) == {
+        ("rail-cabling", "gpu-001", "eth0"),
+        ("rail-cabling", "gpu-001", "eth1"),
+        ("rail-cabling", "leaf-r0-a", "Ethernet0"),
+        ("rail-cabling", "leaf-r1-a", "swp1"),
+    }  # every link check still passes: that is why this mistake survives link tests
+    assert table(out, Status.ERROR) == set()
+    r = one(out, "rail-cabling", "gpu-001", "eth0")
+    assert (
+        r.message == "gpu-001 eth0 <-> leaf-r1-a swp1: gpu-001 eth0 is rail 0 but leaf-r1-a is a rail-1 leaf"
+    )
+    assert r.expected == {"leaf_rail": 0}
+    leaf = one(out, "rail-cabling", "leaf-r1-a", "swp1")
+    assert leaf.actual["peer_device"] == "gpu-001" and leaf.actual["peer_interface"] == "eth0"
+    assert leaf.expected == {"host_rail": 1}
+
+
+def test_rail_interface_without_any_lldp_is_an_error(tmp_path: Path) -> None:
+    faults = [Fault("gpu-002", "lldp", None, "eth2"), Fault("leaf-r2-a", "lldp", None, "Ethernet2/1")]
+    out = run_fabric(tmp_path, LAB, faults, checks=["rail-cabling"])
+    assert table(out, Status.ERROR) == {("rail-cabling", "gpu-002", "eth2")}
+    assert table(out, Status.FAIL) == set()
+
+
+def test_rail_checked_from_the_leaf_when_the_host_is_unreadable(tmp_path: Path) -> None:
+    swapped = synthetic.swap_ports(LAB, "gpu-002", "eth2", "eth3")
+    out = run_fabric(tmp_path, swapped, drop=["gpu-002"], checks=["rail-cabling"])
+    assert table(out, Status.FAIL) == {
+        ("rail-cabling", "leaf-r2-a", "Ethernet2/1"),
+        ("rail-cabling", "leaf-r3-a", "Ethernet1/2"),
+    }
+
+
+def test_leaf_without_rail_variable_and_host_port_outside_rails(tmp_path: Path) -> None:
+    devices = [
+        d if d.name != "leaf-r0-a" else type(d)(d.name, d.platform, d.role, (), {}) for d in devices_of(LAB)
+    ]
+    out = run_fabric(tmp_path, LAB, checks=["rail-cabling"], devices=devices)
+    assert table(out, Status.ERROR) == {("rail-cabling", n, p) for n, p in
+                                        [("gpu-001", "eth0"), ("gpu-002", "eth0"), ("leaf-r0-a", "Ethernet0"), ("leaf-r0-a", "Ethernet8")]}  # fmt: skip
+    assert "has no 'rail' inventory variable" in one(out, "rail-cabling", "gpu-001", "eth0").message
+    devices = devices_of(LAB, gpu_001={"rail_interfaces": ["eth1", "eth0", "eth2", "eth3"]})
+    out = run_fabric(tmp_path / "b", LAB, checks=["rail-cabling"], devices=devices)
+    assert table(out, Status.FAIL) == {("rail-cabling", d, p) for d, p in
+                                       [("gpu-001", "eth0"), ("gpu-001", "eth1"), ("leaf-r0-a", "Ethernet0"), ("leaf-r1-a", "swp1")]}  # fmt: skip
+
+
+def _with_extra_ports(fabric: Fabric, extra: list[tuple[str, str, str, str]], ports: int = 6) -> Fabric:
+    devices = [
+        DeviceSpec(
+            d.name,
+            d.role,
+            d.platform,
+            d.rail,
+            d.plane,
+            ports if d.role != "host" else d.ports,
+            d.rail_interfaces,
+        )
+        for d in fabric.devices
+    ]
+    return Fabric(devices, [*fabric.links, *extra])
+
+
+def test_host_cabled_to_a_spine(tmp_path: Path) -> None:
+    f = synthetic.remove_link(LAB, "gpu-002", "eth3")
+    f = _with_extra_ports(f, [("gpu-002", "eth3", "spine-02", "Ethernet6/1")], ports=8)
+    out = run_fabric(tmp_path, f, checks=["rail-cabling"])
+    assert table(out, Status.FAIL) == {
+        ("rail-cabling", "gpu-002", "eth3"),
+        ("rail-cabling", "spine-02", "Ethernet6/1"),
+    }
+    assert "cabled to a spine, not to a leaf" in one(out, "rail-cabling", "spine-02", "Ethernet6/1").message
+
+
+# ------------------------------------------------------------------------------ cabling plan
+
+
+def test_cabling_plan_clean_and_without_plan(tmp_path: Path) -> None:
+    out = run_fabric(tmp_path, LAB, checks=["cabling-plan"], options={"cabling_plan": PLAN})
+    assert table(out, Status.FAIL) == set() and table(out, Status.ERROR) == set()
+    assert len(table(out, Status.PASS)) == 32
+    out = run_fabric(tmp_path / "none", LAB, checks=["cabling-plan"])
+    assert [(r.status, r.device) for r in out.results] == [(Status.SKIPPED, "(fabric)")]
+
+
+def test_cabling_plan_finds_swapped_missing_and_extra_links(tmp_path: Path) -> None:
+    f = synthetic.swap_ports(LAB, "gpu-001", "eth0", "eth1")
+    f = synthetic.remove_link(f, "leaf-r3-a", "Ethernet1/4")
+    f = _with_extra_ports(f, [("leaf-r0-a", "Ethernet32", "spine-01", "Ethernet5/1")], ports=8)
+    out = run_fabric(tmp_path, f, checks=["cabling-plan"], options={"cabling_plan": PLAN})
+    assert table(out, Status.FAIL) == {
+        ("cabling-plan", "gpu-001", "eth0"), ("cabling-plan", "gpu-001", "eth1"),
+        ("cabling-plan", "leaf-r0-a", "Ethernet0"), ("cabling-plan", "leaf-r1-a", "swp1"),
+        ("cabling-plan", "leaf-r3-a", "Ethernet1/4"), ("cabling-plan", "spine-02", "Ethernet4/1"),
+        ("cabling-plan", "leaf-r0-a", "Ethernet32"), ("cabling-plan", "spine-01", "Ethernet5/1"),
+    }  # fmt: skip
+    r = one(out, "cabling-plan", "gpu-001", "eth0")
+    assert r.message == "gpu-001 eth0 is cabled to leaf-r1-a swp1; plan line 3 says leaf-r0-a Ethernet0"
+    assert "port down; plan line" in one(out, "cabling-plan", "leaf-r3-a", "Ethernet1/4").message
+    assert "link not in the cabling plan" in one(out, "cabling-plan", "spine-01", "Ethernet5/1").message
+
+
+def test_cabling_plan_device_not_in_inventory(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.csv"
+    plan.write_text(
+        "device,port,peer_device,peer_port\ngpu-001,eth0,leaf-r0-a,Ethernet0\ngpu-777,eth0,leaf-r0-a,Ethernet9\n"
+    )
+    out = run_fabric(tmp_path, LAB, checks=["cabling-plan"], options={"cabling_plan": plan})
+    errs = [r for r in out.results if r.status is Status.ERROR]
+    assert [(r.device, r.message) for r in errs] == [
+        ("(fabric)", "plan line 3: gpu-777 is not in the (selected) inventory")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("bad-rail.csv", "bad-rail.csv:2: rail must be an integer, got 'zero'"),
+        ("bad-duplicate-port.csv", "bad-duplicate-port.csv:3: leaf-r0-a Ethernet0 is already cabled on line 2"),
+        ("bad-column.csv", "bad-column.csv:1: unknown column 'rack' (columns: device, port, peer_device, peer_port, rail, plane)"),
+        ("bad-short-row.csv", "bad-short-row.csv:3: expected 6 fields, got 3"),
+        ("bad-empty-port.csv", "bad-empty-port.csv:2: port is empty"),
+    ],
+)  # fmt: skip
+def test_bad_cabling_plan_is_a_config_error_naming_file_and_line(name: str, message: str) -> None:
+    with pytest.raises(ConfigError) as exc:
+        load_cabling_plan(FIXTURES / name)
+    assert str(exc.value) == f"{FIXTURES / name}".replace(name, "") + message
+
+
+def test_cabling_plan_parses_any_column_order(tmp_path: Path) -> None:
+    plan = load_cabling_plan(PLAN)
+    assert len(plan) == 16
+    assert (plan[0].device, plan[0].port, plan[0].peer_device, plan[0].peer_port, plan[0].rail, plan[0].line) == (
+        "gpu-001", "eth0", "leaf-r0-a", "Ethernet0", 0, 3)  # fmt: skip
+    empty = tmp_path / "empty.csv"
+    empty.write_text("# nothing\n")
+    with pytest.raises(ConfigError, match="cabling plan is empty"):
+        load_cabling_plan(empty)
+
+
+def test_bad_plan_in_a_run_is_an_error_result_not_a_crash(tmp_path: Path) -> None:
+    out = run_fabric(
+        tmp_path, LAB, checks=["cabling-plan"], options={"cabling_plan": FIXTURES / "bad-rail.csv"}
+    )
+    (r,) = out.results
+    assert r.status is Status.ERROR and "bad-rail.csv:2: rail must be an integer" in r.message
+
+
+# ------------------------------------------------------------------------------ Clos shape, oversubscription
+
+
+def test_missing_uplink_breaks_clos_shape_and_oversubscription(tmp_path: Path) -> None:
+    f = synthetic.remove_link(LAB, "leaf-r0-a", "Ethernet16")  # the uplink to spine-01
+    out = run_fabric(tmp_path, f, checks=["clos-shape", "leaf-oversubscription"])
+    assert table(out, Status.FAIL) == {
+        ("clos-shape", "leaf-r0-a", "uplinks"),
+        ("clos-shape", "spine-01", "downlinks"),
+        ("leaf-oversubscription", "leaf-r0-a", "bandwidth"),
+    }
+    assert one(out, "clos-shape", "leaf-r0-a", "uplinks").message.startswith(
+        "leaf-r0-a uplinks: no link to spine-01"
+    )
+    assert "no link to leaf-r0-a" in one(out, "clos-shape", "spine-01", "downlinks").message
+    over = one(out, "leaf-oversubscription", "leaf-r0-a", "bandwidth")
+    assert over.actual == {"down_gbps": 800.0, "up_gbps": 400.0, "ratio": 2.0}
+    assert over.message == "leaf-r0-a: 800G down vs 400G up (2.00:1), above 1:1"
+    base = "rules:\n  - {id: leaf-oversubscription, params: {max_ratio: 2}}\n"
+    out = run_fabric(tmp_path / "t", f, checks=["leaf-oversubscription"], baseline=base)
+    assert table(out, Status.FAIL) == set()
+
+
+def test_down_uplink_shows_in_oversubscription(tmp_path: Path) -> None:
+    out = run_fabric(
+        tmp_path, LAB, [Fault("leaf-r2-a", "oper_up", False, "Ethernet3/1")], checks=["leaf-oversubscription"]
+    )
+    assert table(out, Status.FAIL) == {("leaf-oversubscription", "leaf-r2-a", "bandwidth")}
+
+
+def test_unequal_links_per_pair_and_slow_link_are_asymmetric(tmp_path: Path) -> None:
+    fabric = synthetic.rail_fabric(1024)  # 32 leaves x 16 spines, 2 links per pair
+    leaf = "leaf-r0-000"
+    pair = [link for link in fabric.links if link[0] == leaf and link[2] == "spine-003"]
+    assert len(pair) == 2
+    out = run_fabric(tmp_path, synthetic.remove_link(fabric, leaf, pair[0][1]), checks=["clos-shape"])
+    assert table(out, Status.FAIL) == {
+        ("clos-shape", leaf, "uplinks"),
+        ("clos-shape", "spine-003", "downlinks"),
+    }
+    assert "1 link(s) / 400G to spine-003" in one(out, "clos-shape", leaf, "uplinks").message
+    out = run_fabric(
+        tmp_path / "s", fabric, [Fault(leaf, "speed_gbps", 200, pair[1][1])], checks=["clos-shape"]
+    )
+    assert table(out, Status.FAIL) == {
+        ("clos-shape", leaf, "uplinks"),
+        ("clos-shape", "spine-003", "downlinks"),
+    }
+
+
+def test_leaf_leaf_link_fails_at_both_ends(tmp_path: Path) -> None:
+    f = _with_extra_ports(LAB, [("leaf-r0-a", "Ethernet32", "leaf-r1-a", "swp5")])
+    out = run_fabric(tmp_path, f, checks=["clos-shape"])
+    assert table(out, Status.FAIL) == {
+        ("clos-shape", "leaf-r0-a", "Ethernet32"),
+        ("clos-shape", "leaf-r1-a", "swp5"),
+    }
+    assert "leaf-leaf link on the compute fabric" in one(out, "clos-shape", "leaf-r1-a", "swp5").message
+
+
+def test_planes_leaf_reaches_only_its_planes_spines(tmp_path: Path) -> None:
+    # two planes: spine-01 serves plane 0, spine-02 plane 1; every leaf (plane 0) is cabled to both
+    devices = devices_of(LAB, spine_01={"plane": 0}, spine_02={"plane": 1})
+    out = run_fabric(tmp_path, LAB, checks=["clos-shape"], devices=devices)
+    fails = table(out, Status.FAIL)
+    assert fails == {("clos-shape", f"leaf-r{r}-a", "uplinks") for r in range(4)}
+    assert "1 link(s) to spine-02 of plane 1" in one(out, "clos-shape", "leaf-r2-a", "uplinks").message
+
+
+def test_unreadable_leaf_is_error_and_spines_still_see_it(tmp_path: Path) -> None:
+    out = run_fabric(tmp_path, LAB, drop=["leaf-r1-a"], checks=["clos-shape", "leaf-oversubscription"])
+    assert one(out, "clos-shape", "leaf-r1-a", "uplinks").status is Status.ERROR
+    assert one(out, "clos-shape", "spine-01", "downlinks").status is Status.PASS  # LLDP of the spines
+    assert not [r for r in out.results if r.check == "leaf-oversubscription" and r.device == "leaf-r1-a"]
