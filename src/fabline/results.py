@@ -182,6 +182,24 @@ def exit_code(results: Iterable[Result], fail_on: Severity = Severity.MINOR) -> 
     return ExitCode.ERRORS if errors else ExitCode.OK
 
 
+class PassBlock(Result):
+    """Passes of one Python check on one device, as bare subject names (compact, like a rule's block).
+
+    A check over a large fabric yields one of these per device instead of one :class:`Result` per
+    passing port; :meth:`ResultStore.extend` keeps it as a block, and iterating the store gives the
+    same ``pass`` results (``expected`` shared, no ``actual``). Seen outside a store it is one
+    ``pass`` result with no subject.
+    """
+
+    __slots__ = ("subjects",)
+
+    def __init__(
+        self, check: str, device: str, severity: Severity, subjects: list[str | None], expected: Any = None
+    ) -> None:
+        super().__init__(check, device, None, Status.PASS, severity, expected)
+        self.subjects: list[Any] = subjects
+
+
 class ResultStore:
     """All results of a run, in run order, stored compactly.
 
@@ -205,9 +223,12 @@ class ResultStore:
             self.problems.append(r)
 
     def extend(self, results: Iterable[Result]) -> None:
-        """Add results."""
+        """Add results (a :class:`PassBlock` is stored as one compact block)."""
         for r in results:
-            self.append(r)
+            if type(r) is PassBlock:
+                self.add_block(r.check, r.device, r.severity, r.expected, r.subjects)
+            else:
+                self.append(r)
 
     def add_block(self, check: str, device: str, severity: Severity, expected: Any, items: list[Any]) -> None:
         """Add one rule's results on one device: pass subjects (str or None) and Result objects."""
