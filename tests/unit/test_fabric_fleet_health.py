@@ -126,7 +126,10 @@ def test_pfc_pause_rate_uses_the_interval(tmp_path: Path) -> None:
         r.message
         == "leaf-r1-a swp3: 200 PFC pause frames/s received on priority 3 (max 100); ECN marked 12 in the same interval"
     )
-    assert one(out, "pfc-pause-rate", "leaf-r1-a", "swp4").actual["pause_per_s"] == {
+    assert one(out, "pfc-pause-rate", "leaf-r1-a", "swp4").status is Status.PASS
+    strict = "rules:\n  - {id: pfc-pause-rate, params: {max_per_s: 5}}\n"
+    out2 = run_fabric(tmp_path / "strict", LAB, now, previous=[], checks=["pfc-pause-rate"], baseline=strict)
+    assert one(out2, "pfc-pause-rate", "leaf-r1-a", "swp4").actual["pause_per_s"] == {
         "rx.3": 0.0,
         "tx.3": 10.0,
     }

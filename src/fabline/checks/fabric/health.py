@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from fabline.checks import Check, DeviceContext
 from fabline.engine import natural_key
-from fabline.results import Result, Severity
+from fabline.results import PassBlock, Result, Severity
 
 NO_PREVIOUS = "no previous snapshot (fabline check --previous SNAPDIR): counter deltas need two"
 
@@ -61,6 +61,7 @@ class CounterDeltaCheck(Check):
             return
         before_ifaces = device.previous.get("interfaces")
         before_ifaces = before_ifaces if isinstance(before_ifaces, Mapping) else {}
+        ok: list[str | None] = []
         for name in sorted(device.interfaces, key=natural_key):
             now = _counters(device.interfaces[name])
             after = now.get(self.counter) if now is not None else None
@@ -78,9 +79,7 @@ class CounterDeltaCheck(Check):
             if reset:
                 actual["reset"] = True
             if delta <= self.params.max_delta:
-                yield self.passed(
-                    device.name, name, expected={"max_delta": self.params.max_delta}, actual=actual
-                )
+                ok.append(name)
                 continue
             note = " since a counter reset" if reset else ""
             over = f" in {device.interval_s:g} s" if device.interval_s else ""
@@ -89,6 +88,10 @@ class CounterDeltaCheck(Check):
                 f"{device.name} {name}: {self.counter} rose by {delta}{over}{note} (max {self.params.max_delta})",
                 expected={"max_delta": self.params.max_delta}, actual=actual,
             )  # fmt: skip
+        if ok:
+            yield PassBlock(
+                self.id, device.name, self.effective_severity, ok, {"max_delta": self.params.max_delta}
+            )
 
 
 class FecUncorrectableDeltaCheck(CounterDeltaCheck):
@@ -145,6 +148,8 @@ class PfcPauseRateCheck(Check):
             return
         before_ifaces = device.previous.get("interfaces")
         before_ifaces = before_ifaces if isinstance(before_ifaces, Mapping) else {}
+        ok: list[str | None] = []
+        expected = {"max_per_s": self.params.max_per_s}
         for name in sorted(device.interfaces, key=natural_key):
             now = _counters(device.interfaces[name])
             if now is None or not any(
@@ -177,9 +182,8 @@ class PfcPauseRateCheck(Check):
             if resets:
                 actual["reset"] = resets
             worst_key = max(rates, key=lambda k: rates[k])
-            expected = {"max_per_s": self.params.max_per_s}
             if rates[worst_key] <= self.params.max_per_s:
-                yield self.passed(device.name, name, expected=expected, actual=actual)
+                ok.append(name)
                 continue
             direction = "received" if worst_key.startswith("rx") else "sent"
             ecn = actual.get("ecn_marked_delta")
@@ -190,6 +194,8 @@ class PfcPauseRateCheck(Check):
                 f"{worst_key.split('.')[1]} (max {self.params.max_per_s:g}){hint}",
                 expected=expected, actual=actual,
             )  # fmt: skip
+        if ok:
+            yield PassBlock(self.id, device.name, self.effective_severity, ok, expected)
 
 
 HEALTH_CHECKS = (FecUncorrectableDeltaCheck, CrcErrorsDeltaCheck, PfcPauseRateCheck)

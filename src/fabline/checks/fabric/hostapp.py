@@ -8,11 +8,11 @@ rack of hosts is found even when the baseline was updated too.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from fabline.checks import FabricContext
 from fabline.checks.fabric.linkgraph import PAIRED, End, PortView
-from fabline.checks.fabric.links import LinkCheck, link_label
+from fabline.checks.fabric.links import LinkCheck, link_label, pass_blocks
 from fabline.results import Result, Severity
 
 _ECN = {0: "Not-ECT", 1: "ECT(1)", 2: "ECT(0)", 3: "CE"}
@@ -65,16 +65,22 @@ class HostTosFabricCheck(LinkCheck):
 
     def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
         graph = self.graph(fabric)
+        passes: dict[str, list[str | None]] = {}
         for name in sorted(graph.ports):
             if fabric.devices[name].role != "host":
                 continue
+            ok = passes[name] = []
             common: frozenset[int] | None = None
             leaves = []
             for end in graph.ends.get(name, []):
                 if end.status not in PAIRED or end.peer is None:
                     continue
                 lossless = lossless_dscps(end.peer)
-                yield from self._nic(end, lossless)
+                result = self._nic(end, lossless)
+                if result is None:
+                    ok.append(end.port.name)
+                else:
+                    yield result
                 if lossless is not None:
                     common = lossless if common is None else common & lossless
                     leaves.append(end.peer_device)
@@ -86,28 +92,36 @@ class HostTosFabricCheck(LinkCheck):
                     name, "NCCL_IB_TC", f"{name}: no rail leaf port with a DSCP map and PFC to compare"
                 )
                 continue
+            if not common:
+                yield self.failed(
+                    name, "NCCL_IB_TC",
+                    f"{name}: NCCL_IB_TC {tc}: the rail leaves ({', '.join(sorted(set(leaves)))}) share no lossless DSCP",
+                    expected={"lossless_dscps": "one DSCP lossless on every rail's leaf"}, actual=tc,
+                )  # fmt: skip
+                continue
             expected = {"lossless_dscps": sorted(common), "ecn": "ECT(0) or ECT(1)"}
             problem = f"NCCL_IB_TC {tc!r} is not a number" if not tc.strip().isdigit() else None
             problem = problem or tos_problem(int(tc), common)
             if problem is None:
-                yield self.passed(name, "NCCL_IB_TC", expected=expected, actual=int(tc))
+                ok.append("NCCL_IB_TC")
             else:
                 yield self.failed(
                     name, "NCCL_IB_TC", f"{name}: NCCL_IB_TC: {problem} (leaves {', '.join(sorted(set(leaves)))})",
                     expected=expected, actual=tc,
                 )  # fmt: skip
 
-    def _nic(self, end: End, lossless: frozenset[int] | None) -> Iterator[Result]:
+        yield from pass_blocks(self, passes)
+
+    def _nic(self, end: End, lossless: frozenset[int] | None) -> Result | None:
+        """The finding of one rail NIC, or None when it passes."""
         label = link_label(end)
         port = end.port
         if lossless is None:
-            yield self.error(
+            return self.error(
                 end.device, port.name, f"{label}: DSCP map or PFC priorities not collected on the peer"
             )
-            return
         if port.roce_tos is None:
-            yield self.error(end.device, port.name, f"{label}: nic.roce_tos not collected")
-            return
+            return self.error(end.device, port.name, f"{label}: nic.roce_tos not collected")
         problems = []
         problem = tos_problem(port.roce_tos, lossless)
         if problem:
@@ -125,18 +139,19 @@ class HostTosFabricCheck(LinkCheck):
                         problems.append(f"{field} not collected")
                     elif prio not in prios:
                         problems.append(f"{field} not enabled on priority {prio}")
+        if not problems:
+            return None
+        if not problems:
+            return None
         expected = {"lossless_dscps": sorted(lossless), "ecn": "ECT(0) or ECT(1)", "peer_device": end.peer_device,
                     "peer_interface": end.peer_port_name}  # fmt: skip
         actual = {"device": end.device, "interface": port.name, "roce_tos": port.roce_tos,
                   "ecn_np_priorities": list(port.ecn_np or ()), "ecn_rp_priorities": list(port.ecn_rp or ())}  # fmt: skip
-        if not problems:
-            yield self.passed(end.device, port.name, expected=expected, actual=port.roce_tos)
-        elif all(p.endswith("not collected") for p in problems):
-            yield self.error(end.device, port.name, f"{label}: {'; '.join(problems)}")
-        else:
-            yield self.failed(
-                end.device, port.name, f"{label}: {'; '.join(problems)}", expected=expected, actual=actual
-            )
+        if all(p.endswith("not collected") for p in problems):
+            return self.error(end.device, port.name, f"{label}: {'; '.join(problems)}")
+        return self.failed(
+            end.device, port.name, f"{label}: {'; '.join(problems)}", expected=expected, actual=actual
+        )
 
 
 HOSTAPP_CHECKS = (HostTosFabricCheck,)

@@ -77,14 +77,25 @@ def _prios(value: Any) -> tuple[int, ...] | None:
     return _intern(tuple(sorted({v for v in value if isinstance(v, int)})))  # type: ignore[no-any-return]
 
 
+_DSCP_SEEN: dict[Any, Any] = {}
+
+
 def _dscp(value: Any) -> tuple[tuple[int, int], ...] | None:
+    """The DSCP map as sorted (DSCP, priority) pairs, one shared tuple per distinct map.
+
+    The raw items are the cache key, so a map seen before costs one hash, not a sort.
+    """
     if not isinstance(value, Mapping):
         return None
-    items = []
-    for k, v in value.items():
-        if isinstance(v, int) and str(k).isdigit():
-            items.append((int(k), v))
-    return _intern(tuple(sorted(items)))  # type: ignore[no-any-return]
+    raw = tuple(value.items())
+    hit = _DSCP_SEEN.get(raw)
+    if hit is not None:
+        return hit  # type: ignore[no-any-return]
+    items = sorted((int(k), v) for k, v in raw if isinstance(v, int) and str(k).isdigit())
+    canon = _intern(tuple(items))
+    if len(_DSCP_SEEN) < 100_000:
+        _DSCP_SEEN[raw] = canon
+    return canon  # type: ignore[no-any-return]
 
 
 @dataclass(slots=True)

@@ -26,8 +26,7 @@ from fabline.checks.fabric.linkgraph import (
     graph_of,
     project,
 )
-from fabline.engine import natural_key
-from fabline.results import Result, Severity
+from fabline.results import PassBlock, Result, Severity
 
 
 class LinkParams(BaseModel):
@@ -71,6 +70,13 @@ class LinkCheck(Check):
             yield self.error(end.device, end.port.name, f"{here}: cannot pair the link: {end.detail}")
 
 
+def pass_blocks(check: Check, passes: dict[str, list[str | None]]) -> Iterator[Result]:
+    """One compact :class:`PassBlock` per device for the passing subjects collected in ``passes``."""
+    for device, subjects in passes.items():
+        if subjects:
+            yield PassBlock(check.id, device, check.effective_severity, subjects)
+
+
 def link_label(end: End) -> str:
     """``dev port <-> peer port`` of an end."""
     return f"{end.device} {end.port.name} <-> {end.peer_device} {end.peer_port_name}"
@@ -80,10 +86,9 @@ class LinkPropertyCheck(LinkCheck):
     """Base of "both ends agree on X" checks (not registered itself)."""
 
     field: ClassVar[str]
-
-    def value(self, port: PortView) -> Any:
-        """The compared value of one end (None: not collected)."""
-        raise NotImplementedError
+    attr: ClassVar[str]
+    #: Equal values always pass (False for MTU, where equal numbers can mean different frame sizes).
+    equal_passes: ClassVar[bool] = True
 
     def mismatch(self, fabric: FabricContext, end: End, mine: Any, theirs: Any) -> str | None:
         """Why the two values disagree, or None when they agree."""
@@ -91,32 +96,45 @@ class LinkPropertyCheck(LinkCheck):
 
     def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
         graph = self.graph(fabric)
-        for end in graph.iter_ends():
-            if end.status not in PAIRED:
-                yield from self.unpaired(end)
-                continue
-            assert end.peer is not None
-            mine, theirs = self.value(end.port), self.value(end.peer)
-            label = link_label(end)
-            if mine is None or theirs is None:
-                where = end.device if mine is None else end.peer_device
-                yield self.error(end.device, end.port.name, f"{label}: {self.field} not collected on {where}")
-                continue
-            problem = self.mismatch(fabric, end, mine, theirs)
-            if problem is None:
-                yield self.passed(end.device, end.port.name, actual=jsonable(mine))
-                continue
-            yield self.failed(
-                end.device,
-                end.port.name,
-                f"{label}: {problem}",
-                expected={
-                    "peer_device": end.peer_device,
-                    "peer_interface": end.peer_port_name,
-                    self.field: jsonable(theirs),
-                },
-                actual={"device": end.device, "interface": end.port.name, self.field: jsonable(mine)},
-            )
+        attr = self.attr
+        fast = self.equal_passes
+        passes: dict[str, list[str | None]] = {}
+        for device in sorted(graph.ends):
+            ok = passes[device] = []
+            for end in graph.ends[device]:
+                if end.status not in PAIRED:
+                    yield from self.unpaired(end)
+                    continue
+                mine, theirs = getattr(end.port, attr), getattr(end.peer, attr)
+                if mine is not None and theirs is not None and fast and mine == theirs:
+                    ok.append(end.port.name)
+                    continue
+                yield from self._compare(fabric, end, mine, theirs, ok)
+        yield from pass_blocks(self, passes)
+
+    def _compare(
+        self, fabric: FabricContext, end: End, mine: Any, theirs: Any, ok: list[str | None]
+    ) -> Iterator[Result]:
+        label = link_label(end)
+        if mine is None or theirs is None:
+            where = end.device if mine is None else end.peer_device
+            yield self.error(end.device, end.port.name, f"{label}: {self.field} not collected on {where}")
+            return
+        problem = self.mismatch(fabric, end, mine, theirs)
+        if problem is None:
+            ok.append(end.port.name)
+            return
+        yield self.failed(
+            end.device,
+            end.port.name,
+            f"{label}: {problem}",
+            expected={
+                "peer_device": end.peer_device,
+                "peer_interface": end.peer_port_name,
+                self.field: jsonable(theirs),
+            },
+            actual={"device": end.device, "interface": end.port.name, self.field: jsonable(mine)},
+        )
 
 
 def show(value: Any) -> str:
@@ -166,14 +184,23 @@ class LinkLldpCheck(LinkCheck):
 
     def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
         graph = self.graph(fabric)
-        by_port: dict[int, End] = {id(e.port): e for e in graph.iter_ends()}
+        by_port: dict[int, End] = {id(e.port): e for ends in graph.ends.values() for e in ends}
+        passes: dict[str, list[str | None]] = {}
         for name in sorted(graph.ports):
-            seen: set[int] = set()
-            for port in sorted(graph.ports[name].values(), key=lambda p: natural_key(p.name)):
-                if id(port) in seen:
+            ok = passes[name] = []
+            for port in fabric.collected[name].ports:
+                end = by_port.get(id(port))
+                if (
+                    end is not None
+                    and end.status is not Peering.CLAIMED
+                    and end.status in PAIRED
+                    and not port.several
+                    and len(graph.claims.get((name, port.name), ())) <= 1
+                ):
+                    ok.append(port.name)
                     continue
-                seen.add(id(port))
-                yield from self._port(graph, name, port, by_port.get(id(port)))
+                yield from self._port(graph, name, port, end)
+        yield from pass_blocks(self, passes)
 
     def _port(self, graph: LinkGraph, name: str, port: PortView, end: End | None) -> Iterator[Result]:
         if end is None:
@@ -240,8 +267,8 @@ class LinkMtuCheck(LinkPropertyCheck):
     field = "mtu"
     Params = LinkMtuParams
 
-    def value(self, port: PortView) -> Any:
-        return port.mtu
+    attr = "mtu"
+    equal_passes = False
 
     def mismatch(self, fabric: FabricContext, end: End, mine: Any, theirs: Any) -> str | None:
         assert end.peer is not None
@@ -283,8 +310,7 @@ class LinkSpeedCheck(LinkPropertyCheck):
     severity = Severity.MAJOR
     field = "speed_gbps"
 
-    def value(self, port: PortView) -> Any:
-        return port.speed_gbps
+    attr = "speed_gbps"
 
 
 class LinkFecCheck(LinkPropertyCheck):
@@ -298,8 +324,7 @@ class LinkFecCheck(LinkPropertyCheck):
     severity = Severity.MAJOR
     field = "fec"
 
-    def value(self, port: PortView) -> Any:
-        return port.fec
+    attr = "fec"
 
 
 class LinkAutonegCheck(LinkPropertyCheck):
@@ -313,8 +338,7 @@ class LinkAutonegCheck(LinkPropertyCheck):
     severity = Severity.MAJOR
     field = "autoneg"
 
-    def value(self, port: PortView) -> Any:
-        return port.autoneg
+    attr = "autoneg"
 
 
 class LinkTrustCheck(LinkPropertyCheck):
@@ -328,8 +352,7 @@ class LinkTrustCheck(LinkPropertyCheck):
     severity = Severity.CRITICAL
     field = "trust"
 
-    def value(self, port: PortView) -> Any:
-        return port.trust
+    attr = "trust"
 
 
 class LinkPfcCheck(LinkPropertyCheck):
@@ -344,8 +367,7 @@ class LinkPfcCheck(LinkPropertyCheck):
     severity = Severity.CRITICAL
     field = "pfc_priorities"
 
-    def value(self, port: PortView) -> Any:
-        return port.pfc
+    attr = "pfc"
 
 
 class LinkDscpParams(LinkParams):
@@ -368,8 +390,7 @@ class LinkDscpMapCheck(LinkPropertyCheck):
     field = "dscp_to_priority"
     Params = LinkDscpParams
 
-    def value(self, port: PortView) -> Any:
-        return port.dscp
+    attr = "dscp"
 
     def mismatch(self, fabric: FabricContext, end: End, mine: Any, theirs: Any) -> str | None:
         if mine is theirs:

@@ -12,7 +12,7 @@ from pydantic import Field
 from fabline.checks import DeviceSummary, FabricContext
 from fabline.checks.fabric.cabling import load_cabling_plan
 from fabline.checks.fabric.linkgraph import PAIRED, End, LinkGraph, Peering, canonical_port, resolve_name
-from fabline.checks.fabric.links import LinkCheck, LinkParams, link_label
+from fabline.checks.fabric.links import LinkCheck, LinkParams, link_label, pass_blocks
 from fabline.engine import FABRIC_DEVICE
 from fabline.results import Result, Severity
 
@@ -66,6 +66,7 @@ class RailCablingCheck(LinkCheck):
         graph = self.graph(fabric)
         devices = fabric.devices
         covered: set[tuple[str, str]] = set()
+        passes: dict[str, list[str | None]] = {}
         for end in graph.iter_ends():
             here = devices[end.device]
             if end.status is Peering.UNKNOWN_PEER or end.status is Peering.DISAGREE:
@@ -78,7 +79,11 @@ class RailCablingCheck(LinkCheck):
                 continue
             if here.role == "host":
                 covered.add((end.device, end.port.name))
-            yield self._end(end, here, there)
+            result = self._end(end, here, there)
+            if result is None:
+                passes.setdefault(end.device, []).append(end.port.name)
+            else:
+                yield result
         for name in sorted(graph.ports):
             dev = devices[name]
             rails = dev.vars.get("rail_interfaces")
@@ -91,8 +96,10 @@ class RailCablingCheck(LinkCheck):
                         str(port),
                         f"{name} {port} (rail {i}): no LLDP neighbour at either end; rail unknown",
                     )
+        yield from pass_blocks(self, passes)
 
-    def _end(self, end: End, here: DeviceSummary, there: DeviceSummary) -> Result:
+    def _end(self, end: End, here: DeviceSummary, there: DeviceSummary) -> Result | None:
+        """The finding of one end, or None when it passes."""
         label = link_label(end)
         if here.role == "host":
             host, hport, leaf = here, end.port.name, there
@@ -127,7 +134,7 @@ class RailCablingCheck(LinkCheck):
                 expected={"host_interface": f"one of {host.name}'s rail_interfaces"}, actual=actual,
             )  # fmt: skip
         if host_rail == leaf_rail:
-            return self.passed(end.device, end.port.name, actual=host_rail)
+            return None
         return self.failed(
             end.device, end.port.name,
             f"{label}: {host.name} {hport} is rail {host_rail} but {leaf.name} is a rail-{leaf_rail} leaf",
