@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import multiprocessing
+import os
 import re
 import sys
 import time
@@ -446,6 +448,7 @@ class Engine:
         snapshot: Snapshot,
         previous: Snapshot | None = None,
         options: Mapping[str, Any] | None = None,
+        jobs: int | None = None,
     ) -> RunOutcome:
         """Check every device against every applicable rule and check.
 
@@ -455,9 +458,12 @@ class Engine:
             previous: An earlier snapshot; Python checks see each device's earlier state (for
                 counter deltas) as ``DeviceContext.previous``.
             options: Run-wide inputs for fabric checks (``FabricContext.options``).
+            jobs: Worker processes for the per-device pass (default: one per CPU, at most
+                :data:`MAX_JOBS`, and 1 for small fabrics). Results are identical for any value.
         """
         started = time.time()
         roles_by_name = {d.name.lower(): d.role for d in devices}
+        work = _Work(self, devices, snapshot, previous, roles_by_name)
         results = ResultStore()
         device_rows: list[dict[str, Any]] = []
         warnings: list[str] = []
@@ -465,39 +471,22 @@ class Engine:
             c.check.id: {} for c in self.pychecks if c.check.scope == "fabric"
         }
         summaries: dict[str, DeviceSummary] = {}
-        for dev in devices:
-            state, problem = self._load(snapshot, dev)
-            status = (
-                "missing"
-                if state is None and problem is None
-                else "error"
-                if state is None
-                else state.get("status", "ok")
-            )
-            row: dict[str, Any] = {
-                "name": dev.name,
-                "platform": dev.platform,
-                "role": dev.role,
-                "status": status,
-            }
-            if problem:
-                row["error"] = problem
-            elif state is not None and state.get("errors"):
-                row["errors"] = state["errors"]
-            device_rows.append(row)
-            readable = state is not None and status not in UNREADABLE_STATUSES
-            summaries[dev.name] = DeviceSummary(
-                dev.name, dev.platform, dev.role, tuple(dev.groups), public_vars(dev.vars), readable, status
-            )
-            if state is not None:
-                warnings.extend(_identity_warnings(dev, state))
-            if not readable:
-                reason = problem or _unreadable_reason(status, state, snapshot, dev.name)
-                results.extend(self._unreadable_results(dev, reason))
-                continue
-            assert state is not None
-            prev = _previous_state(previous, dev.name, warnings) if previous is not None else None
-            self._check_device(dev, state, roles_by_name, results, collected, prev)
+        for part in _run_parts(work, self._jobs(jobs, len(devices))):
+            results.merge(part.results)
+            device_rows.extend(part.rows)
+            warnings.extend(part.warnings)
+            for check_id, values in part.collected.items():
+                collected[check_id].update(values)
+            for dev, row, readable in zip(devices[part.lo : part.hi], part.rows, part.readable, strict=True):
+                summaries[dev.name] = DeviceSummary(
+                    dev.name,
+                    dev.platform,
+                    dev.role,
+                    tuple(dev.groups),
+                    public_vars(dev.vars),
+                    readable,
+                    row["status"],
+                )
         fabric = FabricContext(
             summaries, {}, roles_by_name, {**(options or {}), "previous": previous is not None}
         )
@@ -522,6 +511,53 @@ class Engine:
                 )
         warnings.extend(self._apply_waivers(results.problems))
         return RunOutcome(results, device_rows, warnings, started, time.time(), self.describe_checks())
+
+    @staticmethod
+    def _jobs(jobs: int | None, n_devices: int) -> int:
+        if jobs is not None:
+            return max(1, jobs)
+        if n_devices < PARALLEL_MIN_DEVICES or "fork" not in multiprocessing.get_all_start_methods():
+            return 1
+        return max(1, min(MAX_JOBS, os.cpu_count() or 1))
+
+    def check_range(self, work: _Work, lo: int, hi: int) -> _Part:
+        """The per-device pass over ``work.devices[lo:hi]`` (in a worker process or in-line)."""
+        part = _Part(lo, hi)
+        collected = part.collected = {c.check.id: {} for c in self.pychecks if c.check.scope == "fabric"}
+        for dev in work.devices[lo:hi]:
+            state, problem = self._load(work.snapshot, dev)
+            status = (
+                "missing"
+                if state is None and problem is None
+                else "error"
+                if state is None
+                else state.get("status", "ok")
+            )
+            row: dict[str, Any] = {
+                "name": dev.name,
+                "platform": dev.platform,
+                "role": dev.role,
+                "status": status,
+            }
+            if problem:
+                row["error"] = problem
+            elif state is not None and state.get("errors"):
+                row["errors"] = state["errors"]
+            part.rows.append(row)
+            readable = state is not None and status not in UNREADABLE_STATUSES
+            part.readable.append(readable)
+            if state is not None:
+                part.warnings.extend(_identity_warnings(dev, state))
+            if not readable:
+                reason = problem or _unreadable_reason(status, state, work.snapshot, dev.name)
+                part.results.extend(self._unreadable_results(dev, reason))
+                continue
+            assert state is not None
+            prev = (
+                _previous_state(work.previous, dev.name, part.warnings) if work.previous is not None else None
+            )
+            self._check_device(dev, state, work.roles_by_name, part.results, collected, prev)
+        return part
 
     # -- per device ---------------------------------------------------------------------------
     @staticmethod
@@ -550,7 +586,7 @@ class Engine:
     ) -> None:
         ifaces = state.get("interfaces")
         ordered: list[tuple[str, Mapping[str, Any]]] | None = None
-        selections: dict[tuple[Any, ...], list[tuple[str, Mapping[str, Any]]]] = {}
+        selections: dict[tuple[Any, ...], tuple[tuple[str, ...], list[Mapping[str, Any]]]] = {}
         name = dev.name
         for prog in self.programs:
             if not prog.selects(dev):
@@ -562,7 +598,9 @@ class Engine:
                 continue
             if not prog.per_interface:
                 r = prog.evaluate(name, None, state, compiled)
-                results.add_block(prog.id, name, prog.severity, compiled.expected, [None if r is None else r])
+                results.add_block(
+                    prog.id, name, prog.severity, compiled.expected, _DEVICE, None if r is None else {0: r}
+                )
                 continue
             if not isinstance(ifaces, Mapping):
                 results.append(
@@ -585,10 +623,12 @@ class Engine:
                     if isinstance(ifaces[n], Mapping)
                 ]
             key = prog.selector_key
-            selected = selections.get(key)
-            if selected is None:
-                selected = selections[key] = prog.select_interfaces(dev, ordered, roles_by_name)
-            if not selected:
+            selection = selections.get(key)
+            if selection is None:
+                chosen = prog.select_interfaces(dev, ordered, roles_by_name)
+                selection = selections[key] = (tuple(n for n, _ in chosen), [b for _, b in chosen])
+            subjects, bodies = selection
+            if not subjects:
                 results.append(
                     Result(
                         prog.id, name, None, Status.SKIPPED, prog.severity, None, None,
@@ -597,11 +637,14 @@ class Engine:
                 )  # fmt: skip
                 continue
             evaluate = prog.evaluate
-            items: list[Any] = []
-            for subject, body in selected:
-                r = evaluate(name, subject, body, compiled)
-                items.append(subject if r is None else r)
-            results.add_block(prog.id, name, prog.severity, compiled.expected, items)
+            problems: dict[int, Result] | None = None
+            for i, body in enumerate(bodies):
+                r = evaluate(name, subjects[i], body, compiled)
+                if r is not None:
+                    if problems is None:
+                        problems = {}
+                    problems[i] = r
+            results.add_block(prog.id, name, prog.severity, compiled.expected, subjects, problems)
         if not self.pychecks:
             return
         ctx = DeviceContext(
@@ -648,6 +691,67 @@ class Engine:
             if old is not None:
                 r.message = f"{r.message} [waiver expired {old.waiver.expires}]"
         return warnings
+
+
+#: Fabrics smaller than this are checked in one process (a worker pool costs more than it saves).
+PARALLEL_MIN_DEVICES = 2000
+#: Worker processes at most; the per-device pass is CPU-bound and memory grows with each worker.
+MAX_JOBS = 4
+#: Devices per unit of work handed to a worker.
+CHUNK_DEVICES = 256
+
+
+@dataclass
+class _Work:
+    """What the per-device pass needs; shared with forked workers, never pickled."""
+
+    engine: Engine
+    devices: Sequence[DeviceLike]
+    snapshot: Snapshot
+    previous: Snapshot | None
+    roles_by_name: Mapping[str, str]
+
+
+@dataclass
+class _Part:
+    """The per-device pass over one slice of the devices: what a worker sends back."""
+
+    lo: int
+    hi: int
+    results: ResultStore = field(default_factory=ResultStore)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    readable: list[bool] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    collected: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+_FORKED_WORK: _Work | None = None
+_DEVICE: tuple[str | None, ...] = (None,)
+
+
+def _forked_range(bounds: tuple[int, int]) -> _Part:
+    assert _FORKED_WORK is not None
+    return _FORKED_WORK.engine.check_range(_FORKED_WORK, *bounds)
+
+
+def _run_parts(work: _Work, jobs: int) -> Iterator[_Part]:
+    """The per-device pass, in order: in-line for one job, else over forked worker processes.
+
+    Workers inherit the compiled engine by ``fork`` (nothing is pickled on the way in) and send
+    back compact parts: results, device rows, and what fabric checks ``collect`` kept.
+    """
+    n = len(work.devices)
+    if jobs <= 1 or n == 0:
+        yield work.engine.check_range(work, 0, n)
+        return
+    global _FORKED_WORK  # noqa: PLW0603 - the fork start method shares it with the workers
+    _FORKED_WORK = work
+    try:
+        bounds = [(lo, min(n, lo + CHUNK_DEVICES)) for lo in range(0, n, CHUNK_DEVICES)]
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            yield from pool.imap(_forked_range, bounds)
+    finally:
+        _FORKED_WORK = None
 
 
 def _previous_state(previous: Snapshot, name: str, warnings: list[str]) -> dict[str, Any] | None:

@@ -204,14 +204,15 @@ class ResultStore:
     """All results of a run, in run order, stored compactly.
 
     Checking a 100k-GPU fabric gives millions of results, almost all passes. Problems (anything
-    but a pass) are :class:`Result` objects; passes of a declarative rule are kept as the bare
-    subject names of a block and become :class:`Result` objects only while iterated. Iterating
-    yields every result in run order; :attr:`problems` holds the non-pass ones.
+    but a pass) are :class:`Result` objects; the passes of a declarative rule on a device are
+    kept as a block: the tuple of selected subjects (shared by every rule with the same interface
+    selector) plus the problems by position. Passes become :class:`Result` objects only while
+    iterated. Iterating yields every result in run order; :attr:`problems` holds the non-pass ones.
     """
 
     def __init__(self) -> None:
-        # A block is a Result, or (check, device, severity, expected, [subject | Result, ...]).
-        self._blocks: list[Result | tuple[str, str, Severity, Any, list[Any]]] = []
+        # A block is a Result, or (check, device, severity, expected, subjects, {index: Result} | None).
+        self._blocks: list[Any] = []
         self.problems: list[Result] = []
         self._count = 0
 
@@ -223,18 +224,30 @@ class ResultStore:
             self.problems.append(r)
 
     def extend(self, results: Iterable[Result]) -> None:
-        """Add results (a :class:`PassBlock` is stored as one compact block)."""
+        """Add results."""
         for r in results:
-            if type(r) is PassBlock:
-                self.add_block(r.check, r.device, r.severity, r.expected, r.subjects)
-            else:
-                self.append(r)
+            self.append(r)
 
-    def add_block(self, check: str, device: str, severity: Severity, expected: Any, items: list[Any]) -> None:
-        """Add one rule's results on one device: pass subjects (str or None) and Result objects."""
-        self._blocks.append((check, device, severity, expected, items))
-        self._count += len(items)
-        self.problems.extend(i for i in items if isinstance(i, Result) and i.status is not Status.PASS)
+    def add_block(
+        self,
+        check: str,
+        device: str,
+        severity: Severity,
+        expected: Any,
+        subjects: tuple[str | None, ...],
+        problems: dict[int, Result] | None,
+    ) -> None:
+        """Add one rule's results on one device: every subject passed except ``problems[i]``."""
+        self._blocks.append((check, device, severity, expected, subjects, problems))
+        self._count += len(subjects)
+        if problems:
+            self.problems.extend(r for r in problems.values() if r.status is not Status.PASS)
+
+    def merge(self, other: ResultStore) -> None:
+        """Append another store's results (a worker's part) after this one's."""
+        self._blocks.extend(other._blocks)
+        self.problems.extend(other.problems)
+        self._count += other._count
 
     def __len__(self) -> int:
         return self._count
@@ -244,12 +257,14 @@ class ResultStore:
             if isinstance(block, Result):
                 yield block
                 continue
-            check, device, severity, expected, items = block
-            for item in items:
-                if isinstance(item, Result):
-                    yield item
-                else:
-                    yield Result(check, device, item, Status.PASS, severity, expected, None, "")
+            check, device, severity, expected, subjects, problems = block
+            for i, subject in enumerate(subjects):
+                r = problems.get(i) if problems else None
+                yield (
+                    r
+                    if r is not None
+                    else Result(check, device, subject, Status.PASS, severity, expected, None, "")
+                )
 
     def summary(self) -> dict[str, Any]:
         """Counts by status, by severity of failures and by device, without materialising passes."""
@@ -260,9 +275,11 @@ class ResultStore:
                 if block.status is Status.PASS:
                     counter["pass"] += 1
                 continue
-            device, items = block[1], block[4]
-            counter = by_device.setdefault(device, Counter())
-            counter["pass"] += sum(1 for i in items if not isinstance(i, Result) or i.status is Status.PASS)
+            subjects, problems = block[4], block[5]
+            n_pass = len(subjects) - (
+                sum(1 for r in problems.values() if r.status is not Status.PASS) if problems else 0
+            )
+            by_device.setdefault(block[1], Counter())["pass"] += n_pass
         by_status: Counter[str] = Counter()
         by_severity: Counter[str] = Counter()
         for r in self.problems:

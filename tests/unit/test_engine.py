@@ -396,3 +396,33 @@ def test_previous_snapshot_reaches_checks_with_interval(tmp_path: Path) -> None:
     assert r.status is Status.SKIPPED
     (r,) = engine.run([FakeDevice("leaf1")], Snapshot(after)).results
     assert r.status is Status.SKIPPED
+
+
+def test_parallel_pass_gives_identical_results(tmp_path: Path) -> None:
+    """Worker processes (forked) change nothing in the results, their order or the devices' rows."""
+    from fabline import synthetic
+    from fabline.baseline import load_baseline
+    from fabline.checks.registry import builtin_checks
+    from fabline.engine import Engine
+    from fabline.snapshot import Snapshot
+    from tests.helpers import write_snapshot
+
+    fabric = synthetic.rail_fabric(512, radix=32)
+    faults = [synthetic.Fault("gpu-00003", "mtu", 1500, "eth2"), synthetic.Fault("leaf-r1-000", "fec", "fc", "Ethernet8")]
+    docs = list(synthetic.states(fabric, faults))
+    docs[5] = {"schema": "fabline.state/1", "name": docs[5]["name"], "status": "timeout"}
+    snap = write_snapshot(tmp_path, docs)
+    devices = [
+        FakeDevice(d.name, d.platform, d.role, (), {"rail_interfaces": d.rail_interfaces} if d.rail_interfaces else {})
+        for d in fabric.devices
+    ]
+    engine = Engine(load_baseline([REPO_BASELINE]), builtin_checks(), lambda p: set())
+    serial = engine.run(devices, Snapshot(snap), jobs=1)
+    parallel = engine.run(devices, Snapshot(snap), jobs=2)
+    assert [r.to_dict() for r in serial.results] == [r.to_dict() for r in parallel.results]
+    assert serial.devices == parallel.devices
+    assert serial.results.summary() == parallel.results.summary()
+    assert len(serial.results.problems) > 2  # the faults and the timeout are there
+
+
+REPO_BASELINE = Path(__file__).resolve().parents[2] / "baseline" / "roce.yml"
