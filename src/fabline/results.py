@@ -224,9 +224,12 @@ class ResultStore:
             self.problems.append(r)
 
     def extend(self, results: Iterable[Result]) -> None:
-        """Add results."""
+        """Add results (a :class:`PassBlock` is stored as one compact block)."""
         for r in results:
-            self.append(r)
+            if type(r) is PassBlock:
+                self.add_block(r.check, r.device, r.severity, r.expected, tuple(r.subjects), None)
+            else:
+                self.append(r)
 
     def add_block(
         self,

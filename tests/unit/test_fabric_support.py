@@ -91,3 +91,15 @@ def test_support_runs_only_the_chosen_checks(tmp_path: Path) -> None:
     out = run_fabric(tmp_path, synthetic.lab_fabric(), checks=["link-fec"])
     assert {r.check for r in out.results} == {"link-fec"}
     assert len(out.results) == 32  # 16 links, both ends
+
+
+def test_pass_blocks_are_stored_compactly_and_iterate_as_passes() -> None:
+    from fabline.results import PassBlock, ResultStore, Severity
+
+    store = ResultStore()
+    store.extend([PassBlock("link-fec", "leaf1", Severity.MAJOR, ["Ethernet0", "Ethernet8"])])
+    assert len(store) == 2 and store.problems == []
+    assert [(r.device, r.subject, r.status) for r in store] == [
+        ("leaf1", "Ethernet0", Status.PASS),
+        ("leaf1", "Ethernet8", Status.PASS),
+    ]

@@ -33,6 +33,9 @@ _SHORT = re.compile(r"^(?:ethernet|eth|et|e)(?=\d)")
 _INTERNED: dict[Any, Any] = {}
 
 
+_CANONICAL: dict[str, str] = {}
+
+
 def canonical_port(name: str) -> str:
     """A port name in a form both ends of LLDP agree on (case, ``Eth``/``Et`` abbreviations).
 
@@ -40,8 +43,12 @@ def canonical_port(name: str) -> str:
         >>> [canonical_port(n) for n in ("Ethernet1/1", "Eth1/1", "et1/1", "swp3", "eth0")]
         ['ethernet1/1', 'ethernet1/1', 'ethernet1/1', 'swp3', 'ethernet0']
     """
-    low = name.strip().lower()
-    return _SHORT.sub("ethernet", low, count=1)
+    hit = _CANONICAL.get(name)
+    if hit is None:
+        hit = _SHORT.sub("ethernet", name.strip().lower(), count=1)
+        if len(_CANONICAL) < 500_000:
+            _CANONICAL[name] = hit
+    return hit
 
 
 def _intern(value: Any) -> Any:
@@ -56,25 +63,34 @@ def _intern(value: Any) -> Any:
 
 
 def _s(value: Any) -> str | None:
-    return sys.intern(value) if isinstance(value, str) else None
+    return value if type(value) is str else None
 
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return value if type(value) is int else None
 
 
 def _bool(value: Any) -> bool | None:
-    return value if isinstance(value, bool) else None
+    return value if type(value) is bool else None
 
 
 def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    return value if type(value) is int or type(value) is float else None
+
+
+_PRIOS_SEEN: dict[Any, Any] = {}
 
 
 def _prios(value: Any) -> tuple[int, ...] | None:
-    if not isinstance(value, list):
+    if type(value) is not list:
         return None
-    return _intern(tuple(sorted({v for v in value if isinstance(v, int)})))  # type: ignore[no-any-return]
+    raw = tuple(value)
+    hit = _PRIOS_SEEN.get(raw)
+    if hit is None:
+        hit = _intern(tuple(sorted({v for v in value if type(v) is int})))
+        if len(_PRIOS_SEEN) < 10_000:
+            _PRIOS_SEEN[raw] = hit
+    return hit  # type: ignore[no-any-return]
 
 
 _DSCP_SEEN: dict[Any, Any] = {}
@@ -85,7 +101,7 @@ def _dscp(value: Any) -> tuple[tuple[int, int], ...] | None:
 
     The raw items are the cache key, so a map seen before costs one hash, not a sort.
     """
-    if not isinstance(value, Mapping):
+    if type(value) is not dict:
         return None
     raw = tuple(value.items())
     hit = _DSCP_SEEN.get(raw)
@@ -143,6 +159,17 @@ class DeviceView:
 
 
 _PROJECTION: list[Any] = [None, None]
+_EMPTY: dict[str, Any] = {}
+_SWITCH_PORT_SEEN: dict[str, bool] = {}
+
+
+def _switch_port(name: str) -> bool:
+    hit = _SWITCH_PORT_SEEN.get(name)
+    if hit is None:
+        hit = SWITCH_PORT.fullmatch(name) is not None
+        if len(_SWITCH_PORT_SEEN) < 100_000:
+            _SWITCH_PORT_SEEN[name] = hit
+    return hit
 
 
 def project(device: DeviceContext) -> DeviceView:
@@ -155,43 +182,47 @@ def project(device: DeviceContext) -> DeviceView:
     if _PROJECTION[0] is device:
         return _PROJECTION[1]  # type: ignore[no-any-return]
     rails = device.vars.get("rail_interfaces")
-    wanted = {str(x) for x in rails} if device.role == "host" and isinstance(rails, list) else None
-    ports = []
+    is_host = device.role == "host"
+    wanted = {str(x) for x in rails} if is_host and isinstance(rails, list) else None
+    ports: list[PortView] = []
+    append = ports.append
     for name, body in device.interfaces.items():
-        if not isinstance(body, Mapping):
+        if type(body) is not dict:
             continue
         lldp = body.get("lldp")
-        lldp = lldp if isinstance(lldp, Mapping) else {}
+        if type(lldp) is not dict:
+            lldp = _EMPTY
         peer = lldp.get("device")
         if wanted is not None:
             if name not in wanted:
                 continue
-        elif not isinstance(peer, str) and (device.role == "host" or not SWITCH_PORT.fullmatch(name)):
+        elif type(peer) is not str and (is_host or not _switch_port(name)):
             continue
         nic = body.get("nic")
-        nic = nic if isinstance(nic, Mapping) else {}
-        fec = body.get("fec")
-        ports.append(
+        if type(nic) is not dict:
+            nic = _EMPTY
+        get = body.get
+        append(
             PortView(
                 sys.intern(name),
-                _s(peer),
+                sys.intern(peer) if type(peer) is str else None,
                 _s(lldp.get("port")),
                 _s(lldp.get("port_description")),
                 bool(lldp.get("other_neighbors")),
-                _bool(body.get("admin_up")),
-                _bool(body.get("oper_up")),
-                _int(body.get("mtu")),
-                _int(body.get("l2_mtu")) or None,
-                _num(body.get("speed_gbps")),
-                _s(fec),
-                _bool(body.get("autoneg")),
-                _s(body.get("trust")),
-                _prios(body.get("pfc_priorities")),
-                _dscp(body.get("dscp_to_priority")),
+                _bool(get("admin_up")),
+                _bool(get("oper_up")),
+                _int(get("mtu")),
+                _int(get("l2_mtu")) or None,
+                _num(get("speed_gbps")),
+                _s(get("fec")),
+                _bool(get("autoneg")),
+                _s(get("trust")),
+                _prios(get("pfc_priorities")),
+                _dscp(get("dscp_to_priority")),
                 _int(nic.get("roce_tos")),
                 _prios(nic.get("ecn_np_priorities")),
                 _prios(nic.get("ecn_rp_priorities")),
-                _s(body.get("alias")),
+                _s(get("alias")),
             )
         )
     host = device.state.get("host")

@@ -31,11 +31,17 @@ def rail_index(summary: DeviceSummary, port: str) -> int | None:
     rails = summary.vars.get("rail_interfaces")
     if not isinstance(rails, list):
         return None
-    want = canonical_port(port)
-    for i, name in enumerate(rails):
-        if canonical_port(str(name)) == want:
-            return i
-    return None
+    key = tuple(str(r) for r in rails)
+    index = _RAIL_INDEX.get(key)
+    if index is None:
+        index = {}
+        for i, name in enumerate(key):
+            index.setdefault(canonical_port(name), i)
+        _RAIL_INDEX[key] = index
+    return index.get(canonical_port(port))
+
+
+_RAIL_INDEX: dict[tuple[str, ...], dict[str, int]] = {}
 
 
 def _int_var(summary: DeviceSummary, key: str) -> int | None:
