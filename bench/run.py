@@ -3,7 +3,8 @@
     python bench/run.py --sizes 1000,10000,100000 --runs 3
 
 For each size: generate the fabric once (bench/out/<size>), then alternate N runs of
-  * floor: a fresh Python that json-loads every state file (nothing else), and
+  * floor: a fresh Python that loads every state file with the JSON parser and nothing else
+    (stdlib json, and orjson, which fabline itself uses), and
   * check: ``fabline check -i inventory.yml --snapshot snapshot -q`` (console summary only),
 each under ``/usr/bin/time -v`` for wall time and peak RSS. Prints medians as a Markdown table
 (the figures go into docs/benchmarks.md) and writes bench/out/results.json.
@@ -22,12 +23,30 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 FLOOR = (
-    "import json,sys,pathlib\n"
+    "import sys,pathlib\n"
+    "import {mod} as j\n"
     "n=0\n"
     "for p in sorted(pathlib.Path(sys.argv[1]).glob('*.json')):\n"
-    "    d=json.loads(p.read_bytes()); n+=len(d.get('interfaces', {}))\n"
+    "    d=j.loads(p.read_bytes()); n+=len(d.get('interfaces', {{}}))\n"
     "print(n)\n"
 )
+
+
+def rules_only_overlay() -> Path:
+    """A baseline overlay that switches off the Python fabric checks (the foundation's figure)."""
+    listed = subprocess.run(
+        [sys.executable, "-m", "fabline", "checks", "list", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    off = [
+        r["id"] for r in json.loads(listed.stdout) if r["kind"] != "rule" and r["id"] != "device-collection"
+    ]
+    path = HERE / "out" / "rules-only.yml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("rules:\n" + "".join(f"  - {{id: {i}, enabled: false}}\n" for i in off))
+    return path
 
 
 def timed(cmd: list[str]) -> tuple[float, float, int]:
@@ -49,8 +68,16 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--regenerate", action="store_true")
     ap.add_argument("--extra", default="", help="extra arguments for fabline check, e.g. '-f json -o /tmp/r'")
+    ap.add_argument(
+        "--rules-only",
+        action="store_true",
+        help="switch the Python fabric checks off (declarative rules only)",
+    )
     args = ap.parse_args()
     rows = []
+    baseline_args: list[str] = []
+    if args.rules_only:
+        baseline_args = ["-b", str(HERE.parent / "baseline" / "roce.yml"), "-b", str(rules_only_overlay())]
     for size in (int(s) for s in args.sizes.split(",")):
         out = HERE / "out" / str(size)
         if args.regenerate or not (out / "inventory.yml").exists():
@@ -59,11 +86,16 @@ def main() -> None:
                 capture_output=True, text=True, check=True,
             )  # fmt: skip
             print(gen.stdout.strip(), file=sys.stderr)
-        floor, check = [], []
+        floor, floor_or, check = [], [], []
         for _ in range(args.runs):
-            floor.append(timed([sys.executable, "-c", FLOOR, str(out / "snapshot" / "state")]))
+            floor.append(
+                timed([sys.executable, "-c", FLOOR.format(mod="json"), str(out / "snapshot" / "state")])
+            )
+            floor_or.append(
+                timed([sys.executable, "-c", FLOOR.format(mod="orjson"), str(out / "snapshot" / "state")])
+            )
             cmd = [sys.executable, "-m", "fabline", "check", "-i", str(out / "inventory.yml"),
-                   "--snapshot", str(out / "snapshot"), "-q", *args.extra.split()]  # fmt: skip
+                   "--snapshot", str(out / "snapshot"), "-q", *baseline_args, *args.extra.split()]  # fmt: skip
             result = timed(cmd)
             if result[2] not in (0, 3, 4):
                 raise RuntimeError(f"fabline check exited {result[2]}")
@@ -74,22 +106,27 @@ def main() -> None:
             "devices": states,
             "floor_s": statistics.median(f[0] for f in floor),
             "floor_rss_mib": statistics.median(f[1] for f in floor),
+            "floor_orjson_s": statistics.median(f[0] for f in floor_or),
             "check_s": statistics.median(c[0] for c in check),
             "check_rss_mib": statistics.median(c[1] for c in check),
         }
         row["ratio"] = row["check_s"] / row["floor_s"]
+        row["ratio_orjson"] = row["check_s"] / row["floor_orjson_s"]
         rows.append(row)
         print(json.dumps(row), file=sys.stderr)
     (HERE / "out").mkdir(exist_ok=True)
     (HERE / "out" / "results.json").write_text(
         json.dumps({"machine": platform.platform(), "python": sys.version.split()[0], "rows": rows}, indent=1)
     )
-    print("| GPUs | devices | floor (s) | floor RSS (MiB) | check (s) | check RSS (MiB) | check / floor |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| GPUs | devices | floor json (s) | floor orjson (s) | check (s) | check RSS (MiB) "
+        "| check / json floor | check / orjson floor |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(
-            f"| {r['gpus']:,} | {r['devices']:,} | {r['floor_s']:.2f} | {r['floor_rss_mib']:.0f} | "
-            f"{r['check_s']:.2f} | {r['check_rss_mib']:.0f} | {r['ratio']:.2f} |"
+            f"| {r['gpus']:,} | {r['devices']:,} | {r['floor_s']:.2f} | {r['floor_orjson_s']:.2f} | "
+            f"{r['check_s']:.2f} | {r['check_rss_mib']:.0f} | {r['ratio']:.2f} | {r['ratio_orjson']:.2f} |"
         )
 
 
