@@ -24,7 +24,7 @@ from fabline.errors import ConfigError, FablineError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-FORMATS = ("json", "junit", "md")
+FORMATS = ("json", "junit", "md", "html", "prom")
 SEVERITIES = ("critical", "major", "minor", "info")
 
 
@@ -123,7 +123,7 @@ def _formats(value: str) -> list[str]:
 @click.option("-l", "--limit", default=None, help="Ansible host pattern, e.g. 'leaf*', 'fabric:!leaf-r2-a'.")
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None, help="Folder for report files.")
 @click.option("-f", "--format", "formats", default="json,junit,md", show_default=True,
-              help="Report files to write with --out: comma-separated json, junit, md.")  # fmt: skip
+              help="Report files to write with --out: comma-separated json, junit, md, html, prom.")  # fmt: skip
 @click.option("--fail-on", type=click.Choice(SEVERITIES), default="minor", show_default=True,
               help="Lowest severity of a failure that makes the exit code 4.")  # fmt: skip
 @click.option("--today", type=click.DateTime(["%Y-%m-%d"]), default=None,
@@ -132,6 +132,9 @@ def _formats(value: str) -> list[str]:
               help="An earlier snapshot: counter checks judge deltas between the two.")  # fmt: skip
 @click.option("--cabling", type=click.Path(path_type=Path), default=None,
               help="Cabling plan CSV (expected links) for the rail and Clos checks.")  # fmt: skip
+@click.option("--history", "history", is_flag=False, flag_value=".fabline/history.sqlite", default=None,
+              type=click.Path(path_type=Path), metavar="[DB]",
+              help="Record the run in the history (default DB .fabline/history.sqlite).")  # fmt: skip
 @click.option("-q", "--quiet", is_flag=True, help="No console summary.")
 @_friendly
 def check(
@@ -148,6 +151,7 @@ def check(
     today: dt.datetime | None,
     previous: Path | None,
     cabling: Path | None,
+    history: Path | None,
     quiet: bool,
 ) -> None:
     """Check a snapshot against the baseline and write reports."""
@@ -170,6 +174,7 @@ def check(
         today=today.date() if today else None,
         previous=previous,
         cabling=cabling,
+        history=history,
     )
     if not quiet:
         from fabline.reports.console import print_summary
@@ -208,7 +213,9 @@ def validate(
     "--list", "as_list", is_flag=True, help="Print the inventory as `ansible-inventory --list` does."
 )
 @click.option("--host", default=None, help="Print one host's variables (secrets masked).")
-@click.option("-l", "--limit", default=None, help="Ansible host pattern; prints the matching hosts.")
+@click.option(
+    "-l", "--limit", default=None, help="Ansible host pattern (with --list: as ansible-inventory --limit)."
+)
 @_friendly
 def inventory_cmd(inventory: Path, as_list: bool, host: str | None, limit: str | None) -> None:
     """Show the resolved inventory."""
@@ -217,7 +224,7 @@ def inventory_cmd(inventory: Path, as_list: bool, host: str | None, limit: str |
 
     inv = load_inventory(inventory)
     if as_list:
-        click.echo(json.dumps(inv.to_ansible_list(), indent=4, sort_keys=False))
+        click.echo(json.dumps(inv.to_ansible_list(limit), indent=4, sort_keys=False))
     elif host:
         if host not in inv.hosts:
             raise ConfigError(f"host {host!r} is not in the inventory", file=inventory)

@@ -48,6 +48,7 @@ def run_check(
     cabling: Path | None = None,
     reparse: bool = False,
     intended: Path | None = None,
+    history: Path | None = None,
 ) -> tuple[Report, list[Path]]:
     """Run ``fabline check``: returns the report and the files written.
 
@@ -68,7 +69,7 @@ def run_check(
 
         reparse_snapshot(snapshot, devices)
     snap = Snapshot(snapshot)
-    engine = build_engine(baselines, checks_dir, lambda pattern: set(inv.select(pattern)), today)
+    engine = build_engine(baselines, checks_dir, lambda pattern: set(inv.select(pattern, strict=False)), today)
     if cabling is not None and not cabling.is_file():
         raise ConfigError("cabling plan not found", file=cabling)
     outcome = engine.run(
@@ -92,6 +93,10 @@ def run_check(
         limit=limit,
         version=__version__,
     )
+    if history is not None:
+        from fabline.history import record
+
+        record(report, snapshot, history)
     written = write_reports(report, formats, out) if out is not None else []
     return report, written
 
@@ -108,7 +113,7 @@ def validate_all(
 
     inv = load_inventory(inventory)
     devices = inv.devices(None)
-    engine = build_engine(baselines, checks_dir, lambda pattern: set(inv.select(pattern)))
+    engine = build_engine(baselines, checks_dir, lambda pattern: set(inv.select(pattern, strict=False)))
     info = [
         f"inventory {inventory}: {len(devices)} devices",
         f"baseline {', '.join(map(str, baselines))}: {len(engine.programs)} rules, "
