@@ -113,6 +113,11 @@ class _Compiled:
     exps: list[_Exp]
     when: list[_Exp]
     expected: dict[str, Any]
+    #: Preconditions then expectations: the fast path only asks "does all of it hold?".
+    checks: tuple[_Exp, ...] = ()
+
+    def __post_init__(self) -> None:
+        self.checks = (*self.when, *self.exps)
 
 
 class RuleProgram:
@@ -229,15 +234,7 @@ class RuleProgram:
         :meth:`evaluate_fully`, which builds the message.
         """
         is_dict = type(body) is dict
-        for e in prog.when:
-            value = body.get(e.single, _MISSING) if is_dict and e.single else _walk(body, e.parts)
-            if value is _MISSING:
-                if e.existence == "absent":
-                    continue
-                return self.evaluate_fully(device, subject, body, prog)
-            if e.existence == "absent" or (e.predicate is not None and e.predicate(value)):
-                return self.evaluate_fully(device, subject, body, prog)
-        for e in prog.exps:
+        for e in prog.checks:
             value = body.get(e.single, _MISSING) if is_dict and e.single else _walk(body, e.parts)
             if value is _MISSING:
                 if e.existence == "absent":
