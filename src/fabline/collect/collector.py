@@ -1,0 +1,290 @@
+"""The collection run: a bounded pool over the inventory's devices, writing the snapshot as it goes.
+
+At most ``workers`` devices are in flight; work is submitted as slots free up, so a 10k-device
+inventory never becomes 10k queued tasks. Each finished device is written at once (atomically);
+the manifest is rewritten at most every couple of seconds and at the end, also after Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fabline import __version__
+from fabline.collect.device import DeviceResult, RetryPolicy, collect_device, now_iso
+from fabline.collect.hostkeys import HostKeyStore
+from fabline.collect.profiles import PROFILES, Profile
+from fabline.collect.transports import ConnectOptions, Session, open_session
+from fabline.collect.writer import MANIFEST_SCHEMA, read_manifest, write_device, write_json_atomic
+from fabline.errors import ConfigError
+from fabline.inventory import Device
+from fabline.state import UNREADABLE_STATUSES, StateError, load_state_file
+
+DEFAULT_WORKERS = 32
+
+
+@dataclass(frozen=True)
+class CollectOptions:
+    """Settings of one collection run (the ``fabline collect`` options).
+
+    Attributes:
+        workers: Devices collected at once.
+        timeout: Seconds for connect, login and each command.
+        retries: Extra connect attempts after a connect failure (never after an auth failure).
+        pace: Minimum seconds between two commands on one device.
+        host_key_policy: ``accept-new`` (trust on first use), ``strict`` or ``ignore``.
+        known_hosts: The known_hosts file (default ``<out>/../.fabline/known_hosts`` is the CLI's choice).
+        default_port: SSH port for devices without ``ansible_port``.
+    """
+
+    workers: int = DEFAULT_WORKERS
+    timeout: float = 30.0
+    retries: int = 2
+    pace: float = 0.0
+    host_key_policy: str = "accept-new"
+    known_hosts: Path | None = None
+    default_port: int = 22
+
+
+@dataclass
+class CollectSummary:
+    """What a run did: counts by device status, and where it wrote."""
+
+    out: Path
+    run_id: str
+    collected: int = 0
+    skipped_done: int = 0
+    by_status: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+    failed: list[tuple[str, str, str]] = field(default_factory=list)  # (device, status, first error)
+
+    @property
+    def line(self) -> str:
+        """One-line summary.
+
+        Example:
+            >>> s = CollectSummary(Path("snap"), "r1", collected=3, by_status=Counter(ok=2, timeout=1), seconds=1.5)
+            >>> s.line
+            'collected 3 devices in 1.5 s: ok 2, timeout 1 -> snap'
+        """
+        parts = ", ".join(f"{k} {v}" for k, v in sorted(self.by_status.items(), key=lambda kv: kv[0] != "ok"))
+        resumed = f" ({self.skipped_done} already done)" if self.skipped_done else ""
+        return f"collected {self.collected} devices{resumed} in {self.seconds:.1f} s: {parts or 'nothing'} -> {self.out}"
+
+
+class Progress:
+    """Progress reporting interface: a rich bar on a terminal, log lines otherwise."""
+
+    def start(self, total: int) -> None:
+        """Called once before the first device."""
+
+    def device_done(self, result: DeviceResult) -> None:
+        """Called as each device finishes (from the collecting thread)."""
+
+    def finish(self) -> None:
+        """Called once at the end."""
+
+
+class LineProgress(Progress):
+    """One plain log line per finished device (for logs and CI)."""
+
+    def __init__(self, emit: Callable[[str], None]) -> None:
+        self.emit = emit
+        self.total = 0
+        self.done = 0
+
+    def start(self, total: int) -> None:
+        """Remember the total."""
+        self.total = total
+
+    def device_done(self, result: DeviceResult) -> None:
+        """Print ``[n/total] device status (commands, seconds)`` with the first error if any."""
+        self.done += 1
+        errors = result.state.get("errors") or []
+        first = f": {errors[0]['message']}" if errors else ""
+        self.emit(
+            f"collect [{self.done}/{self.total}] {result.name} {result.status} "
+            f"({len(result.records)} commands, {result.duration_s:.1f} s){first}"
+        )
+
+
+class RichProgress(Progress):
+    """A rich progress bar: devices done, failures, elapsed time and ETA."""
+
+    def __init__(self) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+        from rich.progress import Progress as Bar
+
+        self.bar = Bar(
+            TextColumn("collect"), BarColumn(), MofNCompleteColumn(), TextColumn("failed {task.fields[failed]}"),
+            TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), transient=False,
+        )  # fmt: skip
+        self.failed = 0
+        self.task: Any = None
+
+    def start(self, total: int) -> None:
+        """Show the bar."""
+        self.bar.start()
+        self.task = self.bar.add_task("collect", total=total, failed=0)
+
+    def device_done(self, result: DeviceResult) -> None:
+        """Advance the bar."""
+        if result.status != "ok":
+            self.failed += 1
+        self.bar.update(self.task, advance=1, failed=self.failed)
+
+    def finish(self) -> None:
+        """Stop the bar."""
+        self.bar.stop()
+
+
+def default_session_factory(options: CollectOptions) -> Callable[[Device, Profile], Session]:
+    """Open real SSH sessions with the run's host-key store and timeouts."""
+    store = HostKeyStore(options.known_hosts, options.host_key_policy)
+    connect = ConnectOptions(timeout=options.timeout, pace=options.pace, default_port=options.default_port)
+
+    def factory(device: Device, profile: Profile) -> Session:
+        return open_session(device, profile.transport, profile.device_type, store, connect)
+
+    return factory
+
+
+def _done_devices(out: Path) -> set[str]:
+    """Devices of an earlier run that need no new collection: a readable state whose status is usable."""
+    done = set()
+    for path in (out / "state").glob("*.json"):
+        try:
+            doc = load_state_file(path)
+        except StateError:
+            continue
+        if doc.get("status", "ok") not in UNREADABLE_STATUSES:
+            done.add(path.stem)
+    return done
+
+
+def collect(
+    devices: Iterable[Device],
+    out: Path,
+    options: CollectOptions = CollectOptions(),
+    *,
+    inventory_source: str = "",
+    limit: str | None = None,
+    resume: bool = False,
+    progress: Progress | None = None,
+    session_factory: Callable[[Device, Profile], Session] | None = None,
+) -> CollectSummary:
+    """Collect every device into the snapshot folder ``out``.
+
+    With ``resume``, devices whose state in ``out`` is already usable (``ok`` or ``partial``) are
+    kept as they are and only the missing or unreadable ones are collected.
+
+    Raises:
+        ConfigError: Bad options, or a device whose platform has no collection profile.
+    """
+    if options.workers < 1:
+        raise ConfigError(f"--workers must be at least 1, got {options.workers}")
+    if options.timeout <= 0:
+        raise ConfigError(f"--timeout must be positive, got {options.timeout}")
+    if options.retries < 0:
+        raise ConfigError(f"--retries must be 0 or more, got {options.retries}")
+    devices = list(devices)
+    for d in devices:
+        if d.platform not in PROFILES:
+            raise ConfigError(f"host {d.name}: platform {d.platform!r} has no collection profile")
+    factory = session_factory or default_session_factory(options)
+    retry = RetryPolicy(retries=options.retries)
+    progress = progress or Progress()
+    started = time.monotonic()
+    out.mkdir(parents=True, exist_ok=True)
+    previous = read_manifest(out) if resume else None
+    done = _done_devices(out) if resume else set()
+    todo = [d for d in devices if d.name not in done]
+    summary = CollectSummary(out, uuid.uuid4().hex[:12], skipped_done=len(devices) - len(todo))
+    manifest: dict[str, Any] = {
+        "schema": MANIFEST_SCHEMA,
+        "run_id": summary.run_id,
+        "fabline_version": __version__,
+        "started_at": now_iso(),
+        "finished_at": None,
+        "complete": False,
+        "inventory": inventory_source,
+        "limit": limit,
+        "resumed_from": (previous or {}).get("run_id") if resume else None,
+        "options": {
+            "workers": options.workers,
+            "timeout_s": options.timeout,
+            "retries": options.retries,
+            "pace_s": options.pace,
+            "host_key_policy": options.host_key_policy,
+        },
+        "devices": {
+            name: entry for name, entry in ((previous or {}).get("devices") or {}).items() if name in done
+        },
+    }
+    lock = threading.Lock()
+    last_write = [0.0]
+
+    def save(final: bool = False) -> None:
+        with lock:
+            if not final and time.monotonic() - last_write[0] < 2.0:
+                return
+            last_write[0] = time.monotonic()
+            write_json_atomic(out / "manifest.json", manifest)
+
+    save(final=True)
+    progress.start(len(todo))
+    try:
+        for result in _pool(todo, options.workers, lambda d: collect_device(d, factory, retry)):
+            write_device(out, result.name, result.state, result.raw)
+            with lock:
+                manifest["devices"][result.name] = result.manifest_entry()
+            summary.collected += 1
+            summary.by_status[result.status] += 1
+            if result.status != "ok":
+                errors = result.state.get("errors") or []
+                summary.failed.append((result.name, result.status, errors[0]["message"] if errors else ""))
+            progress.device_done(result)
+            save()
+        manifest["complete"] = True
+    finally:
+        progress.finish()
+        manifest["finished_at"] = now_iso()
+        save(final=True)
+        summary.seconds = time.monotonic() - started
+    return summary
+
+
+def _pool(
+    devices: list[Device], workers: int, work: Callable[[Device], DeviceResult]
+) -> Iterator[DeviceResult]:
+    """Results as devices finish, with at most ``workers`` submitted at any time."""
+    pending: set[Future[DeviceResult]] = set()
+    it = iter(devices)
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fabline-collect") as pool:
+        try:
+            for device in it:
+                pending.add(pool.submit(work, device))
+                if len(pending) >= workers:
+                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for f in finished:
+                        yield f.result()
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    yield f.result()
+        finally:
+            for f in pending:
+                f.cancel()

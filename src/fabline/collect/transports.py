@@ -1,0 +1,427 @@
+"""Transports: how a collector talks to a device, chosen per platform by its profile.
+
+- ``netmiko``: an interactive CLI session (prompt, echo, pager) for switch CLIs: Arista EOS, Cisco
+  NX-OS, Cumulus and SONiC's shell. Commands run one after another on the one session.
+- ``exec``: paramiko exec channels for Linux hosts: one SSH connection, one channel per command
+  with its real exit code, several channels in flight at once (at most :data:`EXEC_CHANNELS`,
+  below OpenSSH's default ``MaxSessions`` of 10).
+
+Connection problems become :class:`ConnectFailure` with the device status they mean; problems with
+one command become :class:`CommandFailure`. Messages are fabline's own one-liners: a library's
+exception text is never copied whole (it can hold addresses and settings, and must never hold a
+password: :func:`redact` is applied to every message as a second guard).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import paramiko
+
+from fabline.collect.hostkeys import HostKeyRefused, HostKeyStore
+from fabline.inventory import Device
+
+#: Exec channels in flight per host connection (OpenSSH's sshd allows 10 sessions by default).
+EXEC_CHANNELS = 8
+
+
+@dataclass(frozen=True)
+class Output:
+    """What one command gave: its text and, for exec channels, the exit code and stderr."""
+
+    text: str
+    exit_code: int | None = None
+    stderr: str = ""
+
+
+class ConnectFailure(Exception):
+    """The device could not be logged into.
+
+    Attributes:
+        status: The device status it means: ``unreachable``, ``auth_failed``, ``timeout`` or ``error``.
+        kind: The error kind recorded in state and manifest (e.g. ``host_key``).
+        retry: Whether another attempt may help (never for an authentication failure).
+    """
+
+    def __init__(self, status: str, kind: str, message: str, *, retry: bool) -> None:
+        super().__init__(message)
+        self.status = status
+        self.kind = kind
+        self.message = message
+        self.retry = retry
+
+
+class CommandFailure(Exception):
+    """One command failed on an open session.
+
+    Attributes:
+        kind: ``command_timeout`` or ``dropped``.
+        fatal: The session cannot be used for further commands.
+    """
+
+    def __init__(self, kind: str, message: str, *, fatal: bool) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.fatal = fatal
+
+
+class Session(Protocol):
+    """An open session to one device."""
+
+    def run(self, commands: Sequence[str]) -> Iterator[tuple[str, Output | CommandFailure, float]]:
+        """Run commands; yield ``(command, output or failure, seconds)`` in the given order."""
+        ...
+
+    def close(self) -> None:
+        """Close the session (never raises)."""
+        ...
+
+
+@dataclass(frozen=True)
+class ConnectOptions:
+    """Per-run connection settings.
+
+    Attributes:
+        timeout: Seconds for the TCP connect, the SSH banner/auth and each command.
+        pace: Minimum seconds between two commands on one device (TACACS/RADIUS-backed fleets).
+        default_port: SSH port when the inventory gives none.
+    """
+
+    timeout: float = 30.0
+    pace: float = 0.0
+    default_port: int = 22
+
+
+def redact(text: str, *secrets: str | None) -> str:
+    """Replace every secret (of 3+ characters) in a text with ``********``.
+
+    Example:
+        >>> redact("login as admin with s3cret failed", "s3cret", None)
+        'login as admin with ******** failed'
+    """
+    for secret in secrets:
+        if secret and len(secret) >= 3:
+            text = text.replace(secret, "********")
+    return text
+
+
+def strip_echo(text: str, prompt: str, command: str) -> str:
+    """Drop a leading ``prompt + command`` echo line that netmiko left in place.
+
+    Some CLIs redraw the prompt with the typed line (line editors, EOS when it falls behind), so
+    the echo netmiko strips is not always the first line; the evidence must start at the output.
+
+    Example:
+        >>> strip_echo("admin@sonic:~$ show version\nSONiC Software Version: x", "admin@sonic:~", "show version")
+        'SONiC Software Version: x'
+        >>> strip_echo("Version: x", "leaf1", "show version")
+        'Version: x'
+    """
+    first, sep, rest = text.partition("\n")
+    line = first.strip()
+    if prompt and line.startswith(prompt) and line.endswith(command):
+        return rest
+    return text
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        yield cur
+        cur = cur.__cause__ or cur.__context__
+
+
+def classify_connect_error(exc: BaseException, where: str, timeout: float) -> ConnectFailure:
+    """Map a library's connect exception (netmiko wraps paramiko's) to a :class:`ConnectFailure`.
+
+    Example:
+        >>> f = classify_connect_error(ConnectionRefusedError(111, "refused"), "10.0.0.1:22", 5)
+        >>> f.status, f.retry, f.message
+        ('unreachable', True, 'connection refused by 10.0.0.1:22')
+    """
+    chain = list(_chain(exc))
+    for e in chain:
+        if isinstance(e, paramiko.AuthenticationException):
+            return ConnectFailure(
+                "auth_failed", "auth_failed", f"authentication failed at {where} (not retried)", retry=False
+            )
+        if isinstance(e, paramiko.BadHostKeyException):
+            return ConnectFailure(
+                "error",
+                "host_key",
+                f"host key of {where} changed since it was recorded in known_hosts: refused "
+                "(remove the old entry if the change is expected)",
+                retry=False,
+            )
+        if isinstance(e, HostKeyRefused):
+            return ConnectFailure("error", "host_key", f"{e} at {where}", retry=False)
+    # paramiko folds per-address socket errors into one; look at those instead.
+    chain = [
+        inner
+        for e in chain
+        for inner in (
+            list(e.errors.values()) if isinstance(e, paramiko.ssh_exception.NoValidConnectionsError) else [e]
+        )
+    ]
+    for e in chain:
+        text = str(e)
+        # "No existing session": paramiko gave up on the handshake (no banner) before auth.
+        if isinstance(e, paramiko.SSHException) and (
+            "banner" in text.lower() or "No existing session" in text
+        ):
+            return ConnectFailure(
+                "timeout", "timeout", f"no SSH banner/handshake from {where} within {timeout:g} s", retry=True
+            )
+        if isinstance(e, ConnectionRefusedError):
+            return ConnectFailure("unreachable", "unreachable", f"connection refused by {where}", retry=True)
+        if isinstance(e, (socket.timeout, TimeoutError)):
+            return ConnectFailure(
+                "unreachable", "unreachable", f"no TCP answer from {where} within {timeout:g} s", retry=True
+            )
+        if isinstance(e, socket.gaierror):
+            return ConnectFailure("unreachable", "unreachable", f"cannot resolve {where}", retry=False)
+        if isinstance(e, OSError) and not isinstance(e, EOFError):
+            reason = e.strerror or type(e).__name__
+            return ConnectFailure(
+                "unreachable", "unreachable", f"cannot connect to {where}: {reason}", retry=True
+            )
+    name = type(chain[-1]).__name__
+    first = str(chain[-1]).strip().splitlines()[0] if str(chain[-1]).strip() else name
+    if name in ("NetmikoTimeoutException", "ReadTimeout"):
+        return ConnectFailure("timeout", "timeout", f"no CLI prompt from {where}: {first[:120]}", retry=True)
+    return ConnectFailure(
+        "error", "connect", f"SSH session to {where} failed: {name}: {first[:120]}", retry=True
+    )
+
+
+def _auth_kwargs(device: Device) -> dict[str, Any]:
+    """paramiko connect arguments for the device's credentials (keys, agent, password)."""
+    return {
+        "username": device.user or "admin",
+        "password": device.password,
+        "key_filename": device.key_file,
+        # The agent and ~/.ssh keys are tried only when the inventory names no password or key, so a
+        # wrong key never costs a failed login on a device with password authentication.
+        "allow_agent": device.password is None and device.key_file is None,
+        "look_for_keys": device.password is None and device.key_file is None,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# exec channels (Linux hosts)
+
+
+class ExecSession:
+    """A paramiko connection running each command on its own exec channel."""
+
+    def __init__(self, device: Device, store: HostKeyStore, options: ConnectOptions) -> None:
+        self.device = device
+        self.options = options
+        port = device.port or options.default_port
+        self.where = f"{device.host}:{port}"
+        client = paramiko.SSHClient()
+        store.prepare(client, device.host, port)
+        try:
+            client.connect(
+                device.host,
+                port=port,
+                timeout=options.timeout,
+                banner_timeout=options.timeout,
+                auth_timeout=options.timeout,
+                **_auth_kwargs(device),
+            )
+        except Exception as exc:
+            client.close()
+            raise classify_connect_error(exc, self.where, options.timeout) from None
+        self.client = client
+
+    def run(self, commands: Sequence[str]) -> Iterator[tuple[str, Output | CommandFailure, float]]:
+        """Run commands on parallel exec channels (sequentially when pacing is set)."""
+        step = 1 if self.options.pace > 0 else EXEC_CHANNELS
+        for i in range(0, len(commands), step):
+            if i and self.options.pace > 0:
+                time.sleep(self.options.pace)
+            yield from self._batch(commands[i : i + step])
+
+    def _batch(self, commands: Sequence[str]) -> Iterator[tuple[str, Output | CommandFailure, float]]:
+        transport = self.client.get_transport()
+        started = time.monotonic()
+        channels: list[tuple[str, paramiko.Channel | CommandFailure]] = []
+        for cmd in commands:
+            try:
+                if transport is None or not transport.is_active():
+                    raise EOFError("transport closed")
+                chan = transport.open_session(timeout=self.options.timeout)
+                chan.settimeout(self.options.timeout)
+                chan.exec_command(cmd)
+                channels.append((cmd, chan))
+            except (paramiko.SSHException, OSError, EOFError):
+                channels.append((cmd, CommandFailure("dropped", "session closed by the device", fatal=True)))
+        for cmd, chan in channels:
+            if isinstance(chan, CommandFailure):
+                yield cmd, chan, 0.0
+                continue
+            yield cmd, self._collect(chan), time.monotonic() - started
+
+    def _collect(self, chan: paramiko.Channel) -> Output | CommandFailure:
+        out: list[bytes] = []
+        err: list[bytes] = []
+        try:
+            while True:
+                data = chan.recv(65536)
+                if not data:
+                    break
+                out.append(data)
+            while chan.recv_stderr_ready() or not chan.exit_status_ready():
+                data = chan.recv_stderr(65536)
+                if not data:
+                    break
+                err.append(data)
+            if not chan.exit_status_ready():
+                # The stream ended without an exit status: the session went away mid-command.
+                return CommandFailure("dropped", "session dropped before the command finished", fatal=True)
+            code = chan.recv_exit_status()
+            if code == -1:
+                # paramiko's "no exit status": the channel closed without one (session dropped).
+                return CommandFailure("dropped", "session dropped before the command finished", fatal=True)
+        except TimeoutError:
+            return CommandFailure(
+                "command_timeout", f"no complete answer within {self.options.timeout:g} s", fatal=False
+            )
+        except (paramiko.SSHException, OSError, EOFError):
+            return CommandFailure("dropped", "session dropped before the command finished", fatal=True)
+        finally:
+            chan.close()
+        return Output(
+            b"".join(out).decode("utf-8", errors="replace"),
+            code,
+            b"".join(err).decode("utf-8", errors="replace"),
+        )
+
+    def close(self) -> None:
+        """Close the connection."""
+        with contextlib.suppress(Exception):
+            self.client.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# netmiko CLI sessions (switches)
+
+_NETMIKO_CLASSES: dict[str, type[Any]] = {}
+
+
+def _netmiko_class(device_type: str) -> type[Any]:
+    """netmiko's driver class for a device type, with fabline's host-key policy plugged in."""
+    cls = _NETMIKO_CLASSES.get(device_type)
+    if cls is None:
+        from netmiko.ssh_dispatcher import CLASS_MAPPER
+
+        base = CLASS_MAPPER[device_type]
+
+        def _build_ssh_client(self: Any) -> paramiko.SSHClient:
+            client = paramiko.SSHClient()
+            self._fabline_store.prepare(client, self.host, self.port)
+            return client
+
+        cls = type(f"Fabline{base.__name__}", (base,), {"_build_ssh_client": _build_ssh_client})
+        _NETMIKO_CLASSES[device_type] = cls
+    return cls
+
+
+class NetmikoSession:
+    """A netmiko CLI session; commands run one after another."""
+
+    def __init__(
+        self, device: Device, device_type: str, store: HostKeyStore, options: ConnectOptions
+    ) -> None:
+        from netmiko.exceptions import ReadTimeout
+
+        self._read_timeout = ReadTimeout
+        self.device = device
+        self.options = options
+        port = device.port or options.default_port
+        self.where = f"{device.host}:{port}"
+        auth = _auth_kwargs(device)
+        conn = _netmiko_class(device_type)(
+            host=device.host,
+            port=port,
+            username=auth["username"],
+            password=device.password or "",
+            key_file=device.key_file,
+            use_keys=auth["look_for_keys"] or device.key_file is not None,
+            allow_agent=auth["allow_agent"],
+            conn_timeout=options.timeout,
+            auth_timeout=options.timeout,
+            banner_timeout=options.timeout,
+            read_timeout_override=None,
+            fast_cli=True,
+            auto_connect=False,
+        )
+        conn._fabline_store = store
+        self._broken = False
+        try:
+            conn._open()
+        except Exception as exc:
+            with contextlib.suppress(Exception):
+                conn.paramiko_cleanup()
+            raise classify_connect_error(exc, self.where, options.timeout) from None
+        self.conn = conn
+
+    def run(self, commands: Sequence[str]) -> Iterator[tuple[str, Output | CommandFailure, float]]:
+        """Run commands one by one on the CLI session."""
+        for i, cmd in enumerate(commands):
+            if i and self.options.pace > 0:
+                time.sleep(self.options.pace)
+            started = time.monotonic()
+            try:
+                text = self.conn.send_command(cmd, read_timeout=self.options.timeout)
+            except self._read_timeout:
+                self._broken = True
+                failure = CommandFailure(
+                    "command_timeout",
+                    f"no prompt after the command within {self.options.timeout:g} s",
+                    fatal=True,
+                )
+                yield cmd, failure, time.monotonic() - started
+                continue
+            except (OSError, EOFError, paramiko.SSHException):
+                self._broken = True
+                yield (
+                    cmd,
+                    CommandFailure("dropped", "session dropped before the command finished", fatal=True),
+                    time.monotonic() - started,
+                )
+                continue
+            text = strip_echo(str(text), str(self.conn.base_prompt), cmd)
+            yield cmd, Output(text), time.monotonic() - started
+
+    def close(self) -> None:
+        """Log out (never raises); a broken session is just closed, not logged out of."""
+        with contextlib.suppress(Exception):
+            if self._broken:
+                self.conn.paramiko_cleanup()
+            else:
+                self.conn.disconnect()
+
+
+def open_session(
+    device: Device, transport: str, device_type: str | None, store: HostKeyStore, options: ConnectOptions
+) -> Session:
+    """Open the session the platform's profile names.
+
+    Raises:
+        ConnectFailure: The device could not be logged into.
+    """
+    if transport == "exec":
+        return ExecSession(device, store, options)
+    if transport == "netmiko" and device_type:
+        return NetmikoSession(device, device_type, store, options)
+    raise ValueError(f"unknown transport {transport!r}")

@@ -1,0 +1,106 @@
+"""The snapshot a collection writes: ``raw/<device>/<command-slug>.txt``, ``state/<device>.json``, ``manifest.json``.
+
+Each device's files are written atomically as the device finishes (raw folder renamed into place,
+then the state file), so an interrupted run keeps every device it completed and ``--resume``
+can tell done from missing by the state file alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+MANIFEST_SCHEMA = "fabline.manifest/1"
+
+
+def command_slug(command: str) -> str:
+    """The file stem of a command's raw output.
+
+    Example:
+        >>> command_slug("show interfaces | json"), command_slug("ethtool -I --show-fec eth0")
+        ('show_interfaces_json', 'ethtool_-I_--show-fec_eth0')
+        >>> command_slug("grep -H . /sys/class/net/eth0/ecn/roce_*/enable/*")
+        'grep_-H_sys_class_net_eth0_ecn_roce_enable'
+    """
+    slug = re.sub(r"[^A-Za-z0-9.-]+", "_", command)
+    slug = re.sub(r"(?<![A-Za-z0-9])\.+(?![A-Za-z0-9])", "", slug)  # a lone '.' (grep's pattern)
+    slug = re.sub(r"_+", "_", slug).strip("_.")
+    return slug[:120] or "command"
+
+
+def unique_slugs(commands: list[str]) -> dict[str, str]:
+    """File names for a device's commands, unique even on case-insensitive file systems.
+
+    Example:
+        >>> unique_slugs(["ethtool -i eth0", "ethtool -I eth0"])
+        {'ethtool -i eth0': 'ethtool_-i_eth0.txt', 'ethtool -I eth0': 'ethtool_-I_eth0~2.txt'}
+    """
+    used: set[str] = set()
+    out: dict[str, str] = {}
+    for cmd in commands:
+        base = command_slug(cmd)
+        name, n = base, 1
+        while name.casefold() in used:
+            n += 1
+            name = f"{base}~{n}"
+        used.add(name.casefold())
+        out[cmd] = f"{name}.txt"
+    return out
+
+
+def write_json_atomic(path: Path, doc: Mapping[str, Any], indent: int | None = 1) -> None:
+    """Write JSON to a temporary file beside ``path`` and rename it into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh, indent=indent, ensure_ascii=False)
+            fh.write("\n")
+        Path(tmp).replace(path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_device(root: Path, name: str, state: Mapping[str, Any], raw: Mapping[str, str]) -> None:
+    """Write one device's raw outputs (``file name -> text``) and state, atomically.
+
+    The raw folder is built under a temporary name and swapped in; the state file goes last, so a
+    state file on disk always has its evidence beside it.
+    """
+    raw_root = root / "raw"
+    raw_root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=raw_root))
+    try:
+        for file, text in raw.items():
+            (tmp / file).write_text(text, "utf-8")
+        final = raw_root / name
+        if final.exists():
+            old = raw_root / f".{name}.old"
+            shutil.rmtree(old, ignore_errors=True)
+            final.replace(old)
+            tmp.replace(final)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            tmp.replace(final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    write_json_atomic(root / "state" / f"{name}.json", state)
+
+
+def read_manifest(root: Path) -> dict[str, Any] | None:
+    """The snapshot's manifest, or None when it has none or it is unreadable."""
+    try:
+        doc = json.loads((root / "manifest.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or doc.get("schema") != MANIFEST_SCHEMA:
+        return None
+    return doc

@@ -1,0 +1,270 @@
+"""Transports against a tiny asyncssh server of the test's own (real SSH on loopback).
+
+The server answers exec channels (Linux hosts) and an interactive shell with a ``$`` prompt (the
+SONiC shell netmiko drives) from a table of command -> output; the outputs are real samples or the
+parser cases' constructed inputs (``tests/parsers/local/``), never invented here. The integration
+tests (``tests/integration/test_collect*.py``) do the same against the full simulator.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import asyncssh
+import pytest
+
+from fabline.collect.hostkeys import HostKeyStore
+from fabline.collect.transports import (
+    CommandFailure,
+    ConnectFailure,
+    ConnectOptions,
+    ExecSession,
+    NetmikoSession,
+    Output,
+)
+from fabline.inventory import Device
+
+SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "samples"
+LOCAL = Path(__file__).resolve().parents[1] / "parsers" / "local"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class MiniServer:
+    """A one-device SSH server: exec answers + a ``$``-prompt shell, on 127.0.0.1:<port>."""
+
+    answers: Mapping[str, str]
+    password: str = "admin"
+    prompt: str = "admin@sonic:~$ "
+    drop_on: str | None = None  # a command that closes the connection instead of answering
+    hang_on: str | None = None  # a command that never answers
+    host_key: asyncssh.SSHKey = field(default_factory=lambda: asyncssh.generate_private_key("ssh-ed25519"))
+    port: int = field(default_factory=free_port)
+    auth_attempts: int = 0
+
+    def __post_init__(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._server: Any = None
+
+    def _answer(self, command: str) -> tuple[str, int]:
+        if command in self.answers:
+            return self.answers[command], 0
+        return f"bash: {command.split()[0]}: command not found\n", 127
+
+    async def _handle(self, process: asyncssh.SSHServerProcess[str]) -> None:
+        if process.command is not None:
+            if process.command == self.drop_on:
+                process.channel.get_connection().abort()
+                return
+            if process.command == self.hang_on:
+                await asyncio.sleep(60)
+            text, code = self._answer(process.command)
+            (process.stdout if code == 0 else process.stderr).write(text)
+            process.exit(code)
+            return
+        process.stdout.write(self.prompt)
+        try:
+            while True:
+                line = (await process.stdin.readline()).strip()
+                if line == self.drop_on:
+                    process.channel.get_connection().abort()
+                    return
+                if line == self.hang_on:
+                    await asyncio.sleep(60)
+                if line in ("exit", "logout"):
+                    process.exit(0)
+                    return
+                if line:
+                    text, _code = self._answer(line)
+                    process.stdout.write(text.replace("\n", "\r\n"))
+                process.stdout.write(self.prompt)
+        except (
+            asyncssh.BreakReceived,
+            asyncssh.TerminalSizeChanged,
+            asyncssh.DisconnectError,
+            BrokenPipeError,
+        ):
+            return
+
+    def __enter__(self) -> MiniServer:
+        server = self
+
+        class _Auth(asyncssh.SSHServer):
+            def begin_auth(self, username: str) -> bool:
+                return True
+
+            def password_auth_supported(self) -> bool:
+                return True
+
+            def validate_password(self, username: str, password: str) -> bool:
+                server.auth_attempts += 1
+                return password == server.password
+
+        async def start() -> Any:
+            return await asyncssh.create_server(
+                _Auth, "127.0.0.1", self.port, server_host_keys=[self.host_key],
+                process_factory=self._handle, encoding="utf-8",
+            )  # fmt: skip
+
+        self._thread.start()
+        self._server = asyncio.run_coroutine_threadsafe(start(), self._loop).result(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        async def stop() -> None:
+            self._server.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 2)
+
+        asyncio.run_coroutine_threadsafe(stop(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+
+
+def make_device(name: str, platform: str, port: int, password: str | None = "admin", **vars: Any) -> Device:
+    role = "host" if platform == "linux" else "leaf"
+    return Device(
+        name=name, platform=platform, role=role, groups=(), host="127.0.0.1", port=port, user="admin",
+        password=password, key_file=None, network_os=None, vars=vars,
+    )  # fmt: skip
+
+
+LINUX_ANSWERS = {
+    "lsmod": (LOCAL / "linux" / "lsmod-gpu-host-constructed.txt").read_text(),
+    "cat /etc/nccl.conf": (LOCAL / "linux" / "nccl_conf-constructed.txt").read_text(),
+}
+SONIC_ANSWERS = {
+    "show version": (SAMPLES / "sonic" / "show_version-cmdref-msn2700.txt").read_text(),
+    "show interfaces status": (SAMPLES / "sonic" / "show_interfaces_status-cmdref.txt").read_text(),
+}
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> HostKeyStore:
+    return HostKeyStore(tmp_path / "known_hosts", "accept-new")
+
+
+OPTS = ConnectOptions(timeout=5)
+
+
+def test_exec_session_runs_parallel_channels_with_real_exit_codes(store: HostKeyStore) -> None:
+    with MiniServer(LINUX_ANSWERS) as srv:
+        session = ExecSession(make_device("gpu-1", "linux", srv.port), store, OPTS)
+        try:
+            results = {
+                cmd: out for cmd, out, _s in session.run(["lsmod", "cat /etc/nccl.conf", "mlnx_qos -i eth0"])
+            }
+        finally:
+            session.close()
+    assert isinstance(results["lsmod"], Output) and results["lsmod"].exit_code == 0
+    assert "nvidia_peermem" in results["lsmod"].text
+    missing = results["mlnx_qos -i eth0"]
+    assert isinstance(missing, Output) and missing.exit_code == 127 and "command not found" in missing.stderr
+
+
+def test_netmiko_session_reads_sonic_shell(store: HostKeyStore) -> None:
+    with MiniServer(SONIC_ANSWERS) as srv:
+        session = NetmikoSession(make_device("leaf-1", "sonic", srv.port), "linux", store, OPTS)
+        try:
+            results = list(session.run(["show version", "show interfaces status"]))
+        finally:
+            session.close()
+    version = results[0][1]
+    assert isinstance(version, Output)
+    assert "SONiC Software Version" in version.text
+    assert "admin@sonic" not in version.text  # prompt stripped
+    status = results[1][1]
+    assert isinstance(status, Output) and "Ethernet0" in status.text
+
+
+def test_auth_failure_is_classified_and_says_nothing_of_the_password(store: HostKeyStore) -> None:
+    with MiniServer(LINUX_ANSWERS, password="right") as srv:
+        with pytest.raises(ConnectFailure) as info:
+            ExecSession(make_device("gpu-1", "linux", srv.port, password="wrong-secret"), store, OPTS)
+    assert info.value.status == "auth_failed" and info.value.retry is False
+    assert "wrong-secret" not in info.value.message
+
+
+def test_refused_port_is_unreachable_and_retryable(store: HostKeyStore) -> None:
+    with pytest.raises(ConnectFailure) as info:
+        ExecSession(make_device("gpu-1", "linux", free_port()), store, OPTS)
+    assert (info.value.status, info.value.retry) == ("unreachable", True)
+    assert "connection refused" in info.value.message
+
+
+def test_tcp_accepted_but_no_banner_is_a_timeout(store: HostKeyStore) -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        with pytest.raises(ConnectFailure) as info:
+            ExecSession(make_device("gpu-1", "linux", port), store, ConnectOptions(timeout=0.5))
+    assert info.value.status == "timeout" and "banner" in info.value.message
+
+
+def test_dropped_session_is_reported_per_command(store: HostKeyStore) -> None:
+    with MiniServer(LINUX_ANSWERS, drop_on="lsmod") as srv:
+        session = ExecSession(
+            make_device("gpu-1", "linux", srv.port), store, ConnectOptions(timeout=3, pace=0.01)
+        )
+        try:
+            results = list(session.run(["cat /etc/nccl.conf", "lsmod", "cat /etc/nccl.conf"]))
+        finally:
+            session.close()
+    assert isinstance(results[0][1], Output)
+    assert isinstance(results[1][1], CommandFailure) and results[1][1].kind == "dropped"
+
+
+def test_netmiko_command_timeout(store: HostKeyStore) -> None:
+    with MiniServer(SONIC_ANSWERS, hang_on="show version") as srv:
+        session = NetmikoSession(
+            make_device("leaf-1", "sonic", srv.port), "linux", store, ConnectOptions(timeout=1)
+        )
+        try:
+            results = list(session.run(["show version"]))
+        finally:
+            session.close()
+    failure = results[0][1]
+    assert isinstance(failure, CommandFailure) and failure.kind == "command_timeout"
+
+
+def test_host_key_tofu_then_changed_key_refused(tmp_path: Path) -> None:
+    known = tmp_path / "known_hosts"
+    with MiniServer(LINUX_ANSWERS) as srv:
+        ExecSession(make_device("gpu-1", "linux", srv.port), HostKeyStore(known, "accept-new"), OPTS).close()
+        port = srv.port
+    line = known.read_text()
+    assert line.startswith(f"[127.0.0.1]:{port} ssh-ed25519 ")
+    # Same address, new key: refused under accept-new and strict, accepted under ignore.
+    with MiniServer(LINUX_ANSWERS, port=port) as srv:
+        for policy in ("accept-new", "strict"):
+            with pytest.raises(ConnectFailure) as info:
+                ExecSession(make_device("gpu-1", "linux", port), HostKeyStore(known, policy), OPTS)
+            assert info.value.kind == "host_key" and "changed" in info.value.message
+        ExecSession(make_device("gpu-1", "linux", port), HostKeyStore(known, "ignore"), OPTS).close()
+        assert srv.auth_attempts == 1  # the refused connections never sent the password
+    assert known.read_text() == line
+
+
+def test_strict_refuses_unknown_host(tmp_path: Path) -> None:
+    known = tmp_path / "known_hosts"
+    known.write_text("")
+    with MiniServer(LINUX_ANSWERS) as srv:
+        with pytest.raises(ConnectFailure) as info:
+            ExecSession(make_device("gpu-1", "linux", srv.port), HostKeyStore(known, "strict"), OPTS)
+        assert srv.auth_attempts == 0
+    assert info.value.kind == "host_key" and "not in known_hosts" in info.value.message
+    assert known.read_text() == ""
