@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import socket
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,7 +62,7 @@ class MiniServer:
     def _answer(self, command: str) -> tuple[str, int]:
         if command in self.answers:
             return self.answers[command], 0
-        return f"bash: {command.split()[0]}: command not found\n", 127
+        return f"bash: {command.split(maxsplit=1)[0]}: command not found\n", 127
 
     async def _handle(self, process: asyncssh.SSHServerProcess[str]) -> None:
         if process.command is not None:
@@ -191,9 +191,8 @@ def test_netmiko_session_reads_sonic_shell(store: HostKeyStore) -> None:
 
 
 def test_auth_failure_is_classified_and_says_nothing_of_the_password(store: HostKeyStore) -> None:
-    with MiniServer(LINUX_ANSWERS, password="right") as srv:
-        with pytest.raises(ConnectFailure) as info:
-            ExecSession(make_device("gpu-1", "linux", srv.port, password="wrong-secret"), store, OPTS)
+    with MiniServer(LINUX_ANSWERS, password="right") as srv, pytest.raises(ConnectFailure) as info:
+        ExecSession(make_device("gpu-1", "linux", srv.port, password="wrong-secret"), store, OPTS)
     assert info.value.status == "auth_failed" and info.value.retry is False
     assert "wrong-secret" not in info.value.message
 

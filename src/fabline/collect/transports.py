@@ -123,7 +123,7 @@ def strip_echo(text: str, prompt: str, command: str) -> str:
         >>> strip_echo("Version: x", "leaf1", "show version")
         'Version: x'
     """
-    first, sep, rest = text.partition("\n")
+    first, _sep, rest = text.partition("\n")
     line = first.strip()
     if prompt and line.startswith(prompt) and line.endswith(command):
         return rest
