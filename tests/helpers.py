@@ -63,7 +63,9 @@ def run(
     bpath = write_yaml(tmp / "baseline.yml", baseline_yaml)
     snap = write_snapshot(tmp / "snap", docs, raw)
     registry = dict(checks) if checks is not None else {}
-    engine = Engine(load_baseline([bpath]), registry, lambda p: {d.name for d in devices if p in d.name}, today)
+    engine = Engine(
+        load_baseline([bpath]), registry, lambda p: {d.name for d in devices if p in d.name}, today
+    )
     return engine.run(devices, Snapshot(snap))
 
 

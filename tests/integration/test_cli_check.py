@@ -21,7 +21,9 @@ EXAMPLE = REPO_ROOT / "examples" / "lab-snapshot"
 GOLDEN = REPO_ROOT / "tests" / "golden"
 
 
-def fabline(*args: str | Path, cwd: Path = REPO_ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def fabline(
+    *args: str | Path, cwd: Path = REPO_ROOT, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run the real CLI in a subprocess."""
     full_env = {**os.environ, "COLUMNS": "200", **(env or {})}
     return subprocess.run(
@@ -39,7 +41,9 @@ def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
 
 
 def test_example_snapshot_reports_exactly_the_planted_faults(tmp_path: Path) -> None:
-    proc = fabline("check", "-i", INVENTORY, "--snapshot", EXAMPLE, "--out", tmp_path, "--format", "json,junit,md")
+    proc = fabline(
+        "check", "-i", INVENTORY, "--snapshot", EXAMPLE, "--out", tmp_path, "--format", "json,junit,md"
+    )
     assert proc.returncode == 4, proc.stderr
     assert "verdict: FAIL (exit 4)" in proc.stdout
     report = json.loads((tmp_path / "report.json").read_text())
@@ -80,7 +84,9 @@ def _sanitize(text: str) -> str:
 
 @pytest.mark.parametrize("name", ["report.json", "report.junit.xml", "report.md"])
 def test_report_golden_files(tmp_path: Path, name: str) -> None:
-    proc = fabline("check", "-i", "inventory/lab.yml", "--snapshot", "examples/lab-snapshot", "-o", tmp_path, "-q")
+    proc = fabline(
+        "check", "-i", "inventory/lab.yml", "--snapshot", "examples/lab-snapshot", "-o", tmp_path, "-q"
+    )
     assert proc.returncode == 4
     got = _sanitize((tmp_path / name).read_text())
     golden = GOLDEN / name
@@ -123,13 +129,34 @@ def test_fail_on_threshold(tmp_path: Path) -> None:
         synthetic.lab_fabric(), snap, [synthetic.Fault("spine-01", "qos.pfc_watchdog.enabled", False)]
     )
     assert fabline("check", "-i", INVENTORY, "--snapshot", snap, "-q").returncode == 4
-    assert fabline("check", "-i", INVENTORY, "--snapshot", snap, "-q", "--fail-on", "critical").returncode == 0
+    assert (
+        fabline("check", "-i", INVENTORY, "--snapshot", snap, "-q", "--fail-on", "critical").returncode == 0
+    )
 
 
 def test_limit_checks_only_matching_devices(tmp_path: Path) -> None:
-    proc = fabline("check", "-i", INVENTORY, "--snapshot", EXAMPLE, "-l", "fabric:!leaf-r2-a", "-o", tmp_path, "-f", "json", "-q")
+    proc = fabline(
+        "check",
+        "-i",
+        INVENTORY,
+        "--snapshot",
+        EXAMPLE,
+        "-l",
+        "fabric:!leaf-r2-a",
+        "-o",
+        tmp_path,
+        "-f",
+        "json",
+        "-q",
+    )
     report = json.loads((tmp_path / "report.json").read_text())
-    assert {d["name"] for d in report["devices"]} == {"spine-01", "spine-02", "leaf-r0-a", "leaf-r1-a", "leaf-r3-a"}
+    assert {d["name"] for d in report["devices"]} == {
+        "spine-01",
+        "spine-02",
+        "leaf-r0-a",
+        "leaf-r1-a",
+        "leaf-r3-a",
+    }
     assert proc.returncode == 4
 
 
@@ -161,7 +188,10 @@ def test_baseline_overlay_and_waiver_file(tmp_path: Path) -> None:
         (["-i", "nope.yml", "--snapshot", "examples/lab-snapshot"], "nope.yml"),
         (["-i", "inventory/lab.yml", "--snapshot", "nowhere"], "nowhere: snapshot folder not found"),
         (["-i", "inventory/lab.yml", "--snapshot", "inventory"], "inventory: snapshot has no state/ folder"),
-        (["-i", "inventory/lab.yml", "--snapshot", "examples/lab-snapshot", "-b", "missing.yml"], "missing.yml: baseline not found"),
+        (
+            ["-i", "inventory/lab.yml", "--snapshot", "examples/lab-snapshot", "-b", "missing.yml"],
+            "missing.yml: baseline not found",
+        ),
         (["-i", "inventory/lab.yml", "--snapshot", "examples/lab-snapshot", "-l", "nomatch*"], "nomatch"),
     ],
 )
@@ -176,12 +206,30 @@ def test_bad_input_is_one_line_exit_two(args: list[str], expect: str) -> None:
 @pytest.mark.parametrize(
     ("baseline", "expect"),
     [
-        ("rules:\n  - id: x\n    description: d\n    severity: major\n    expect: [{path: mtu, equals: 1}\n", "bad.yml:6: malformed YAML: expected ',' or ']', but got '<stream end>' (while parsing a flow sequence that starts at line 5)"),
-        ("rules:\n  - id: x\n    descripton: d\n    severity: major\n    expect: [{path: mtu, equals: 1}]\n", "bad.yml:3: rules[0].descripton: unknown key (did you mean 'description'?)"),
-        ("rules:\n  - id: x\n    description: d\n    severity: major\n    expect:\n      - {path: mtu, equal: 1}\n", "bad.yml:6: rules[0].expect[0].equal: unknown key (did you mean 'equals'?)"),
-        ("rules:\n  - id: x\n    description: d\n    severity: huge\n    expect: [{path: mtu, equals: 1}]\n", "bad.yml:4: rules[0].severity: Input should be 'critical', 'major', 'minor' or 'info'"),
-        ("rules:\n  - id: x\n    description: d\n    severity: major\n    expect: [{path: mtu, regex: '('}]\n", "invalid regex"),
-        ("rules:\n  - id: x\n    description: d\n    severity: major\n    expect: [{path: mtu, min: [1]}]\n", "bad.yml:5: rules[0].expect[0].min"),
+        (
+            "rules:\n  - id: x\n    description: d\n    severity: major\n    expect: [{path: mtu, equals: 1}\n",
+            "bad.yml:6: malformed YAML: expected ',' or ']', but got '<stream end>' (while parsing a flow sequence that starts at line 5)",
+        ),
+        (
+            "rules:\n  - id: x\n    descripton: d\n    severity: major\n    expect: [{path: mtu, equals: 1}]\n",
+            "bad.yml:3: rules[0].descripton: unknown key (did you mean 'description'?)",
+        ),
+        (
+            "rules:\n  - id: x\n    description: d\n    severity: major\n    expect:\n      - {path: mtu, equal: 1}\n",
+            "bad.yml:6: rules[0].expect[0].equal: unknown key (did you mean 'equals'?)",
+        ),
+        (
+            "rules:\n  - id: x\n    description: d\n    severity: huge\n    expect: [{path: mtu, equals: 1}]\n",
+            "bad.yml:4: rules[0].severity: Input should be 'critical', 'major', 'minor' or 'info'",
+        ),
+        (
+            "rules:\n  - id: x\n    description: d\n    severity: major\n    expect: [{path: mtu, regex: '('}]\n",
+            "invalid regex",
+        ),
+        (
+            "rules:\n  - id: x\n    description: d\n    severity: major\n    expect: [{path: mtu, min: [1]}]\n",
+            "bad.yml:5: rules[0].expect[0].min",
+        ),
         ("rules:\n  - id: not-a-check\n    severity: major\n", "not-a-check"),
         ("rules: {}\n", "bad.yml:1: rules: Input should be a valid list"),
         ("- 1\n", "bad.yml: a baseline file is a mapping"),
@@ -262,14 +310,30 @@ def test_checks_list_json_has_every_rule_with_description() -> None:
 
 
 def test_parse_command_prints_fragment(samples: Path) -> None:
-    proc = fabline("parse", "--platform", "sonic", "--command", "show interfaces status", samples / "sonic" / "show_interfaces_status-cmdref.txt")
+    proc = fabline(
+        "parse",
+        "--platform",
+        "sonic",
+        "--command",
+        "show interfaces status",
+        samples / "sonic" / "show_interfaces_status-cmdref.txt",
+    )
     assert proc.returncode == 0, proc.stderr
     frag = json.loads(proc.stdout)
     assert frag["interfaces"]["Ethernet0"]["mtu"] == 9100
-    bad = fabline("parse", "--platform", "sonic", "--command", "show interfaces status", samples / "MANIFEST.md")
+    bad = fabline(
+        "parse", "--platform", "sonic", "--command", "show interfaces status", samples / "MANIFEST.md"
+    )
     assert bad.returncode == 2
     assert "sonic: 'show interfaces status': expected" in one_line_error(bad)
-    denied = fabline("parse", "--platform", "linux", "--command", "mlnx_qos -i eth0 --pfc 0,0,0,1,0,0,0,0", samples / "MANIFEST.md")
+    denied = fabline(
+        "parse",
+        "--platform",
+        "linux",
+        "--command",
+        "mlnx_qos -i eth0 --pfc 0,0,0,1,0,0,0,0",
+        samples / "MANIFEST.md",
+    )
     assert denied.returncode == 2
     assert "read-only allow-list" in one_line_error(denied)
 
@@ -278,7 +342,14 @@ def test_init_creates_a_workspace_that_checks(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     proc = fabline("init", ws)
     assert proc.returncode == 0, proc.stderr
-    for part in ("inventory/lab.yml", "baseline/roce.yml", "checks/hostname_matches_inventory.py", "examples/lab-snapshot/state/gpu-001.json", "reports", ".gitignore"):
+    for part in (
+        "inventory/lab.yml",
+        "baseline/roce.yml",
+        "checks/hostname_matches_inventory.py",
+        "examples/lab-snapshot/state/gpu-001.json",
+        "reports",
+        ".gitignore",
+    ):
         assert (ws / part).exists(), part
     run = fabline("check", "-i", "inventory/lab.yml", "--snapshot", "examples/lab-snapshot", "-q", cwd=ws)
     assert run.returncode == 4

@@ -42,7 +42,17 @@ def test_wheel_works_outside_the_clone(tmp_path: Path) -> None:
     ws = elsewhere / "ws"
     assert (ws / "baseline" / "roce.yml").read_text() == (REPO_ROOT / "baseline" / "roce.yml").read_text()
     # No baseline/ in the current folder: the packaged default applies.
-    proc = fabline("check", "-i", "ws/inventory/lab.yml", "--snapshot", "ws/examples/lab-snapshot", "-o", "out", "-f", "json")
+    proc = fabline(
+        "check",
+        "-i",
+        "ws/inventory/lab.yml",
+        "--snapshot",
+        "ws/examples/lab-snapshot",
+        "-o",
+        "out",
+        "-f",
+        "json",
+    )
     assert proc.returncode == 4, proc.stdout + proc.stderr
     report = json.loads((elsewhere / "out" / "report.json").read_text())
     (baseline,) = report["run"]["baselines"]

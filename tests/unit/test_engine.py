@@ -25,7 +25,9 @@ rules:
 
 
 def test_interface_rule_pass_and_fail(tmp_path: Path) -> None:
-    docs = [state("leaf1", interfaces={"Ethernet0": {"mtu": 9100}, "Ethernet8": {"mtu": 1500}, "Loopback0": {}})]
+    docs = [
+        state("leaf1", interfaces={"Ethernet0": {"mtu": 9100}, "Ethernet8": {"mtu": 1500}, "Loopback0": {}})
+    ]
     out = run(tmp_path, MTU_RULE, [FakeDevice("leaf1")], docs)
     res = by_id(out)
     assert res["leaf1::switch-mtu::Ethernet0"].status is Status.PASS
@@ -145,10 +147,16 @@ def test_templates_use_baseline_vars_overridden_by_inventory_vars(tmp_path: Path
     docs = [
         state("leaf1", interfaces={"Ethernet0": {"pfc_priorities": [3], "dscp_to_priority": {"26": 3}}}),
         state("leaf2", interfaces={"Ethernet0": {"pfc_priorities": [3], "dscp_to_priority": {"26": 3}}}),
-        state("leaf3", interfaces={"Ethernet0": {"pfc_priorities": [4], "dscp_to_priority": {"26": 4, "24": 4}}}),
+        state(
+            "leaf3", interfaces={"Ethernet0": {"pfc_priorities": [4], "dscp_to_priority": {"26": 4, "24": 4}}}
+        ),
     ]
     # leaf3's site uses priority 4 but INI-style string vars: "4" must still compare as 4.
-    devices = [FakeDevice("leaf1"), FakeDevice("leaf2", vars={"roce_priority": 4}), FakeDevice("leaf3", vars={"roce_priority": "4", "roce_dscp": "26"})]
+    devices = [
+        FakeDevice("leaf1"),
+        FakeDevice("leaf2", vars={"roce_priority": 4}),
+        FakeDevice("leaf3", vars={"roce_priority": "4", "roce_dscp": "26"}),
+    ]
     res = by_id(run(tmp_path, rule, devices, docs))
     assert res["leaf1::pfc::Ethernet0"].status is Status.PASS
     bad = res["leaf2::pfc::Ethernet0"]
@@ -183,7 +191,16 @@ def test_when_precondition_skips(tmp_path: Path) -> None:
         when: [{path: speed_gbps, min: 100}]
         expect: [{path: fec, equals: rs}]
     """
-    docs = [state("leaf1", interfaces={"Ethernet0": {"speed_gbps": 25, "fec": "none"}, "Ethernet1": {"speed_gbps": 400, "fec": "fc"}, "Ethernet2": {}})]
+    docs = [
+        state(
+            "leaf1",
+            interfaces={
+                "Ethernet0": {"speed_gbps": 25, "fec": "none"},
+                "Ethernet1": {"speed_gbps": 400, "fec": "fc"},
+                "Ethernet2": {},
+            },
+        )
+    ]
     res = by_id(run(tmp_path, rule, [FakeDevice("leaf1")], docs))
     assert res["leaf1::fec::Ethernet0"].status is Status.SKIPPED
     assert res["leaf1::fec::Ethernet1"].status is Status.FAIL
@@ -201,7 +218,10 @@ def test_absent_and_present(tmp_path: Path) -> None:
     docs = [state("a", facts={"serial": "x"}), state("b", legacy_pause=True, facts={})]
     res = by_id(run(tmp_path, rule, [FakeDevice("a"), FakeDevice("b")], docs))
     assert res["a::no-legacy::-"].status is Status.PASS
-    assert res["b::no-legacy::-"].message == "legacy_pause is present, expected absent; facts.serial is not present"
+    assert (
+        res["b::no-legacy::-"].message
+        == "legacy_pause is present, expected absent; facts.serial is not present"
+    )
 
 
 def test_interface_selectors_facing_in_var_and_admin(tmp_path: Path) -> None:
@@ -224,7 +244,10 @@ def test_interface_selectors_facing_in_var_and_admin(tmp_path: Path) -> None:
         "Ethernet16": {"admin_up": False, "mtu": 1500, "lldp": {"device": "gpu1", "port": "eth1"}},
         "Ethernet24": {"admin_up": True, "mtu": 1500},
     }
-    docs = [state("leaf1", interfaces=leaf_ifaces), state("gpu1", interfaces={"eth0": {"mtu": 9000}, "eno1": {"mtu": 1500}})]
+    docs = [
+        state("leaf1", interfaces=leaf_ifaces),
+        state("gpu1", interfaces={"eth0": {"mtu": 9000}, "eno1": {"mtu": 1500}}),
+    ]
     devices = [
         FakeDevice("leaf1"),
         FakeDevice("spine1", role="spine"),
@@ -245,7 +268,11 @@ def test_device_groups_and_hosts_selectors(tmp_path: Path) -> None:
         expect: [{path: qos.pfc_watchdog.enabled, equals: true}]
     """
     docs = [state(n, qos={"pfc_watchdog": {"enabled": False}}) for n in ("leaf1", "leaf2", "spine1")]
-    devices = [FakeDevice("leaf1", groups=("pod_a",)), FakeDevice("leaf2", groups=("pod_b",)), FakeDevice("spine1", groups=("pod_b",))]
+    devices = [
+        FakeDevice("leaf1", groups=("pod_a",)),
+        FakeDevice("leaf2", groups=("pod_b",)),
+        FakeDevice("spine1", groups=("pod_b",)),
+    ]
     out = run(tmp_path, rule, devices, docs)
     assert [(r.device, r.status) for r in out.results] == [("leaf2", Status.FAIL)]
 
@@ -339,7 +366,9 @@ def test_baseline_tunes_python_check_severity_and_disables(tmp_path: Path) -> No
       - {id: device-collection, severity: critical}
       - {id: broken, enabled: false}
     """
-    docs = [state("leaf1", status="partial", errors=[{"command": "show ecn", "kind": "parse", "message": "bad"}])]
+    docs = [
+        state("leaf1", status="partial", errors=[{"command": "show ecn", "kind": "parse", "message": "bad"}])
+    ]
     checks = {"device-collection": DeviceCollectionCheck, "broken": _BrokenCheck}
     out = run(tmp_path, tuned, [FakeDevice("leaf1")], docs, checks=checks)
     (r,) = out.results
@@ -384,12 +413,18 @@ def test_previous_snapshot_reaches_checks_with_interval(tmp_path: Path) -> None:
     from tests.helpers import write_snapshot, write_yaml
 
     def doc(n: int, at: str) -> dict[str, object]:
-        return state("leaf1", collected_at=at, interfaces={"Ethernet0": {"counters": {"pfc_rx_pause": {"3": n}}}})
+        return state(
+            "leaf1", collected_at=at, interfaces={"Ethernet0": {"counters": {"pfc_rx_pause": {"3": n}}}}
+        )
 
     before = write_snapshot(tmp_path / "before", [doc(100, "2026-11-28T02:00:00Z")])
     after = write_snapshot(tmp_path / "after", [doc(160, "2026-11-29T02:00:00Z")])
     missing = write_snapshot(tmp_path / "empty", [])
-    engine = Engine(load_baseline([write_yaml(tmp_path / "b.yml", "rules: []")]), {"pause-delta": _PauseDeltaCheck}, lambda p: set())
+    engine = Engine(
+        load_baseline([write_yaml(tmp_path / "b.yml", "rules: []")]),
+        {"pause-delta": _PauseDeltaCheck},
+        lambda p: set(),
+    )
     (r,) = engine.run([FakeDevice("leaf1")], Snapshot(after), Snapshot(before)).results
     assert r.actual == {"delta": 60, "interval_s": 86400.0}
     (r,) = engine.run([FakeDevice("leaf1")], Snapshot(after), Snapshot(missing)).results
@@ -408,12 +443,21 @@ def test_parallel_pass_gives_identical_results(tmp_path: Path) -> None:
     from tests.helpers import write_snapshot
 
     fabric = synthetic.rail_fabric(512, radix=32)
-    faults = [synthetic.Fault("gpu-00003", "mtu", 1500, "eth2"), synthetic.Fault("leaf-r1-000", "fec", "fc", "Ethernet8")]
+    faults = [
+        synthetic.Fault("gpu-00003", "mtu", 1500, "eth2"),
+        synthetic.Fault("leaf-r1-000", "fec", "fc", "Ethernet8"),
+    ]
     docs = list(synthetic.states(fabric, faults))
     docs[5] = {"schema": "fabline.state/1", "name": docs[5]["name"], "status": "timeout"}
     snap = write_snapshot(tmp_path, docs)
     devices = [
-        FakeDevice(d.name, d.platform, d.role, (), {"rail_interfaces": d.rail_interfaces} if d.rail_interfaces else {})
+        FakeDevice(
+            d.name,
+            d.platform,
+            d.role,
+            (),
+            {"rail_interfaces": d.rail_interfaces} if d.rail_interfaces else {},
+        )
         for d in fabric.devices
     ]
     engine = Engine(load_baseline([REPO_BASELINE]), builtin_checks(), lambda p: set())

@@ -13,7 +13,9 @@ def test_1024_gpus_on_64_port_switches_gives_32_leaves_16_spines() -> None:
     fabric = synthetic.rail_fabric(1024, radix=64)
     roles = Counter(d.role for d in fabric.devices)
     assert roles == {"host": 128, "leaf": 32, "spine": 16}
-    leaf_spine = Counter((a, b) for a, _, b, _ in fabric.links if a.startswith("leaf") and b.startswith("spine"))
+    leaf_spine = Counter(
+        (a, b) for a, _, b, _ in fabric.links if a.startswith("leaf") and b.startswith("spine")
+    )
     # Every leaf reaches every spine, with the same number of links (32 uplinks / 16 spines).
     assert len(leaf_spine) == 32 * 16
     assert set(leaf_spine.values()) == {2}
