@@ -1,0 +1,21 @@
+"""Renderers: one per platform, each turning a device state into that platform's command outputs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fabline.sim.render import linux, sonic
+from fabline.sim.render.common import Answer
+
+if TYPE_CHECKING:
+    from fabline.sim.device import SimDevice
+
+_RENDERERS = {"linux": linux.render, "sonic": sonic.render}
+
+
+def render(dev: SimDevice, line: str) -> Answer:
+    """The answer of ``dev`` to one simple command line."""
+    fn = _RENDERERS.get(dev.platform)
+    if fn is None:
+        return linux.not_found(line.split()[0] if line.split() else line)
+    return fn(dev, line)

@@ -1,0 +1,80 @@
+"""What every platform renderer shares: the answer type, table layouts, number formats."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A command's result as the device gives it.
+
+    Attributes:
+        out: Standard output (``\\n`` line ends; the shell turns them into ``\\r\\n`` on a PTY).
+        code: Exit status (exec channels; 0 on a switch CLI).
+        err: Standard error (Linux shells only).
+    """
+
+    out: str
+    code: int = 0
+    err: str = ""
+
+
+def simple_table(
+    headers: Sequence[str], rows: Sequence[Sequence[object]], *, align: str = "right", indent: str = ""
+) -> str:
+    """A table in python-tabulate's ``simple`` layout, the one sonic-utilities prints.
+
+    Example:
+        >>> print(simple_table(["Port", "MTU"], [["Ethernet0", 9100]]))
+             Port    MTU
+        ---------  -----
+        Ethernet0   9100
+    """
+    cells = [[str(c) for c in row] for row in rows]
+    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
+
+    def line(values: Sequence[str]) -> str:
+        if align == "right":
+            parts = [v.rjust(w) for v, w in zip(values, widths, strict=True)]
+        else:
+            parts = [v.ljust(w) for v, w in zip(values, widths, strict=True)]
+        return (indent + "  ".join(parts)).rstrip()
+
+    out = [line(list(headers)), indent + "  ".join("-" * w for w in widths)]
+    out.extend(line(r) for r in cells)
+    return "\n".join(out)
+
+
+def mw(dbm: float) -> float:
+    """Milliwatts of a dBm power (the other half of a DOM reading).
+
+    Example:
+        >>> round(mw(0.0), 4), mw(-40.0) < 0.001
+        (1.0, True)
+    """
+    return float(10 ** (dbm / 10))
+
+
+def dbm_text(dbm: float) -> str:
+    """A dBm value as DOM tools print it; -40 dBm and below is a dark lane (``-inf``).
+
+    Example:
+        >>> dbm_text(-1.2), dbm_text(-40.0)
+        ('-1.20', '-inf')
+    """
+    if dbm <= -40.0 or math.isinf(dbm):
+        return "-inf"
+    return f"{dbm:.2f}"
+
+
+def ranges(values: Sequence[int]) -> str:
+    """Comma-separated values, the way most CLIs list priorities.
+
+    Example:
+        >>> ranges([3, 4])
+        '3,4'
+    """
+    return ",".join(str(v) for v in values)

@@ -1,0 +1,532 @@
+"""Linux GPU host (ConnectX NICs, MLNX_OFED tools) outputs rendered from a device state.
+
+Formats follow the real outputs in ``../shared/samples/linux_host`` and the documented layouts
+the parsers read (iproute2 JSON, ethtool, mlnx_qos, sysfs/configfs files read with ``cat`` and
+``grep -H .``, ibv_devinfo, show_gids, lldpctl JSON, lsmod).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import shlex
+from typing import TYPE_CHECKING, Any
+
+from fabline.sim.render.common import Answer, dbm_text, mw
+
+if TYPE_CHECKING:
+    from fabline.sim.device import SimDevice
+
+_FEC_WORD = {"rs": "RS", "fc": "BaseR", "none": "Off", "auto": "Auto"}
+_MODULES = (
+    ("nvidia_peermem", 16384, "0", ""),
+    ("nvidia_uvm", 1384448, "2", ""),
+    ("nvidia_drm", 77824, "0", ""),
+    ("nvidia_modeset", 1306624, "1", "nvidia_drm"),
+    ("nvidia", 56516608, "18", "nvidia_uvm,nvidia_peermem,nvidia_modeset"),
+    ("mlx5_ib", 483328, "0", ""),
+    ("ib_uverbs", 163840, "2", "nvidia_peermem,mlx5_ib"),
+    ("ib_core", 450560, "8", "rdma_cm,ib_ipoib,iw_cm,ib_umad,rdma_ucm,ib_uverbs,mlx5_ib,ib_cm"),
+    ("mlx5_core", 2093056, "1", "mlx5_ib"),
+)
+
+
+def _nics(state: dict[str, Any]) -> list[tuple[int, str, dict[str, Any]]]:
+    return [(i, name, body) for i, (name, body) in enumerate(state.get("interfaces", {}).items())]
+
+
+def _mac(dev: SimDevice, i: int) -> str:
+    h = sum(dev.name.encode()) % 256
+    return f"b8:3f:d2:{h:02x}:{i // 256:02x}:{i % 256:02x}"
+
+
+def _pci(i: int) -> str:
+    return f"0000:{0x1A + i * 0x20 & 0xFF:02x}:00.0"
+
+
+def _rdma(body: dict[str, Any], i: int) -> str:
+    return str(body.get("nic", {}).get("rdma_device", f"mlx5_{i}"))
+
+
+def _ip_json(dev: SimDevice, state: dict[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [
+        {"ifindex": 1, "ifname": "lo", "flags": ["LOOPBACK", "UP", "LOWER_UP"], "mtu": 65536,
+         "qdisc": "noqueue", "operstate": "UNKNOWN", "linkmode": "DEFAULT", "group": "default",
+         "txqlen": 1000, "link_type": "loopback", "address": "00:00:00:00:00:00",
+         "broadcast": "00:00:00:00:00:00", "promiscuity": 0, "min_mtu": 0, "max_mtu": 0},
+    ]  # fmt: skip
+    for i, name, body in _nics(state):
+        flags = ["BROADCAST", "MULTICAST"]
+        if body.get("admin_up", True):
+            flags.append("UP")
+        flags.append("LOWER_UP" if body.get("oper_up") else "NO-CARRIER")
+        if not body.get("oper_up"):
+            flags.insert(0, flags.pop())
+        entry: dict[str, Any] = {
+            "ifindex": i + 2, "ifname": name, "flags": flags, "mtu": body.get("mtu", 1500),
+            "qdisc": "mq", "operstate": "UP" if body.get("oper_up") else "DOWN", "linkmode": "DEFAULT",
+            "group": "default", "txqlen": 1000, "link_type": "ether", "address": _mac(dev, i),
+            "broadcast": "ff:ff:ff:ff:ff:ff", "promiscuity": 0, "min_mtu": 68, "max_mtu": 9978,
+            "num_tx_queues": 256, "num_rx_queues": 64, "parentbus": "pci", "parentdev": _pci(i),
+        }  # fmt: skip
+        if body.get("description"):
+            entry["ifalias"] = body["description"]
+        out.append(entry)
+    return out
+
+
+def _ip_text(dev: SimDevice, state: dict[str, Any], with_addr: bool) -> str:
+    lines = []
+    for e in _ip_json(dev, state):
+        flags = ",".join(e["flags"])
+        lines.append(
+            f"{e['ifindex']}: {e['ifname']}: <{flags}> mtu {e['mtu']} qdisc {e['qdisc']} "
+            f"state {e['operstate']} mode DEFAULT group default qlen {e['txqlen']}"
+        )
+        kind = "loopback" if e["ifname"] == "lo" else "ether"
+        lines.append(f"    link/{kind} {e['address']} brd {e['broadcast']}")
+        if e.get("ifalias"):
+            lines.append(f"    alias {e['ifalias']}")
+        if with_addr and e["ifname"] == "lo":
+            lines.append("    inet 127.0.0.1/8 scope host lo")
+            lines.append("       valid_lft forever preferred_lft forever")
+    return "\n".join(lines) + "\n"
+
+
+def _ethtool(name: str, body: dict[str, Any]) -> str:
+    speed = body.get("speed_gbps")
+    speed_line = f"{int(speed * 1000)}Mb/s" if speed else "Unknown!"
+    autoneg = "on" if body.get("autoneg") else "off"
+    mode = "400000baseCR4/Full" if speed == 400 else f"{int((speed or 0) * 1000)}baseCR4/Full"
+    return (
+        f"Settings for {name}:\n"
+        "\tSupported ports: [ Backplane ]\n"
+        f"\tSupported link modes:   {mode}\n"
+        "\tSupported pause frame use: Symmetric\n"
+        "\tSupports auto-negotiation: Yes\n"
+        "\tSupported FEC modes: None RS\n"
+        f"\tAdvertised link modes:  {mode}\n"
+        "\tAdvertised pause frame use: No\n"
+        f"\tAdvertised auto-negotiation: {'Yes' if body.get('autoneg') else 'No'}\n"
+        f"\tAdvertised FEC modes: {_FEC_WORD.get(str(body.get('fec')), 'None')}\n"
+        f"\tSpeed: {speed_line}\n"
+        "\tDuplex: Full\n"
+        f"\tAuto-negotiation: {autoneg}\n"
+        "\tPort: Direct Attach Copper\n"
+        "\tPHYAD: 0\n"
+        "\tTransceiver: internal\n"
+        "\tSupports Wake-on: d\n"
+        "\tWake-on: d\n"
+        "\tCurrent message level: 0x00000004 (4)\n"
+        "\t\t\t       link\n"
+        f"\tLink detected: {'yes' if body.get('oper_up') else 'no'}\n"
+    )
+
+
+def _ethtool_i(i: int, body: dict[str, Any]) -> str:
+    nic = body.get("nic", {})
+    return (
+        f"driver: {nic.get('driver', 'mlx5_core')}\n"
+        f"version: {nic.get('driver_version', '')}\n"
+        f"firmware-version: {nic.get('firmware', '')}\n"
+        "expansion-rom-version: \n"
+        f"bus-info: {_pci(i)}\n"
+        "supports-statistics: yes\n"
+        "supports-test: yes\n"
+        "supports-eeprom-access: no\n"
+        "supports-register-dump: no\n"
+        "supports-priv-flags: yes\n"
+    )
+
+
+def _show_fec(name: str, body: dict[str, Any], stats: bool) -> str:
+    word = _FEC_WORD.get(str(body.get("fec")), "None")
+    text = f"FEC parameters for {name}:\nSupported/Configured FEC encodings: {word}\nActive FEC encoding: {word}\n"
+    if stats:
+        c = body.get("counters", {})
+        corr, unc = int(c.get("fec_corrected", 0)), int(c.get("fec_uncorrectable", 0))
+        text += "Statistics:\n"
+        text += f"  corrected_blocks: {corr}\n"
+        for lane in range(4):
+            text += f"    Lane {lane}: {corr // 4 + (corr % 4 if lane == 0 else 0)}\n"
+        text += f"  uncorrectable_blocks: {unc}\n"
+        for lane in range(4):
+            text += f"    Lane {lane}: {unc // 4 + (unc % 4 if lane == 0 else 0)}\n"
+    return text
+
+
+def _ethtool_m(body: dict[str, Any]) -> Answer:
+    o = body.get("optics")
+    if not o:
+        return Answer("", 1, "netlink error: Invalid argument\n")
+    temp = float(o.get("temperature_c", 40.0))
+    lines = [
+        ("Identifier", "0x19 (OSFP 8X Pluggable Transceiver)"),
+        ("Power class", "8"),
+        ("Max power", "17.00W"),
+        ("Connector", "0x0c (MPO Parallel Optic)"),
+        ("Cable assembly length", "0.00km"),
+        ("Transceiver type", "400GBASE-DR4 (Cl 124)"),
+        ("Vendor name", o.get("vendor", "")),
+        ("Vendor OUI", "00:02:c9"),
+        ("Vendor PN", o.get("part_number", "")),
+        ("Vendor rev", "A2"),
+        ("Vendor SN", o.get("serial", "")),
+        ("Date code", "230412"),
+        ("Module temperature", f"{temp:.2f} degrees C / {temp * 9 / 5 + 32:.2f} degrees F"),
+        ("Module voltage", "3.2891 V"),
+    ]
+    tx = list(o.get("tx_power_dbm", []))
+    rx = list(o.get("rx_power_dbm", []))
+    for n in range(len(tx)):
+        lines.append((f"Laser tx bias current (Channel {n + 1})", f"{7.45 + n * 0.02:.3f} mA"))
+    for n, v in enumerate(tx):
+        lines.append((f"Transmit avg optical power (Channel {n + 1})", f"{mw(v):.4f} mW / {dbm_text(v)} dBm"))
+    for n, v in enumerate(rx):
+        lines.append((f"Rcvr signal avg optical power(Channel {n + 1})", f"{mw(v):.4f} mW / {dbm_text(v)} dBm"))
+    lines += [
+        ("Laser bias current high alarm threshold", "15.000 mA"),
+        ("Laser rx power low alarm threshold", "0.0282 mW / -15.50 dBm"),
+        ("Laser rx power low warning threshold", "0.0562 mW / -12.50 dBm"),
+    ]
+    return Answer("".join(f"\t{k:<42}: {v}\n" for k, v in lines))
+
+
+def _ethtool_s(body: dict[str, Any]) -> str:
+    c = body.get("counters", {})
+    rx = c.get("pfc_rx_pause", {})
+    tx = c.get("pfc_tx_pause", {})
+    lines = [
+        ("rx_packets", 1843210987), ("rx_bytes", 15098843210334), ("tx_packets", 1790332114),
+        ("tx_bytes", 14671022198810), ("rx_crc_errors_phy", c.get("crc_errors", 0)),
+        ("rx_symbol_err_phy", 0), ("rx_corrected_bits_phy", c.get("fec_corrected", 0) * 8),
+        ("rx_pcs_symbol_err_phy", 0), ("rx_discards_phy", 0),
+    ]  # fmt: skip
+    for p in range(8):
+        lines += [
+            (f"rx_prio{p}_pause", rx.get(str(p), 0)),
+            (f"rx_prio{p}_pause_duration", 0),
+            (f"tx_prio{p}_pause", tx.get(str(p), 0)),
+            (f"tx_prio{p}_pause_duration", 0),
+        ]
+    lines += [("tx_pause_storm_warning_events", 0), ("tx_pause_storm_error_events", 0)]
+    return "NIC statistics:\n" + "".join(f"     {k}: {v}\n" for k, v in lines)
+
+
+def _mlnx_qos(body: dict[str, Any]) -> str:
+    trust = body.get("trust", "pcp")
+    dmap = {int(k): int(v) for k, v in body.get("dscp_to_priority", {}).items()}
+    pfc = set(body.get("pfc_priorities", []))
+    text = f"DCBX mode: OS controlled\nPriority trust state: {trust}\n"
+    if dmap:
+        text += "dscp2prio mapping:\n"
+        for prio in range(8):
+            codes = sorted((d for d, p in dmap.items() if p == prio), reverse=True)
+            text += f"        prio:{prio} dscp:" + "".join(f"{d:02d}," for d in codes) + "\n"
+    text += "Cable len: 7\nPFC configuration:\n"
+    text += "        priority    0   1   2   3   4   5   6   7\n"
+    text += "        enabled     " + "   ".join("1" if p in pfc else "0" for p in range(8)) + "   \n"
+    for tc, prio in ((0, 1), (1, 0), *((n, n) for n in range(2, 8))):
+        text += f"tc: {tc} ratelimit: unlimited, tsa: vendor\n         priority:  {prio}\n"
+    return text
+
+
+def _dcb_pfc(body: dict[str, Any]) -> str:
+    pfc = set(body.get("pfc_priorities", []))
+    prio = " ".join(f"{p}:{'on' if p in pfc else 'off'}" for p in range(8))
+    return f"pfc-cap 8 macsec-bypass off delay 4096\nprio-pfc {prio}\n"
+
+
+def _dcb_app(body: dict[str, Any]) -> str:
+    if body.get("trust") != "dscp":
+        return "\n"
+    dmap = sorted((int(k), int(v)) for k, v in body.get("dscp_to_priority", {}).items())
+    return "dscp-prio " + " ".join(f"{d}:{p}" for d, p in dmap) + "\n"
+
+
+def _ibv_devinfo(state: dict[str, Any]) -> str:
+    blocks = []
+    for i, _name, body in _nics(state):
+        nic = body.get("nic", {})
+        guid = f"a088:c203:00{i:02x}:1dba"
+        up = "PORT_ACTIVE (4)" if body.get("oper_up") else "PORT_DOWN (1)"
+        blocks.append(
+            f"hca_id:\t{_rdma(body, i)}\n"
+            "\ttransport:\t\t\tInfiniBand (0)\n"
+            f"\tfw_ver:\t\t\t\t{nic.get('firmware', '')}\n"
+            f"\tnode_guid:\t\t\t{guid}\n"
+            f"\tsys_image_guid:\t\t\t{guid}\n"
+            "\tvendor_id:\t\t\t0x02c9\n"
+            "\tvendor_part_id:\t\t\t4129\n"
+            "\thw_ver:\t\t\t\t0x0\n"
+            "\tboard_id:\t\t\tMT_0000000838\n"
+            "\tphys_port_cnt:\t\t\t1\n"
+            "\t\tport:\t1\n"
+            f"\t\t\tstate:\t\t\t{up}\n"
+            "\t\t\tmax_mtu:\t\t4096 (5)\n"
+            "\t\t\tactive_mtu:\t\t4096 (5)\n"
+            "\t\t\tsm_lid:\t\t\t0\n"
+            "\t\t\tport_lid:\t\t0\n"
+            "\t\t\tport_lmc:\t\t0x00\n"
+            "\t\t\tlink_layer:\t\tEthernet\n"
+        )
+    return "\n".join(blocks)
+
+
+def _show_gids(dev: SimDevice, state: dict[str, Any]) -> str:
+    rows = ["DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV", "---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---"]
+    for i, name, body in _nics(state):
+        mac = _mac(dev, i).split(":")
+        eui = f"{int(mac[0], 16) ^ 2:02x}{mac[1]}:{mac[2]}ff:fe{mac[3]}:{mac[4]}{mac[5]}"
+        ll = f"fe80:0000:0000:0000:{eui}"
+        ip = f"10.{dev.spec.rail_interfaces.index(name) if name in dev.spec.rail_interfaces else i}.{sum(dev.name.encode()) % 250}.{i + 2}"
+        a, b, c, d = (int(x) for x in ip.split("."))
+        v4 = f"0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c:02x}{d:02x}"
+        rdma = _rdma(body, i)
+        rows.append(f"{rdma}\t1\t0\t{ll}\t\t\tv1\t{name}")
+        rows.append(f"{rdma}\t1\t1\t{ll}\t\t\tv2\t{name}")
+        rows.append(f"{rdma}\t1\t2\t{v4}\t{ip}  \tv1\t{name}")
+        rows.append(f"{rdma}\t1\t3\t{v4}\t{ip}  \tv2\t{name}")
+    rows.append(f"n_gids_found={4 * len(_nics(state))}")
+    return "\n".join(rows) + "\n"
+
+
+def _lldpctl(state: dict[str, Any]) -> str:
+    entries = []
+    for n, (name, body) in enumerate(state.get("interfaces", {}).items()):
+        peer = body.get("lldp")
+        if not peer:
+            continue
+        entries.append(
+            {
+                name: {
+                    "via": "LLDP",
+                    "rid": str(n + 1),
+                    "age": "0 day, 02:11:09",
+                    "chassis": {
+                        peer["device"]: {
+                            "id": {"type": "mac", "value": f"1c:34:da:5e:{n:02x}:00"},
+                            "descr": "fabline simulated switch",
+                            "capability": [{"type": "Bridge", "enabled": True}, {"type": "Router", "enabled": True}],
+                        }
+                    },
+                    "port": {"id": {"type": "ifname", "value": peer["port"]}, "descr": peer["port"], "ttl": "120"},
+                }
+            }
+        )
+    body: Any = entries if len(entries) != 1 else entries[0]
+    return json.dumps({"lldp": {"interface": body}} if entries else {"lldp": {}}, indent=2) + "\n"
+
+
+def _lsmod(state: dict[str, Any]) -> str:
+    gdr = state.get("host", {}).get("gpudirect_rdma", True)
+    rows = ["Module                  Size  Used by"]
+    for name, size, used, by in _MODULES:
+        if name == "nvidia_peermem" and not gdr:
+            continue
+        if not gdr:
+            by = by.replace("nvidia_peermem,", "").replace(",nvidia_peermem", "")
+        rows.append(f"{name:<24}{size:>8}  {used} {by}".rstrip())
+    return "\n".join(rows) + "\n"
+
+
+def files(dev: SimDevice, state: dict[str, Any]) -> dict[str, str]:
+    """The host's readable files (sysfs, configfs, /etc) that allow-listed commands read."""
+    out: dict[str, str] = {
+        "/etc/hostname": f"{dev.name}\n",
+        "/etc/os-release": f'PRETTY_NAME="{state.get("facts", {}).get("os_version", "")}"\nID=ubuntu\n',
+    }
+    env = state.get("host", {}).get("nccl_env")
+    if env is not None:
+        out["/etc/nccl.conf"] = "# pinned by the platform team\n" + "".join(f"{k}={v}\n" for k, v in env.items())
+    for i, name, body in _nics(state):
+        nic = body.get("nic", {})
+        rdma = _rdma(body, i)
+        base = f"/sys/class/net/{name}"
+        out[f"{base}/mtu"] = f"{body.get('mtu', 1500)}\n"
+        out[f"{base}/operstate"] = "up\n" if body.get("oper_up") else "down\n"
+        out[f"{base}/address"] = _mac(dev, i) + "\n"
+        if body.get("speed_gbps"):
+            out[f"{base}/speed"] = f"{int(body['speed_gbps'] * 1000)}\n"
+        c = body.get("counters", {})
+        hw = {
+            "duplicate_request": 0,
+            "np_cnp_sent": c.get("cnp_sent", 0),
+            "np_ecn_marked_roce_packets": c.get("ecn_marked", 0),
+            "out_of_buffer": 0,
+            "out_of_sequence": 0,
+            "packet_seq_err": 0,
+            "rp_cnp_handled": c.get("cnp_handled", 0),
+            "rp_cnp_ignored": 0,
+        }
+        for k, v in hw.items():
+            out[f"{base}/device/infiniband/{rdma}/ports/1/hw_counters/{k}"] = f"{v}\n"
+        for role, key in (("np", "ecn_np_priorities"), ("rp", "ecn_rp_priorities")):
+            on = set(nic.get(key, []))
+            for p in range(8):
+                out[f"{base}/ecn/roce_{role}/enable/{p}"] = "1\n" if p in on else "0\n"
+        if "roce_tos" in nic:
+            out[f"/sys/kernel/config/rdma_cm/{rdma}/ports/1/default_roce_tos"] = f"{nic['roce_tos']}\n"
+        out[f"/sys/class/infiniband/{rdma}/device/net/{name}/ifindex"] = f"{i + 2}\n"
+        out[f"/sys/class/infiniband/{rdma}/fw_ver"] = f"{nic.get('firmware', '')}\n"
+    return out
+
+
+def _expand(paths: list[str], fs: dict[str, str]) -> list[str]:
+    """Shell glob expansion over the file table (an unmatched pattern stays as written)."""
+    out = []
+    for p in paths:
+        if any(ch in p for ch in "*?["):
+            depth = p.count("/")
+            candidates = {"/".join(f.split("/")[: depth + 1]) for f in fs if f.count("/") >= depth}
+            hits = sorted(c for c in candidates if fnmatch.fnmatchcase(c, p))
+            out.extend(hits or [p])
+        else:
+            out.append(p)
+    return out
+
+
+def _is_dir(path: str, fs: dict[str, str]) -> bool:
+    prefix = path.rstrip("/") + "/"
+    return any(f.startswith(prefix) for f in fs)
+
+
+def _cat(args: list[str], fs: dict[str, str]) -> Answer:
+    out, err, code = [], [], 0
+    for p in _expand(args, fs):
+        if p in fs:
+            out.append(fs[p])
+        elif _is_dir(p, fs):
+            err.append(f"cat: {p}: Is a directory\n")
+            code = 1
+        else:
+            err.append(f"cat: {p}: No such file or directory\n")
+            code = 1
+    return Answer("".join(out), code, "".join(err))
+
+
+def _grep(args: list[str], fs: dict[str, str]) -> Answer:
+    opts = [a for a in args if a.startswith("-")]
+    rest = [a for a in args if not a.startswith("-")]
+    if not rest or rest[0] != ".":
+        return Answer("", 2, "grep: the simulator only answers 'grep [-H] . FILE...'\n")
+    paths = _expand(rest[1:], fs)
+    with_name = "-H" in opts or len(paths) > 1
+    out, err, found = [], [], False
+    for p in paths:
+        if p not in fs:
+            msg = "Is a directory" if _is_dir(p, fs) else "No such file or directory"
+            err.append(f"grep: {p}: {msg}\n")
+            continue
+        for line in fs[p].splitlines():
+            if line:
+                found = True
+                out.append(f"{p}:{line}\n" if with_name else line + "\n")
+    return Answer("".join(out), 0 if found else (2 if err else 1), "".join(err))
+
+
+def _ls(args: list[str], fs: dict[str, str]) -> Answer:
+    paths = [a for a in args if not a.startswith("-")] or ["."]
+    out, err, code = [], [], 0
+    expanded = _expand(paths, fs)
+    for p in expanded:
+        if p in fs:
+            out.append(p + "\n")
+            continue
+        prefix = p.rstrip("/") + "/"
+        children = sorted({f[len(prefix) :].split("/")[0] for f in fs if f.startswith(prefix)})
+        if not children:
+            err.append(f"ls: cannot access '{p}': No such file or directory\n")
+            code = 2
+            continue
+        if len(expanded) > 1:
+            out.append(f"{p}:\n")
+        out.append("".join(c + "\n" for c in children))
+    return Answer("".join(out), code, "".join(err))
+
+
+def not_found(word: str) -> Answer:
+    """Bash's answer for an unknown command (exit 127)."""
+    return Answer("", 127, f"bash: {word}: command not found\n")
+
+
+def render(dev: SimDevice, line: str) -> Answer:
+    """Run one simple command line of a Linux GPU host against its state."""
+    state = dev.state()
+    try:
+        argv = shlex.split(line)
+    except ValueError:
+        return Answer("", 2, "bash: syntax error: unexpected end of file\n")
+    if not argv:
+        return Answer("")
+    cmd, args = argv[0], argv[1:]
+    ifaces = state.get("interfaces", {})
+    index = {name: i for i, name, _b in _nics(state)}
+
+    def nic_arg(usage: str) -> tuple[int, str, dict[str, Any]] | Answer:
+        name = next((a for a in reversed(args) if not a.startswith("-")), None)
+        if name is None:
+            return Answer("", 1, usage)
+        if name not in ifaces:
+            return Answer("", 1 if cmd != "ethtool" else 76, f"netlink error: no device matches name ({name})\n")
+        return index[name], name, ifaces[name]
+
+    if cmd in ("cat", "grep", "ls"):
+        fs = files(dev, state)
+        return {"cat": _cat, "grep": _grep, "ls": _ls}[cmd](args, fs)
+    if cmd == "hostname":
+        return Answer(dev.name + "\n")
+    if cmd == "uname":
+        return Answer("5.15.0-105-generic\n" if "-r" in args else "Linux\n")
+    if cmd == "ip":
+        words = [a for a in args if not a.startswith("-")]
+        if words[:2] in (["link", "show"], ["link"], ["l"], ["l", "show"]) or words[:1] == ["link"]:
+            if "-j" in args:
+                return Answer(json.dumps(_ip_json(dev, state), separators=(",", ":")) + "\n")
+            return Answer(_ip_text(dev, state, False))
+        if words[:1] in (["address"], ["addr"], ["a"]):
+            return Answer(_ip_text(dev, state, True))
+        return Answer("", 255, f'Object "{words[0] if words else ""}" is unknown, try "ip help".\n')
+    if cmd == "ethtool":
+        usage = "ethtool: bad command line argument(s)\nFor more information run ethtool -h\n"
+        found = nic_arg(usage)
+        if isinstance(found, Answer):
+            return found
+        i, name, body = found
+        flags = [a for a in args if a.startswith("-")]
+        if not flags:
+            return Answer(_ethtool(name, body))
+        if flags == ["-i"]:
+            return Answer(_ethtool_i(i, body))
+        if flags == ["--show-fec"]:
+            return Answer(_show_fec(name, body, False))
+        if sorted(flags) == ["--show-fec", "-I"]:
+            return Answer(_show_fec(name, body, True))
+        if flags == ["-m"]:
+            return _ethtool_m(body)
+        if flags == ["-S"]:
+            return Answer(_ethtool_s(body))
+        return Answer("", 1, "ethtool: the simulated host is read-only\n")
+    if cmd == "mlnx_qos":
+        if len(args) != 2 or args[0] != "-i":
+            return Answer("", 1, "mlnx_qos: the simulated host is read-only\n")
+        found = nic_arg("Usage: mlnx_qos -i <interface> [options]\n")
+        if isinstance(found, Answer):
+            return found
+        return Answer(_mlnx_qos(found[2]))
+    if cmd == "dcb":
+        if args[:2] in (["pfc", "show"], ["app", "show"]) and len(args) == 4 and args[2] == "dev":
+            found = nic_arg("")
+            if isinstance(found, Answer):
+                return found
+            return Answer(_dcb_pfc(found[2]) if args[0] == "pfc" else _dcb_app(found[2]))
+        return Answer("", 1, "dcb: the simulated host is read-only\n")
+    if cmd == "ibv_devinfo":
+        return Answer(_ibv_devinfo(state))
+    if cmd == "show_gids":
+        return Answer(_show_gids(dev, state))
+    if cmd == "lldpctl":
+        return Answer(_lldpctl(state))
+    if cmd == "lsmod":
+        return Answer(_lsmod(state))
+    return not_found(cmd)

@@ -1,0 +1,483 @@
+"""The simulator: every device of a fabric served over real SSH (asyncssh) from one process.
+
+Each device listens on its own loopback address (``127.10.x.y``, any 127/8 address binds without
+root) on one port, with its own host key. A background thread runs one asyncio loop for all of
+them; :func:`run_simulator` starts it and stops it cleanly (no thread or socket left behind, so
+the next start on the same addresses works).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+import asyncssh
+
+from fabline import synthetic
+from fabline.platforms import get_platform
+from fabline.sim.dialects import Dialect, Session, dialect
+from fabline.sim.device import SimDevice
+from fabline.sim.faults import RisingCounter, TransportFault
+from fabline.sim.render import render
+from fabline.sim.render.common import Answer
+from fabline.sim.shell import SessionDrop
+
+__all__ = ["Simulator", "TransportFault", "run_simulator"]
+
+AnyFault = synthetic.Fault | TransportFault | RisingCounter
+
+
+def address_of(base: str, index: int) -> str:
+    """The loopback address of the ``index``-th device (the layout of ``synthetic.inventory``).
+
+    Example:
+        >>> address_of("127.10", 0), address_of("127.10", 251)
+        ('127.10.0.1', '127.10.1.2')
+    """
+    return f"{base}.{index // 250}.{index % 250 + 1}"
+
+
+def _garbage(seed: str, size: int = 600) -> str:
+    rnd = random.Random(seed)
+    chunk = bytes(rnd.randrange(256) for _ in range(size))
+    # Binary bytes (NULs and control codes among them) as a terminal passes them through.
+    return chunk.decode("latin-1").replace("\r", "\x00") + "\n"
+
+
+class _Server(asyncssh.SSHServer):
+    def __init__(self, sim: Simulator, dev: SimDevice) -> None:
+        self.sim = sim
+        self.dev = dev
+
+    def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
+        self.sim._connections.add(conn)
+        self.dev.sessions += 1
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.sim._connections = {c for c in self.sim._connections if not c.is_closed()}
+
+    def begin_auth(self, username: str) -> bool:
+        return True
+
+    def password_auth_supported(self) -> bool:
+        return True
+
+    def validate_password(self, username: str, password: str) -> bool:
+        if self.dev.transport_fault("auth_failure"):
+            return False
+        return username == self.sim.username and password == self.sim.password
+
+    def public_key_auth_supported(self) -> bool:
+        return bool(self.sim._authorized)
+
+    def validate_public_key(self, username: str, key: asyncssh.SSHKey) -> bool:
+        if self.dev.transport_fault("auth_failure") or username != self.sim.username:
+            return False
+        return key.public_data in self.sim._authorized
+
+
+class Simulator:
+    """A running simulated fabric.
+
+    Attributes:
+        addresses: Device name -> (loopback address, port) of its SSH listener.
+        username: The login every device accepts.
+        password: Its password.
+        devices: Device name -> :class:`~fabline.sim.device.SimDevice`.
+    """
+
+    def __init__(
+        self,
+        fabric: synthetic.Fabric,
+        faults: Sequence[AnyFault] = (),
+        *,
+        username: str = "admin",
+        password: str = "admin",
+        address_base: str = "127.10",
+        port: int = 2222,
+        host_key_dir: Path | None = None,
+        authorized_keys: Sequence[str | Path] = (),
+    ) -> None:
+        self.fabric = fabric
+        self.username = username
+        self.password = password
+        self.address_base = address_base
+        self.port = port
+        self.host_key_dir = host_key_dir
+        names = {d.name for d in fabric.devices}
+        for f in faults:
+            if f.device not in names:
+                raise ValueError(f"fault on unknown device {f.device!r}")
+        links: dict[str, list[tuple[str, str, str, str]]] = {}
+        for link in fabric.links:
+            links.setdefault(link[0], []).append(link)
+            if link[2] != link[0]:
+                links.setdefault(link[2], []).append(link)
+        self.devices: dict[str, SimDevice] = {}
+        for i, spec in enumerate(fabric.devices):
+            dev = SimDevice(spec, address_of(address_base, i), port, links.get(spec.name, []))
+            self.devices[spec.name] = dev
+        for f in faults:
+            dev = self.devices[f.device]
+            if isinstance(f, TransportFault):
+                dev.transport.append(f)
+            elif isinstance(f, RisingCounter):
+                dev.rising.append(f)
+            else:
+                dev.faults.append(f)
+        self.addresses: dict[str, tuple[str, int]] = {n: (d.address, d.port) for n, d in self.devices.items()}
+        self._authorized = {self._public_data(k) for k in authorized_keys}
+        self._keys: dict[str, asyncssh.SSHKey] = {}
+        self._dialects: dict[str, Dialect] = {}
+        self._connections: set[asyncssh.SSHServerConnection] = set()
+        self._servers: list[Any] = []
+        self._silent: set[asyncio.StreamWriter] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- public API -------------------------------------------------------------------------
+
+    def inventory(self, *, password_env: str | None = None) -> dict[str, Any]:
+        """An Ansible YAML inventory (as a dict) that reaches every simulated device.
+
+        Like :func:`fabline.synthetic.inventory` (groups ``spine``/``leaf`` under ``fabric``,
+        ``gpu_hosts``; ``fabline_platform``, ``fabline_role``, ``rail``, ``plane``,
+        ``rail_interfaces``) plus ``ansible_port`` and ``ansible_user``. The password is never
+        written; with ``password_env`` the inventory looks it up from that environment variable.
+        """
+        inv = synthetic.inventory(self.fabric, address_base=self.address_base)
+        stack = [inv["all"]]
+        while stack:
+            group = stack.pop()
+            for name, hv in group.get("hosts", {}).items():
+                hv["ansible_host"], hv["ansible_port"] = self.addresses[name]
+                hv["ansible_user"] = self.username
+            stack.extend(group.get("children", {}).values())
+        if password_env:
+            inv["all"]["vars"] = {"ansible_password": "{{ lookup('env', '" + password_env + "') }}"}
+        return inv
+
+    def host_key_fingerprints(self) -> dict[str, str]:
+        """Device name -> SHA256 fingerprint of its host key (as ``ssh-keygen -l`` prints it)."""
+        return {name: str(key.get_fingerprint("sha256")) for name, key in self._keys.items()}
+
+    def host_keys(self) -> dict[str, str]:
+        """Device name -> public host key in OpenSSH format (for a known_hosts file)."""
+        return {name: key.export_public_key("openssh").decode().strip() for name, key in self._keys.items()}
+
+    def start(self) -> None:
+        """Start every listener in a background thread; returns once all are bound.
+
+        Raises:
+            OSError: An address/port is taken (the message names it).
+        """
+        self._load_keys()
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        ready: threading.Event = threading.Event()
+        failure: list[BaseException] = []
+
+        def main() -> None:
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(self._start_all())
+            except BaseException as exc:  # reported to the caller
+                failure.append(exc)
+                ready.set()
+                loop.run_until_complete(self._close_all())
+                loop.close()
+                return
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(self._close_all())
+            loop.close()
+
+        self._thread = threading.Thread(target=main, name="fabline-sim", daemon=True)
+        self._thread.start()
+        ready.wait()
+        if failure:
+            self._thread.join()
+            self._thread = None
+            exc = failure[0]
+            if isinstance(exc, OSError):
+                raise exc
+            raise RuntimeError(f"simulator failed to start: {exc}") from exc
+
+    def stop(self) -> None:
+        """Close every listener and session and join the thread (idempotent)."""
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        with suppress(RuntimeError):
+            loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        self._thread = None
+        self._loop = None
+
+    # -- internals --------------------------------------------------------------------------
+
+    @staticmethod
+    def _public_data(key: str | Path) -> bytes:
+        if isinstance(key, Path) or not key.lstrip().startswith(("ssh-", "ecdsa-")):
+            return bytes(asyncssh.read_public_key(str(key)).public_data)
+        return bytes(asyncssh.import_public_key(key).public_data)
+
+    def _load_keys(self) -> None:
+        for name in self.devices:
+            if name in self._keys:
+                continue
+            if self.host_key_dir is None:
+                self._keys[name] = asyncssh.generate_private_key("ssh-ed25519")
+                continue
+            path = self.host_key_dir / f"{name}.key"
+            if path.exists():
+                self._keys[name] = asyncssh.read_private_key(str(path))
+            else:
+                self.host_key_dir.mkdir(parents=True, exist_ok=True)
+                key = asyncssh.generate_private_key("ssh-ed25519")
+                key.write_private_key(str(path))
+                self._keys[name] = key
+
+    async def _start_all(self) -> None:
+        for dev in self.devices.values():
+            try:
+                if dev.transport_fault("no_answer"):
+                    server: Any = await asyncio.start_server(self._silent_client, dev.address, dev.port)
+                else:
+                    server = await asyncssh.create_server(
+                        lambda dev=dev: _Server(self, dev),  # type: ignore[misc]
+                        dev.address,
+                        dev.port,
+                        server_host_keys=[self._keys[dev.name]],
+                        process_factory=lambda proc, dev=dev: self._session(dev, proc),  # type: ignore[misc]
+                        encoding=None,
+                        line_editor=False,
+                        login_timeout=60,
+                    )
+            except OSError as exc:
+                raise OSError(exc.errno, f"cannot listen on {dev.address}:{dev.port} for {dev.name}: {exc.strerror}") from None
+            self._servers.append(server)
+
+    async def _close_all(self) -> None:
+        for conn in list(self._connections):
+            conn.abort()
+        for w in list(self._silent):
+            w.close()
+        for server in self._servers:
+            server.close()
+        for server in self._servers:
+            with suppress(Exception):
+                await server.wait_closed()
+        self._servers.clear()
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _silent_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        # A device that accepts TCP and never speaks SSH: read until the client gives up.
+        self._silent.add(writer)
+        try:
+            while await reader.read(4096):
+                pass
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            self._silent.discard(writer)
+            writer.close()
+
+    def dialect_of(self, dev: SimDevice) -> Dialect:
+        """The login-shell dialect of a device's platform."""
+        d = self._dialects.get(dev.platform)
+        if d is None:
+            d = self._dialects[dev.platform] = dialect(dev.platform)
+        return d
+
+    def run_command(self, dev: SimDevice, line: str) -> Answer:
+        """One simple command on a device, with its transport faults applied.
+
+        Raises:
+            SessionDrop: A ``drop`` fault cuts this command's answer.
+        """
+        allowed = _allowed(dev.platform, line)
+        hit = (lambda kind: dev.transport_fault(kind, line)) if allowed else (lambda kind: None)
+        for kind in ("missing_command", "garbled", "drop"):
+            f = hit(kind)
+            if f is None or (f.command is None and not allowed):
+                continue
+            if kind == "missing_command":
+                return self.dialect_of(dev).unknown(line)
+            answer = dev.answer(line, render)
+            if kind == "garbled":
+                return Answer(_garbage(dev.name + line), answer.code, answer.err)
+            raise SessionDrop(answer.out[: max(1, len(answer.out) // 2)])
+        return dev.answer(line, render)
+
+    async def _session(self, dev: SimDevice, process: asyncssh.SSHServerProcess[bytes]) -> None:
+        d = self.dialect_of(dev)
+        conn = process.channel.get_connection()
+        try:
+            if process.command is not None:
+                try:
+                    answer = d.exec_channel(dev, process.command, self.run_command)
+                except SessionDrop as drop:
+                    process.stdout.write(drop.partial.encode("utf-8", "replace"))
+                    await process.stdout.drain()
+                    conn.abort()
+                    return
+                process.stdout.write(answer.out.encode("utf-8", "replace"))
+                if answer.err:
+                    process.stderr.write(answer.err.encode("utf-8", "replace"))
+                process.exit(answer.code)
+                return
+            await self._interactive(dev, d, process)
+        except (asyncssh.BreakReceived, asyncssh.TerminalSizeChanged, ConnectionError, asyncssh.Error):
+            process.exit(0)
+        except SessionDrop:
+            conn.abort()
+
+    async def _interactive(self, dev: SimDevice, d: Dialect, process: asyncssh.SSHServerProcess[bytes]) -> None:
+        size = process.get_terminal_size()
+        s = Session(dev, process.get_extra_info("username") or self.username)
+        if d.pager:
+            s.page_lines = max(0, (size[1] or 24) - 1)
+        conn = process.channel.get_connection()
+
+        def write(text: str) -> None:
+            process.stdout.write(text.replace("\r\n", "\n").replace("\n", "\r\n").encode("utf-8", "replace"))
+
+        write(d.banner(s))
+        write(d.prompt(s))
+        line = ""
+        skip_lf = False
+        pending: list[str] = []
+        while not s.closed:
+            try:
+                data = await process.stdin.read(4096)
+            except (asyncssh.TerminalSizeChanged, asyncssh.BreakReceived):
+                continue
+            if not data:
+                break
+            for ch in data.decode("utf-8", "replace"):
+                if pending:
+                    # The pager waits for a key: space/enter shows more, anything else stops.
+                    write("\r" + " " * len(d.more) + "\r")
+                    if ch in " \r\n":
+                        self._page(write, d, s, pending)
+                    else:
+                        pending.clear()
+                    if not pending:
+                        write(d.prompt(s))
+                    skip_lf = ch == "\r"
+                    continue
+                if ch == "\n" and skip_lf:
+                    skip_lf = False
+                    continue
+                skip_lf = False
+                if ch in "\r\n":
+                    skip_lf = ch == "\r"
+                    write("\n")
+                    try:
+                        out = d.execute(s, line.strip(), self.run_command)
+                    except SessionDrop as drop:
+                        write(drop.partial)
+                        await process.stdout.drain()
+                        conn.abort()
+                        return
+                    line = ""
+                    if s.closed:
+                        write(out)
+                        break
+                    lines = out.splitlines(keepends=True)
+                    if d.pager and s.page_lines and len(lines) > s.page_lines:
+                        pending.extend(lines)
+                        self._page(write, d, s, pending)
+                        if pending:
+                            continue
+                    else:
+                        write(out)
+                    write(d.prompt(s))
+                elif ch == "\x03":
+                    write("^C\n" + d.prompt(s))
+                    line = ""
+                elif ch == "\x04" and not line:
+                    s.closed = True
+                    break
+                elif ch in "\x7f\x08":
+                    if line:
+                        line = line[:-1]
+                        write("\b \b")
+                elif ch == "\t" or ch >= " ":
+                    line += ch
+                    write(ch)
+        await process.stdout.drain()
+        process.exit(0)
+
+    @staticmethod
+    def _page(write: Any, d: Dialect, s: Session, pending: list[str]) -> None:
+        page = pending[: s.page_lines]
+        del pending[: s.page_lines]
+        write("".join(page))
+        if pending:
+            write(d.more)
+
+
+def _allowed(platform: str, line: str) -> bool:
+    try:
+        get_platform(platform).match(line)
+    except KeyError:
+        return False
+    return True
+
+
+@contextmanager
+def run_simulator(
+    fabric: synthetic.Fabric,
+    faults: Sequence[AnyFault] = (),
+    *,
+    username: str = "admin",
+    password: str = "admin",
+    address_base: str = "127.10",
+    port: int = 2222,
+    host_key_dir: Path | None = None,
+    authorized_keys: Sequence[str | Path] = (),
+) -> Iterator[Simulator]:
+    """Serve every device of the fabric over real SSH in a background thread (own asyncio loop).
+
+    Args:
+        fabric: The fabric (``synthetic.lab_fabric()``, ``synthetic.rail_fabric(n)``, or one
+            changed by :mod:`fabline.sim.faults` helpers such as ``rail_miswire``).
+        faults: State faults (``synthetic.Fault``), rising counters and transport faults.
+        username: Login accepted by every device.
+        password: Its password.
+        address_base: First two octets of the loopback addresses (``127.10`` -> ``127.10.0.1``...).
+        port: TCP port every device listens on (each on its own address).
+        host_key_dir: Keep host keys here (``<device>.key``) so they survive restarts; by default
+            each start generates new ones.
+        authorized_keys: Public keys (OpenSSH text or ``.pub`` paths) accepted for ``username``;
+            without any, only password authentication is offered.
+
+    Yields:
+        The running :class:`Simulator`; it is stopped when the block exits.
+    """
+    sim = Simulator(
+        fabric,
+        faults,
+        username=username,
+        password=password,
+        address_base=address_base,
+        port=port,
+        host_key_dir=host_key_dir,
+        authorized_keys=authorized_keys,
+    )
+    sim.start()
+    try:
+        yield sim
+    finally:
+        sim.stop()

@@ -1,0 +1,115 @@
+"""Round trip: every allow-listed command the simulator answers, parsed by fabline's own parsers,
+merged, gives back the state the simulator rendered (for the fields those commands cover).
+
+No SSH here: the renderers are called directly (the SSH layer has its own integration tests).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from fabline import synthetic
+from fabline.errors import ParseError
+from fabline.platforms import cumulus, get_platform, linux, merge_fragments, parse_output
+from fabline.sim.render import render
+from fabline.sim.server import Simulator
+
+#: State paths (per interface unless they start with a top-level key) each platform's commands
+#: are expected to give back; anything the parsers return must also agree with the state.
+COVERED: dict[str, set[str]] = {
+    "linux": {
+        "admin_up", "oper_up", "mtu", "speed_gbps", "fec", "autoneg", "trust", "dscp_to_priority",
+        "pfc_priorities", "lldp", "optics", "counters", "nic", "host.gpudirect_rdma", "host.nccl_env",
+    },
+    "sonic": {
+        "admin_up", "oper_up", "mtu", "speed_gbps", "fec", "autoneg", "trust", "dscp_to_priority",
+        "pfc_priorities", "ecn", "lldp", "optics.vendor", "optics.part_number", "optics.serial",
+        "optics.temperature_c", "optics.rx_power_dbm", "optics.tx_power_dbm",
+        "counters.pfc_rx_pause", "counters.pfc_tx_pause", "counters.ecn_marked",
+        "qos.pfc_watchdog.enabled", "facts.os_version", "facts.serial", "facts.hostname",
+    },
+}  # fmt: skip
+
+
+def command_lines(platform: str, state: dict[str, Any]) -> list[str]:
+    """Every allow-listed command, per-interface templates once per interface."""
+    lines = []
+    ifaces = list(state.get("interfaces", {}))
+    rdma = [b["nic"]["rdma_device"] for b in state["interfaces"].values() if "rdma_device" in b.get("nic", {})]
+    for cmd in get_platform(platform).commands:
+        params = cmd.parameters
+        if not params:
+            lines.append(cmd.template)
+        elif params == ("interface",):
+            lines += [cmd.render(interface=i) for i in ifaces]
+        elif params == ("rdma_device",):
+            lines += [cmd.render(rdma_device=r) for r in rdma]
+    return lines
+
+
+def collect_direct(sim: Simulator, name: str, skip: set[str] = frozenset()) -> tuple[dict[str, Any], list[str]]:
+    """Parse and merge every command's answer; returns the merged state and the failures."""
+    dev = sim.devices[name]
+    fragments = []
+    failures = []
+    for line in command_lines(dev.platform, dev.state()):
+        if any(line.startswith(s) for s in skip):
+            continue
+        answer = dev.answer(line, render)
+        try:
+            fragments.append(parse_output(dev.platform, line, answer.out))
+        except ParseError as exc:
+            failures.append(f"{line}: {exc} | output: {answer.out[:200]!r} err {answer.err[:100]!r}")
+    merged = merge_fragments(fragments)
+    if dev.platform == "cumulus":
+        cumulus.apply_port_defaults(merged)
+    if dev.platform == "linux":
+        linux.attach_rdma_devices(merged)
+    return merged, failures
+
+
+def _leaves(doc: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(doc, dict) and doc:
+        out: dict[str, Any] = {}
+        for k, v in doc.items():
+            out.update(_leaves(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: doc}
+
+
+def differences(platform: str, state: dict[str, Any], parsed: dict[str, Any]) -> list[str]:
+    """Covered state fields missing from the parse or parsed differently."""
+    covered = COVERED[platform]
+    problems = []
+    want: dict[str, Any] = {}
+    for name, body in state.get("interfaces", {}).items():
+        for path, value in _leaves(body).items():
+            want[f"interfaces.{name}.{path}"] = (path, value)
+    for top in ("facts", "qos", "host"):
+        for path, value in _leaves(state.get(top, {}), top).items():
+            want[path] = (path, value)
+    got = _leaves(parsed)
+    for full, (path, value) in want.items():
+        if not any(path == c or path.startswith(c + ".") for c in covered):
+            continue
+        if full not in got:
+            problems.append(f"{full}: not given back (state {value!r})")
+        elif got[full] != value:
+            problems.append(f"{full}: parsed {got[full]!r}, state {value!r}")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def lab() -> Simulator:
+    """The lab fabric with its planted faults (no listener started: renderers only)."""
+    return Simulator(synthetic.lab_fabric(), synthetic.LAB_FAULTS)
+
+
+@pytest.mark.parametrize("name", ["gpu-001", "gpu-002", "leaf-r0-a"])
+def test_round_trip(lab: Simulator, name: str) -> None:
+    dev = lab.devices[name]
+    merged, failures = collect_direct(lab, name)
+    assert failures == []
+    assert differences(dev.platform, dev.state(), merged) == []
