@@ -72,12 +72,14 @@ Writer = Callable[[Report], str]
 
 def writers() -> dict[str, tuple[str, Writer]]:
     """Format name -> (file name, writer)."""
-    from fabline.reports import jsonreport, junit, markdown
+    from fabline.reports import html, jsonreport, junit, markdown, prom
 
     return {
         "json": ("report.json", jsonreport.render),
         "junit": ("report.junit.xml", junit.render),
         "md": ("report.md", markdown.render),
+        "html": ("report.html", html.render),
+        "prom": ("report.prom", prom.render),
     }
 
 

@@ -1,0 +1,387 @@
+"""``fabline history``, ``fabline diff`` and ``fabline drift``."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from fabline.cli import (
+    FORMATS,
+    SEVERITIES,
+    _baseline_option,
+    _baseline_paths,
+    _checks_dir,
+    _checks_option,
+    _formats,
+    _friendly,
+)
+from fabline.errors import ConfigError
+from fabline.history.diff import DEFAULT_VOLATILE, DiffResult, Side, diff_sides
+from fabline.history.store import DEFAULT_DB, HistoryStore, parse_since
+from fabline.results import Severity
+
+DIFF_FORMATS = ("console", "json", "md")
+
+
+def _db_option(func: Any) -> Any:
+    return click.option(
+        "--db", "db", type=click.Path(path_type=Path), default=DEFAULT_DB, show_default=True,
+        help="History database (SQLite).",
+    )(func)  # fmt: skip
+
+
+def _ignore_option(func: Any) -> Any:
+    return click.option(
+        "--ignore", "ignore", multiple=True, metavar="PATTERN",
+        help="Another volatile state path to leave out of state changes (repeatable), e.g. "
+        "'interfaces.*.description' or '**.flaps'.",
+    )(func)  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# history
+
+
+@click.group("history", invoke_without_command=True)
+@_db_option
+@click.option("--since", default=None, help="Only runs started within this long: 30m, 12h, 7d, 2w.")
+@click.option("-n", "--last", "last", type=int, default=None, help="Only the newest N runs.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+@_friendly
+def history(ctx: click.Context, db: Path, since: str | None, last: int | None, as_json: bool) -> None:
+    """List recorded runs with their counts (record with fabline check --history)."""
+    ctx.ensure_object(dict)
+    ctx.obj["db"] = db
+    if ctx.invoked_subcommand is not None:
+        return
+    cutoff = time.time() - parse_since(since) if since else None
+    with HistoryStore(db, create=False) as store:
+        runs = store.runs(cutoff, last)
+    if as_json:
+        click.echo(json.dumps([r.to_dict() for r in runs], indent=1))
+        return
+    from rich.table import Table
+
+    table = Table(title=f"runs in {db}")
+    for col in (
+        "run",
+        "started (UTC)",
+        "devices",
+        "pass",
+        "fail",
+        "error",
+        "skipped",
+        "waived",
+        "exit",
+        "pins",
+    ):
+        table.add_column(col, justify="right" if col not in ("run", "started (UTC)", "pins") else "left")
+    for r in runs:
+        c = r.counts
+        table.add_row(
+            r.run_id, r.started_iso, str(r.n_devices), str(c["pass"]), str(c["fail"]), str(c["error"]),
+            str(c["skipped"]), str(c["waived"]), str(r.exit_code), ",".join(r.pins),
+        )  # fmt: skip
+    Console().print(table)
+    if not runs:
+        click.echo("no runs" + (f" in the last {since}" if since else ""))
+
+
+def _db_of(ctx: click.Context, db: Path | None) -> Path:
+    if db is not None:
+        return db
+    parent = ctx.find_object(dict)
+    return Path(parent["db"]) if parent and "db" in parent else DEFAULT_DB
+
+
+@history.command("show")
+@click.argument("run")
+@click.option("--db", "db", type=click.Path(path_type=Path), default=None, help="History database.")
+@click.option("-f", "--format", "fmt", type=click.Choice(["console", *FORMATS]), default="console",
+              show_default=True, help="How to print the run's report.")  # fmt: skip
+@click.pass_context
+@_friendly
+def history_show(ctx: click.Context, run: str, db: Path | None, fmt: str) -> None:
+    """Reprint a recorded run's report (RUN: id, id prefix, last, last~N or a pin name)."""
+    from fabline.reports import writers
+
+    with HistoryStore(_db_of(ctx, db), create=False) as store:
+        row = store.resolve(run)
+        report = store.report(row)
+    if fmt == "console":
+        from fabline.reports.console import print_summary
+
+        console = Console()
+        console.print(f"run {row.run_id} ({row.started_iso}), snapshot {row.snapshot}", highlight=False)
+        print_summary(report, console)
+        return
+    click.echo(writers()[fmt][1](report), nl=False)
+
+
+@history.command("pin")
+@click.argument("run")
+@click.option("--name", default="golden", show_default=True, help="Pin name (drift compares with it).")
+@click.option("--db", "db", type=click.Path(path_type=Path), default=None, help="History database.")
+@click.pass_context
+@_friendly
+def history_pin(ctx: click.Context, run: str, name: str, db: Path | None) -> None:
+    """Pin a run as the golden reference for fabline drift."""
+    with HistoryStore(_db_of(ctx, db), create=False) as store:
+        row = store.pin(run, name)
+    click.echo(f"pinned {row.run_id} as {name}")
+
+
+@history.command("unpin")
+@click.option("--name", default="golden", show_default=True, help="Pin name.")
+@click.option("--db", "db", type=click.Path(path_type=Path), default=None, help="History database.")
+@click.pass_context
+@_friendly
+def history_unpin(ctx: click.Context, name: str, db: Path | None) -> None:
+    """Remove a pin (drift then compares with the last run)."""
+    with HistoryStore(_db_of(ctx, db), create=False) as store:
+        removed = store.unpin(name)
+    click.echo(f"unpinned {name}" if removed else f"no pin named {name}")
+
+
+# --------------------------------------------------------------------------------------------
+# diff
+
+
+def _check_problems(
+    snapshot: Path,
+    inventory: Path,
+    baselines: list[Path],
+    checks_dir: Path | None,
+    fail_on: str,
+    previous: Path | None = None,
+) -> list[Any]:
+    from fabline.runner import run_check
+
+    report, _ = run_check(
+        inventory=inventory, snapshot=snapshot, baselines=baselines, checks_dir=checks_dir, limit=None,
+        out=None, formats=[], fail_on=fail_on, previous=previous,
+    )  # fmt: skip
+    return list(report.outcome.results.problems)
+
+
+def resolve_side(ref: str, which: str, db: Path) -> Side:
+    """A diff input: a snapshot folder, or a run id (prefix, ``last``, a pin) of the history.
+
+    Raises:
+        ConfigError: Neither a snapshot folder nor a recorded run, or a run whose snapshot is gone.
+    """
+    path = Path(ref)
+    if path.is_dir():
+        if not (path / "state").is_dir():
+            raise ConfigError(
+                f"{which}: snapshot has no state/ folder (expected state/<device>.json)", file=path
+            )
+        return Side(ref, path)
+    if path.exists():
+        raise ConfigError(f"{which}: not a snapshot folder", file=path)
+    if not db.is_file():
+        raise ConfigError(f"{which}: no snapshot folder {ref!r}, and no run history at {db} to find a run in")
+    with HistoryStore(db, create=False) as store:
+        row = store.resolve(ref)
+        problems = store.problems(row)
+    snap = Path(row.snapshot)
+    if not (snap / "state").is_dir():
+        raise ConfigError(f"{which}: run {row.run_id}'s snapshot is gone", file=snap)
+    return Side(row.run_id, snap, problems, row.run_id, row.inventory_digest)
+
+
+def _emit_diff(result: DiffResult, fmt: str, out: Path | None) -> None:
+    from fabline.history.render import print_diff, render_json, render_markdown
+
+    if fmt == "console":
+        print_diff(result, Console())
+        return
+    text = render_json(result) if fmt == "json" else render_markdown(result)
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(text, "utf-8")
+    tmp.replace(out)
+    click.echo(f"wrote {out}", err=True)
+
+
+@click.command("diff")
+@click.argument("before")
+@click.argument("after")
+@click.option("-i", "--inventory", "inventory", type=click.Path(path_type=Path), default=None,
+              help="Inventory: with two snapshots, both are checked and the results compared.")  # fmt: skip
+@_baseline_option
+@_checks_option
+@_db_option
+@_ignore_option
+@click.option("-f", "--format", "fmt", type=click.Choice(DIFF_FORMATS), default="console", show_default=True)
+@click.option("-o", "--out", type=click.Path(path_type=Path), default=None,
+              help="Write the json/md output to this file instead of standard output.")  # fmt: skip
+@click.option("--fail-on", type=click.Choice(SEVERITIES), default="minor", show_default=True,
+              help="Lowest severity of a new failure that makes the exit code 4.")  # fmt: skip
+@_friendly
+def diff(
+    before: str,
+    after: str,
+    inventory: Path | None,
+    baselines: tuple[Path, ...],
+    checks_dir: Path | None,
+    db: Path,
+    ignore: tuple[str, ...],
+    fmt: str,
+    out: Path | None,
+    fail_on: str,
+) -> None:
+    """Compare two snapshots or two recorded runs: state changes, counter rates, result changes.
+
+    BEFORE and AFTER are snapshot folders or run ids (a unique prefix, last, last~1, or a pin
+    name such as golden). Exit code 4 when there are new errors or new failures.
+    """
+    side_b = resolve_side(before, "BEFORE", db)
+    side_a = resolve_side(after, "AFTER", db)
+    if inventory is not None:
+        paths, cdir = _baseline_paths(baselines), _checks_dir(checks_dir)
+        if side_b.problems is None:
+            side_b.problems = _check_problems(side_b.snapshot, inventory, paths, cdir, fail_on)
+        if side_a.problems is None:
+            side_a.problems = _check_problems(
+                side_a.snapshot, inventory, paths, cdir, fail_on, side_b.snapshot
+            )
+    elif (side_b.problems is None) != (side_a.problems is None):
+        raise ConfigError("comparing a snapshot with a run needs -i INVENTORY to check the snapshot")
+    result = diff_sides(side_b, side_a, ignore=(*DEFAULT_VOLATILE, *ignore))
+    _emit_diff(result, fmt, out)
+    sys.exit(result.exit_code(Severity.parse(fail_on)))
+
+
+# --------------------------------------------------------------------------------------------
+# drift
+
+
+def _collect(inventory: Path, out_dir: Path, limit: str | None) -> Path:
+    """Collect a fresh snapshot with the live collector (``fabline.collect``)."""
+    try:
+        from fabline.collect.collector import collect
+    except ImportError:
+        raise ConfigError("live collection is not available in this fabline: give --snapshot DIR") from None
+    from fabline.inventory import load_inventory
+
+    devices = load_inventory(inventory).devices(limit)
+    collect(devices, out_dir, inventory_source=str(inventory), limit=limit)
+    return out_dir
+
+
+@click.command("drift")
+@click.option("-i", "--inventory", "inventory", required=True, type=click.Path(path_type=Path),
+              help="Ansible inventory: a YAML/INI file or a directory of them.")  # fmt: skip
+@_baseline_option
+@_checks_option
+@click.option("--snapshot", type=click.Path(path_type=Path), default=None,
+              help="Check this snapshot instead of collecting a fresh one.")  # fmt: skip
+@click.option("--collect-to", type=click.Path(path_type=Path), default=None,
+              help="Where a fresh collection goes (default: snapshots/<UTC time> in the workspace).")  # fmt: skip
+@click.option("--against", default=None,
+              help="Run to compare with: a run id, last, or a pin name (default: golden if pinned, else last).")  # fmt: skip
+@_db_option
+@click.option("--record/--no-record", default=True, show_default=True, help="Record this run in the history.")
+@_ignore_option
+@click.option("-l", "--limit", default=None, help="Ansible host pattern.")
+@click.option("-o", "--out", type=click.Path(path_type=Path), default=None,
+              help="Folder for the report files and diff.json / diff.md.")  # fmt: skip
+@click.option("-f", "--format", "formats", default="json,md,html,prom", show_default=True,
+              help=f"Report files to write with --out: comma-separated {', '.join(FORMATS)}.")  # fmt: skip
+@click.option("--fail-on", type=click.Choice(SEVERITIES), default="minor", show_default=True)
+@click.option("-q", "--quiet", is_flag=True, help="No console output but errors.")
+@_friendly
+def drift(
+    inventory: Path,
+    baselines: tuple[Path, ...],
+    checks_dir: Path | None,
+    snapshot: Path | None,
+    collect_to: Path | None,
+    against: str | None,
+    db: Path,
+    record: bool,
+    ignore: tuple[str, ...],
+    limit: str | None,
+    out: Path | None,
+    formats: str,
+    fail_on: str,
+    quiet: bool,
+) -> None:
+    """Collect (or take --snapshot), check, record, and diff against the golden or last run.
+
+    The nightly job: exit code 4 when the run has new failures or new errors compared with the
+    reference; the first run (nothing to compare with) exits with the check's own code.
+    """
+    from fabline.history import attach
+    from fabline.history.render import print_diff, render_json, render_markdown
+    from fabline.reports import write_reports
+    from fabline.runner import run_check
+
+    fmts = _formats(formats)
+    reference = None
+    ref_problems: list[Any] = []
+    if db.is_file():
+        with HistoryStore(db, create=False) as store:
+            if against is not None:
+                reference = store.resolve(against)
+            else:
+                reference = store.pinned("golden") or (store.resolve("last") if store.count() else None)
+            if reference is not None:
+                ref_problems = store.problems(reference)
+    elif against is not None:
+        raise ConfigError(f"--against {against}: no run history", file=db)
+    if snapshot is None:
+        target = collect_to or Path("snapshots") / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        snapshot = _collect(inventory, target, limit)
+    ref_snapshot = Path(reference.snapshot) if reference is not None else None
+    if ref_snapshot is not None and not (ref_snapshot / "state").is_dir():
+        raise ConfigError(
+            f"reference run {reference.run_id if reference else ''}'s snapshot is gone", file=ref_snapshot
+        )
+    report, _ = run_check(
+        inventory=inventory, snapshot=snapshot, baselines=_baseline_paths(baselines),
+        checks_dir=_checks_dir(checks_dir), limit=limit, out=None, formats=[], fail_on=fail_on,
+        previous=ref_snapshot, history=db if record else None,
+    )  # fmt: skip
+    result: DiffResult | None = None
+    if reference is not None and ref_snapshot is not None:
+        side_b = Side(
+            reference.run_id, ref_snapshot, ref_problems, reference.run_id, reference.inventory_digest
+        )
+        side_a = Side("this run", snapshot, list(report.outcome.results.problems))
+        result = diff_sides(side_b, side_a, ignore=(*DEFAULT_VOLATILE, *ignore))
+        attach(report, diff=result)
+    console = Console()
+    if out is not None:
+        written = write_reports(report, fmts, out)
+        if result is not None:
+            for name, text in (("diff.json", render_json(result)), ("diff.md", render_markdown(result))):
+                (out / name).write_text(text, "utf-8")
+                written.append(out / name)
+        if not quiet:
+            for path in written:
+                console.print(f"wrote {path}", highlight=False)
+    if result is None:
+        if not quiet:
+            from fabline.reports.console import print_summary
+
+            print_summary(report, console)
+            console.print("no earlier run to compare with: this run is the first reference", highlight=False)
+        sys.exit(report.exit_code)
+    if not quiet:
+        print_diff(result, console)
+    sys.exit(result.exit_code(Severity.parse(fail_on)))
+
+
+COMMANDS = [history, diff, drift]

@@ -1,0 +1,515 @@
+"""Diff of two snapshots (or two recorded runs): state changes, counter rates, result changes.
+
+* **State changes**: every path whose value differs between the two states of a device, except
+  volatile fields (:data:`DEFAULT_VOLATILE`, extended by the user). A plain dict walk finds the
+  changed subtrees (most devices have none); DeepDiff then reports exactly what changed inside
+  them. A list is reported whole (``pfc_priorities: [3] -> [3, 4]``), not element by element.
+* **Counters**: deltas and rates per interface counter between the two collection times
+  (``collected_at`` of each state). A counter lower than before was reset (clear or reboot): the
+  delta is then the count since the reset, ``reset`` is true and no rate is given.
+* **Results**: new failures, resolved failures, persisting failures, new errors, by result id.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeGuard
+
+from fabline.results import Result, Severity, Status
+from fabline.snapshot import Snapshot
+from fabline.state import StateError
+
+#: Paths never reported as state changes: counters, uptime, timestamps and optics readings. A
+#: pattern is dotted; ``*`` matches one key (glob), a leading ``**.`` any depth; a matching path
+#: excludes its whole subtree. Documented in docs/operations.md; ``--ignore`` adds more.
+DEFAULT_VOLATILE: tuple[str, ...] = (
+    "collected_at",
+    "errors",
+    "**.counters",
+    "**.uptime*",
+    "**.*_at",
+    "**.*timestamp*",
+    "**.last_*",
+    "interfaces.*.optics.temperature_c",
+    "interfaces.*.optics.*_dbm",
+    "interfaces.*.optics.*bias*",
+    "interfaces.*.optics.*voltage*",
+)
+
+_MISSING: Any = object()
+
+
+class _IgnoreNode:
+    """A set of partly matched ignore patterns at one depth of a state (cached per key)."""
+
+    __slots__ = ("_children", "_matcher", "states", "terminal")
+
+    def __init__(self, matcher: IgnoreSet, states: frozenset[tuple[int, int]]) -> None:
+        self._matcher = matcher
+        self.states = states
+        self.terminal = any(pos == len(matcher.patterns[i]) for i, pos in states)
+        self._children: dict[str, _IgnoreNode] = {}
+
+    def child(self, key: str) -> _IgnoreNode:
+        hit = self._children.get(key)
+        if hit is None:
+            hit = self._children[key] = self._matcher.node(self._advance(key))
+        return hit
+
+    def _advance(self, key: str) -> frozenset[tuple[int, int]]:
+        nxt: set[tuple[int, int]] = set()
+        for i, pos in self.states:
+            segs = self._matcher.patterns[i]
+            if pos >= len(segs):
+                continue
+            seg = segs[pos]
+            if seg == "**":
+                nxt.add((i, pos))
+                if pos + 1 < len(segs) and fnmatch.fnmatchcase(key, segs[pos + 1]):
+                    nxt.add((i, pos + 2))
+            elif fnmatch.fnmatchcase(key, seg):
+                nxt.add((i, pos + 1))
+        return frozenset(nxt)
+
+
+class IgnoreSet:
+    """Compiled volatile-path patterns.
+
+    Example:
+        >>> ig = IgnoreSet(["**.counters", "interfaces.*.optics.temperature_c"])
+        >>> ig.matches("interfaces.Ethernet0.counters.crc_errors"), ig.matches("interfaces.Ethernet0.mtu")
+        (True, False)
+        >>> ig.matches("interfaces.eth0.optics.temperature_c"), ig.matches("counters")
+        (True, True)
+    """
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        self.patterns: list[tuple[str, ...]] = [tuple(p.split(".")) for p in patterns if p.strip()]
+        self._nodes: dict[frozenset[tuple[int, int]], _IgnoreNode] = {}
+        self.root = self.node(frozenset((i, 0) for i in range(len(self.patterns))))
+
+    def node(self, states: frozenset[tuple[int, int]]) -> _IgnoreNode:
+        """The shared node of a set of (pattern, position) states."""
+        hit = self._nodes.get(states)
+        if hit is None:
+            hit = self._nodes[states] = _IgnoreNode(self, states)
+        return hit
+
+    def matches(self, path: str) -> bool:
+        """Whether a dotted path (or one of its parents) is ignored."""
+        node = self.root
+        for part in path.split("."):
+            if node.terminal:
+                return True
+            node = node.child(part)
+        return node.terminal
+
+
+@dataclass(frozen=True)
+class Change:
+    """One changed state path of one device."""
+
+    device: str
+    path: str
+    before: Any
+    after: Any
+    kind: str  # changed | added | removed
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"device": self.device, "path": self.path, "before": self.before, "after": self.after,
+                "kind": self.kind}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CounterDelta:
+    """The change of one cumulative counter of one interface between the two collections."""
+
+    device: str
+    subject: str
+    counter: str
+    before: int
+    after: int
+    delta: int
+    per_second: float | None
+    reset: bool
+    seconds: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "device": self.device, "subject": self.subject, "counter": self.counter, "before": self.before,
+            "after": self.after, "delta": self.delta, "per_second": self.per_second, "reset": self.reset,
+            "seconds": self.seconds,
+        }  # fmt: skip
+
+
+@dataclass
+class Side:
+    """One input of a diff: a snapshot folder and, when known, its check results.
+
+    Attributes:
+        label: How the user named it (path or run id).
+        snapshot: The snapshot folder.
+        problems: Non-pass results (None when no check results are known for this side).
+        run_id: The recorded run, when the input was a run.
+        inventory_digest: Digest of the inventory the run used (runs only).
+    """
+
+    label: str
+    snapshot: Path
+    problems: list[Result] | None = None
+    run_id: str | None = None
+    inventory_digest: str | None = None
+
+
+@dataclass
+class DiffResult:
+    """Everything ``fabline diff`` reports."""
+
+    before: Side
+    after: Side
+    changes: list[Change] = field(default_factory=list)
+    counters: list[CounterDelta] = field(default_factory=list)
+    new_failures: list[dict[str, Any]] = field(default_factory=list)
+    resolved: list[dict[str, Any]] = field(default_factory=list)
+    persisting: list[dict[str, Any]] = field(default_factory=list)
+    new_errors: list[dict[str, Any]] = field(default_factory=list)
+    only_before: list[str] = field(default_factory=list)
+    only_after: list[str] = field(default_factory=list)
+    unreadable: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+    devices_compared: int = 0
+    results_compared: bool = False
+
+    def exit_code(self, fail_on: Severity = Severity.MINOR) -> int:
+        """4 when there are new errors or new failures at or above ``fail_on``, else 0."""
+        if self.new_errors:
+            return 4
+        if any(Severity.parse(r["severity"]) >= fail_on for r in self.new_failures):
+            return 4
+        return 0
+
+    def counter_totals(self) -> dict[str, dict[str, float]]:
+        """Per counter: summed delta, summed rate (per second), resets, interfaces that moved."""
+        out: dict[str, dict[str, float]] = {}
+        for c in self.counters:
+            t = out.setdefault(c.counter, {"delta": 0, "per_second": 0.0, "resets": 0, "interfaces": 0})
+            t["delta"] += c.delta
+            t["per_second"] += c.per_second or 0.0
+            t["resets"] += int(c.reset)
+            t["interfaces"] += 1
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document (``fabline.diff/1``)."""
+        return {
+            "schema": "fabline.diff/1",
+            "before": _side_dict(self.before),
+            "after": _side_dict(self.after),
+            "devices_compared": self.devices_compared,
+            "results_compared": self.results_compared,
+            "ignored_paths": self.ignored,
+            "only_before": self.only_before,
+            "only_after": self.only_after,
+            "unreadable": self.unreadable,
+            "warnings": self.warnings,
+            "changes": [c.to_dict() for c in self.changes],
+            "counters": [c.to_dict() for c in self.counters],
+            "counter_totals": self.counter_totals(),
+            "new_failures": self.new_failures,
+            "resolved": self.resolved,
+            "persisting": self.persisting,
+            "new_errors": self.new_errors,
+        }
+
+
+def _side_dict(side: Side) -> dict[str, Any]:
+    return {"label": side.label, "snapshot": str(side.snapshot), "run_id": side.run_id}
+
+
+# --------------------------------------------------------------------------------------------
+# state changes
+
+
+def changed_subtrees(
+    before: Mapping[str, Any], after: Mapping[str, Any], node: _IgnoreNode, prefix: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], Any, Any]]:
+    """(path, before, after) of the largest differing subtrees, volatile paths left out.
+
+    A dict present on both sides is descended into; anything else that differs is yielded whole
+    (``_MISSING`` for a side that lacks it).
+    """
+    for key in before.keys() | after.keys() if before.keys() != after.keys() else before.keys():
+        b = before.get(key, _MISSING)
+        a = after.get(key, _MISSING)
+        if a is b or (a == b and type(a) is type(b)):
+            continue
+        child = node.child(key) if node.states else node
+        if child.terminal:
+            continue
+        if type(a) is dict and type(b) is dict:
+            yield from changed_subtrees(b, a, child, (*prefix, key))
+        elif _strip(b, child) != _strip(a, child):
+            yield (*prefix, key), b, a
+
+
+def _strip(value: Any, node: _IgnoreNode) -> Any:
+    """``value`` without its ignored subpaths (only dicts are descended)."""
+    if not node.states or type(value) is not dict:
+        return value
+    out = {}
+    for k, v in value.items():
+        child = node.child(k)
+        if not child.terminal:
+            out[k] = _strip(v, child)
+    return out
+
+
+def state_changes(
+    device: str, before: Mapping[str, Any], after: Mapping[str, Any], ignore: IgnoreSet
+) -> list[Change]:
+    """Every non-volatile path that differs between two states of one device.
+
+    Example:
+        >>> ig = IgnoreSet(DEFAULT_VOLATILE)
+        >>> b = {"interfaces": {"Ethernet8": {"mtu": 9216, "counters": {"crc_errors": 1}}}}
+        >>> a = {"interfaces": {"Ethernet8": {"mtu": 1500, "counters": {"crc_errors": 9}}}}
+        >>> [(c.path, c.before, c.after) for c in state_changes("leaf1", b, a, ig)]
+        [('interfaces.Ethernet8.mtu', 9216, 1500)]
+    """
+    out: list[Change] = []
+    for parts, b, a in changed_subtrees(before, after, ignore.root):
+        node = ignore.root
+        for p in parts:
+            node = node.child(p)
+        out.extend(_deep_changes(device, parts, _strip(b, node), _strip(a, node)))
+    out.sort(key=lambda c: c.path)
+    return out
+
+
+def _deep_changes(device: str, parts: tuple[str, ...], b: Any, a: Any) -> list[Change]:
+    """What changed inside one differing subtree, by DeepDiff; lists are reported whole."""
+    if b is _MISSING or a is _MISSING or type(b) is not dict or type(a) is not dict:
+        return [_change(device, parts, b, a)]
+    from deepdiff import DeepDiff
+
+    tree = DeepDiff(b, a, view="tree", verbose_level=2)
+    seen: dict[tuple[str, ...], Change] = {}
+    for levels in tree.values():
+        for level in levels:
+            rel = [str(p) for p in level.path(output_format="list")]
+            # Collapse into the innermost dict: a list changes as one value.
+            cut, obj_b, obj_a = [], b, a
+            for p in rel:
+                if type(obj_b) is not dict and type(obj_a) is not dict:
+                    break
+                cut.append(p)
+                obj_b = obj_b.get(p, _MISSING) if type(obj_b) is dict else _MISSING
+                obj_a = obj_a.get(p, _MISSING) if type(obj_a) is dict else _MISSING
+            path = (*parts, *cut)
+            if path not in seen:
+                seen[path] = _change(device, path, obj_b, obj_a)
+    return sorted(seen.values(), key=lambda c: c.path)
+
+
+def _change(device: str, parts: Sequence[str], b: Any, a: Any) -> Change:
+    kind = "added" if b is _MISSING else "removed" if a is _MISSING else "changed"
+    return Change(device, ".".join(parts), None if b is _MISSING else b, None if a is _MISSING else a, kind)
+
+
+# --------------------------------------------------------------------------------------------
+# counters
+
+
+def parse_time(text: Any) -> float | None:
+    """UNIX time of an ISO 8601 timestamp, None when absent or unreadable.
+
+    Example:
+        >>> parse_time("1970-01-01T00:01:00Z"), parse_time("yesterday")
+        (60.0, None)
+    """
+    if not isinstance(text, str):
+        return None
+    try:
+        t = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=dt.UTC)
+    return t.timestamp()
+
+
+def _is_count(v: Any) -> TypeGuard[int]:
+    return type(v) is int
+
+
+def counter_deltas(device: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[CounterDelta]:
+    """Deltas of every interface counter that moved or was reset between two states of a device.
+
+    Per-priority counters (``pfc_rx_pause: {"3": n}``) are named ``pfc_rx_pause.3``.
+
+    Example:
+        >>> b = {"collected_at": "2026-11-29T08:00:00Z", "interfaces": {"eth0": {"counters": {"cnp_sent": 100}}}}
+        >>> a = {"collected_at": "2026-11-29T08:00:10Z", "interfaces": {"eth0": {"counters": {"cnp_sent": 150}}}}
+        >>> c = counter_deltas("gpu-1", b, a)[0]
+        >>> c.counter, c.delta, c.per_second, c.reset
+        ('cnp_sent', 50, 5.0, False)
+    """
+    tb, ta = parse_time(before.get("collected_at")), parse_time(after.get("collected_at"))
+    seconds = ta - tb if tb is not None and ta is not None and ta > tb else None
+    out: list[CounterDelta] = []
+    ib, ia = before.get("interfaces"), after.get("interfaces")
+    if type(ib) is not dict or type(ia) is not dict:
+        return out
+    for name, body_a in ia.items():
+        body_b = ib.get(name)
+        if type(body_b) is not dict or type(body_a) is not dict:
+            continue
+        cb, ca = body_b.get("counters"), body_a.get("counters")
+        if type(cb) is not dict or type(ca) is not dict or cb == ca:
+            continue
+        for key, va in ca.items():
+            vb = cb.get(key)
+            if type(va) is dict and type(vb) is dict:
+                for prio, xa in va.items():
+                    xb = vb.get(prio)
+                    if _is_count(xa) and _is_count(xb) and xa != xb:
+                        out.append(_delta(device, name, f"{key}.{prio}", xb, xa, seconds))
+            elif _is_count(va) and _is_count(vb) and va != vb:
+                out.append(_delta(device, name, key, vb, va, seconds))
+    return out
+
+
+def _delta(device: str, subject: str, counter: str, b: int, a: int, seconds: float | None) -> CounterDelta:
+    if a < b:
+        # Cleared or rebooted in between: the count since the reset, and no rate (unknown interval).
+        return CounterDelta(device, subject, counter, b, a, a, None, True, seconds)
+    delta = a - b
+    rate = round(delta / seconds, 6) if seconds else None
+    return CounterDelta(device, subject, counter, b, a, delta, rate, False, seconds)
+
+
+def counters_between(before: Path, after: Path) -> list[CounterDelta]:
+    """Counter deltas of every device in both snapshots (unreadable states are left out)."""
+    snap_b, snap_a = Snapshot(before), Snapshot(after)
+    out: list[CounterDelta] = []
+    for name in sorted(set(snap_b.device_names()) & set(snap_a.device_names())):
+        try:
+            doc_b, doc_a = snap_b.load(name), snap_a.load(name)
+        except StateError:
+            continue
+        if doc_b is not None and doc_a is not None:
+            out.extend(counter_deltas(name, doc_b, doc_a))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# results
+
+
+def _brief(r: Result, other: Result | None) -> dict[str, Any]:
+    out = r.to_dict()
+    out["before_status"] = other.status.value if other is not None else None
+    return out
+
+
+def compare_results(
+    before: Sequence[Result], after: Sequence[Result]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(new failures, resolved, persisting, new errors) between the non-pass results of two runs.
+
+    A result absent from a side counts as not failing there (a pass, or not evaluated).
+    ``resolved`` entries are the *before* results with ``after_status``.
+    """
+    b = {r.id: r for r in before if r.status in (Status.FAIL, Status.ERROR)}
+    a = {r.id: r for r in after if r.status in (Status.FAIL, Status.ERROR)}
+    new_failures: list[dict[str, Any]] = []
+    persisting: list[dict[str, Any]] = []
+    new_errors: list[dict[str, Any]] = []
+    resolved: list[dict[str, Any]] = []
+    for rid, r in a.items():
+        old = b.get(rid)
+        if r.status is Status.FAIL:
+            (persisting if old is not None and old.status is Status.FAIL else new_failures).append(
+                _brief(r, old)
+            )
+        elif old is None or old.status is not Status.ERROR:
+            new_errors.append(_brief(r, old))
+    after_all = {r.id: r for r in after}
+    for rid, r in b.items():
+        if r.status is Status.FAIL and rid not in a:
+            entry = r.to_dict()
+            now = after_all.get(rid)
+            entry["after_status"] = now.status.value if now is not None else "pass"
+            resolved.append(entry)
+    return new_failures, resolved, persisting, new_errors
+
+
+# --------------------------------------------------------------------------------------------
+# the diff
+
+
+def diff_sides(
+    before: Side,
+    after: Side,
+    *,
+    ignore: Sequence[str] = DEFAULT_VOLATILE,
+    devices: Sequence[str] | None = None,
+) -> DiffResult:
+    """Diff two sides: state changes and counters from the snapshots, results when both have them.
+
+    Args:
+        before: The earlier side.
+        after: The later side.
+        ignore: Volatile path patterns (the default list plus the user's).
+        devices: Restrict to these device names (an inventory); None for every state file.
+
+    Raises:
+        ConfigError: A snapshot folder that is missing or has no ``state/``.
+    """
+    snap_b, snap_a = Snapshot(before.snapshot), Snapshot(after.snapshot)
+    names_b, names_a = set(snap_b.device_names()), set(snap_a.device_names())
+    if devices is not None:
+        wanted = set(devices)
+        names_b &= wanted
+        names_a &= wanted
+    result = DiffResult(before, after, ignored=list(ignore))
+    result.only_before = sorted(names_b - names_a)
+    result.only_after = sorted(names_a - names_b)
+    matcher = IgnoreSet(ignore)
+    for name in sorted(names_b & names_a):
+        docs = []
+        for side, snap in (("before", snap_b), ("after", snap_a)):
+            try:
+                docs.append(snap.load(name))
+            except StateError as exc:
+                result.unreadable.append({"device": name, "side": side, "message": str(exc)})
+        if len(docs) != 2:
+            continue
+        doc_b, doc_a = docs
+        if doc_b is None or doc_a is None:
+            continue
+        result.devices_compared += 1
+        result.changes.extend(state_changes(name, doc_b, doc_a, matcher))
+        result.counters.extend(counter_deltas(name, doc_b, doc_a))
+    if before.problems is not None and after.problems is not None:
+        result.results_compared = True
+        result.new_failures, result.resolved, result.persisting, result.new_errors = compare_results(
+            before.problems, after.problems
+        )
+    if (
+        before.inventory_digest
+        and after.inventory_digest
+        and before.inventory_digest != after.inventory_digest
+    ):
+        result.warnings.append(
+            f"the two runs used different inventories ({before.label}: {before.inventory_digest[:12]}, "
+            f"{after.label}: {after.inventory_digest[:12]})"
+        )
+    return result

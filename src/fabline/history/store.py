@@ -1,0 +1,516 @@
+"""The run history: one SQLite file (default ``.fabline/history.sqlite`` in the workspace).
+
+Each recorded ``fabline check`` is a row of ``runs`` (id, times, inventory and baseline digests,
+counts, the snapshot folder it checked), its devices, and every result. Passes are stored without
+their ``expected`` operators (the baseline digest says which rules they were), which keeps a
+100k-GPU run small. The schema is versioned (``PRAGMA user_version``) and migrated forward on
+open; WAL journaling lets readers run beside the one writer, and writers queue on
+``BEGIN IMMEDIATE`` with a long busy timeout, so concurrent runs never corrupt the file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+import secrets
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fabline.errors import ConfigError
+from fabline.results import Result, ResultStore, Severity, Status
+
+if TYPE_CHECKING:
+    from fabline.reports import Report
+
+DEFAULT_DB = Path(".fabline") / "history.sqlite"
+#: Seconds a writer waits for another writer before giving up.
+BUSY_TIMEOUT_S = 120
+
+#: Schema migrations, applied in order; ``PRAGMA user_version`` is the number applied.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        run_id TEXT NOT NULL UNIQUE,
+        started REAL NOT NULL,
+        finished REAL NOT NULL,
+        recorded REAL NOT NULL,
+        inventory TEXT NOT NULL,
+        inventory_digest TEXT NOT NULL,
+        baselines TEXT NOT NULL,
+        baseline_digest TEXT NOT NULL,
+        snapshot TEXT NOT NULL,
+        limit_pattern TEXT,
+        fail_on TEXT NOT NULL,
+        exit_code INTEGER NOT NULL,
+        version TEXT NOT NULL,
+        total INTEGER NOT NULL,
+        passed INTEGER NOT NULL,
+        failed INTEGER NOT NULL,
+        errors INTEGER NOT NULL,
+        skipped INTEGER NOT NULL,
+        waived INTEGER NOT NULL,
+        n_devices INTEGER NOT NULL,
+        summary TEXT NOT NULL,
+        checks TEXT NOT NULL,
+        warnings TEXT NOT NULL,
+        fail_by_check TEXT NOT NULL
+    );
+    CREATE INDEX runs_started ON runs(started);
+    CREATE TABLE devices (
+        run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        detail TEXT NOT NULL
+    );
+    CREATE INDEX devices_run ON devices(run);
+    CREATE TABLE results (
+        run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        check_id TEXT NOT NULL,
+        device TEXT NOT NULL,
+        subject TEXT,
+        status TEXT NOT NULL,
+        severity INTEGER NOT NULL,
+        expected TEXT,
+        actual TEXT,
+        message TEXT NOT NULL,
+        waiver TEXT
+    );
+    CREATE INDEX results_run ON results(run, status);
+    """,
+    """
+    CREATE TABLE pins (
+        name TEXT PRIMARY KEY,
+        run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        pinned REAL NOT NULL
+    );
+    """,
+)
+
+_SINCE = re.compile(r"^(\d+)\s*([smhdw])$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_REF = re.compile(r"^(last|latest)(?:~(\d+))?$")
+
+
+def parse_since(text: str) -> float:
+    """Seconds in a ``--since`` duration (``30m``, ``12h``, ``7d``, ``2w``).
+
+    Example:
+        >>> parse_since("7d"), parse_since("90m")
+        (604800.0, 5400.0)
+
+    Raises:
+        ConfigError: Not a number followed by s, m, h, d or w.
+    """
+    m = _SINCE.match(text.strip())
+    if not m:
+        raise ConfigError(f"--since {text!r}: expected a number and a unit (s, m, h, d, w), e.g. 7d")
+    return float(int(m.group(1)) * _UNITS[m.group(2)])
+
+
+def digest_paths(paths: Sequence[Path]) -> str:
+    """SHA-256 over the files (or every file under folders), their relative names and contents.
+
+    Missing paths are hashed by name only, so the digest still says "something differs".
+    """
+    h = hashlib.sha256()
+    for path in paths:
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for f in files:
+            h.update(str(f.relative_to(path) if path.is_dir() else f.name).encode())
+            h.update(b"\0")
+            try:
+                h.update(f.read_bytes())
+            except OSError:
+                h.update(b"<unreadable>")
+            h.update(b"\0")
+    return h.hexdigest()
+
+
+def new_run_id(started: float) -> str:
+    """A sortable, unique run id: UTC start time plus a random suffix.
+
+    Example:
+        >>> new_run_id(0.0)[:17]
+        '19700101T000000Z-'
+    """
+    stamp = dt.datetime.fromtimestamp(started, dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{secrets.token_hex(3)}"
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One recorded run, as listed by ``fabline history``."""
+
+    id: int
+    run_id: str
+    started: float
+    finished: float
+    inventory: str
+    inventory_digest: str
+    baselines: list[str]
+    baseline_digest: str
+    snapshot: str
+    limit: str | None
+    fail_on: str
+    exit_code: int
+    version: str
+    counts: dict[str, int]
+    n_devices: int
+    fail_by_check: dict[str, int]
+    pins: tuple[str, ...]
+
+    @property
+    def started_iso(self) -> str:
+        """Start time, ISO 8601 UTC."""
+        return dt.datetime.fromtimestamp(self.started, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "run_id": self.run_id,
+            "started": self.started_iso,
+            "duration_s": round(self.finished - self.started, 3),
+            "inventory": self.inventory,
+            "inventory_digest": self.inventory_digest,
+            "baselines": self.baselines,
+            "baseline_digest": self.baseline_digest,
+            "snapshot": self.snapshot,
+            "limit": self.limit,
+            "exit_code": self.exit_code,
+            "devices": self.n_devices,
+            "counts": self.counts,
+            "pins": list(self.pins),
+        }
+
+
+_RUN_COLUMNS = (
+    "id, run_id, started, finished, inventory, inventory_digest, baselines, baseline_digest, snapshot, "
+    "limit_pattern, fail_on, exit_code, version, total, passed, failed, errors, skipped, waived, n_devices, "
+    "fail_by_check"
+)
+
+
+class HistoryStore:
+    """An open history database.
+
+    Use as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, path: Path, *, create: bool = True) -> None:
+        """Open (and create or migrate) the database at ``path``.
+
+        Raises:
+            ConfigError: No database there (with ``create=False``), not a SQLite file, or made by
+                a newer fabline.
+        """
+        self.path = path
+        if not create and not path.is_file():
+            raise ConfigError("no run history here (record runs with fabline check --history)", file=path)
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise ConfigError(f"not a usable history database ({exc})", file=path) from None
+
+    def __enter__(self) -> HistoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction; ``BEGIN IMMEDIATE`` makes concurrent writers queue, not collide."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    @property
+    def schema_version(self) -> int:
+        """Number of migrations applied."""
+        return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def _migrate(self) -> None:
+        if self.schema_version == len(MIGRATIONS):
+            return
+        with self._write() as conn:
+            # Re-read inside the lock: another process may have migrated meanwhile.
+            current = self.schema_version
+            if current > len(MIGRATIONS):
+                raise ConfigError(
+                    f"history schema version {current} is newer than this fabline knows "
+                    f"({len(MIGRATIONS)}); upgrade fabline",
+                    file=self.path,
+                )
+            for number, script in enumerate(MIGRATIONS[current:], start=current + 1):
+                for statement in script.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number}")
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def record(self, report: Report, snapshot: Path) -> str:
+        """Store a run and every result; returns the new run id."""
+        outcome = report.outcome
+        summary = report.summary
+        by_status = summary["by_status"]
+        fail_by_check: dict[str, int] = {}
+        for r in outcome.results.problems:
+            if r.status is Status.FAIL:
+                fail_by_check[r.check] = fail_by_check.get(r.check, 0) + 1
+        run_id = new_run_id(outcome.started)
+        inventory = Path(report.inventory)
+        baselines = [Path(b) for b in report.baselines]
+        row = (
+            run_id,
+            outcome.started,
+            outcome.finished,
+            time.time(),
+            str(inventory.resolve()) if inventory.exists() else report.inventory,
+            digest_paths([inventory]),
+            json.dumps([str(b) for b in baselines]),
+            digest_paths(baselines),
+            str(snapshot.resolve()),
+            report.limit,
+            report.fail_on.label,
+            report.exit_code,
+            report.version,
+            summary["total"],
+            by_status["pass"],
+            by_status["fail"],
+            by_status["error"],
+            by_status["skipped"],
+            by_status["waived"],
+            len(outcome.devices),
+            json.dumps(summary, default=str),
+            json.dumps(outcome.checks, default=str),
+            json.dumps(outcome.warnings, default=str),
+            json.dumps(fail_by_check),
+        )
+        with self._write() as conn:
+            cur = conn.execute(
+                "INSERT INTO runs (run_id, started, finished, recorded, inventory, inventory_digest, "
+                "baselines, baseline_digest, snapshot, limit_pattern, fail_on, exit_code, version, total, "
+                "passed, failed, errors, skipped, waived, n_devices, summary, checks, warnings, fail_by_check) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
+            run = cur.lastrowid
+            conn.executemany(
+                "INSERT INTO devices (run, name, detail) VALUES (?, ?, ?)",
+                ((run, d["name"], json.dumps(d, default=str)) for d in outcome.devices),
+            )
+            conn.executemany(
+                "INSERT INTO results (run, check_id, device, subject, status, severity, expected, actual, "
+                "message, waiver) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                _result_rows(run, outcome.results),
+            )
+        return run_id
+
+    def pin(self, ref: str, name: str = "golden") -> RunRow:
+        """Pin a run under ``name`` (replacing an earlier pin of that name)."""
+        row = self.resolve(ref)
+        with self._write() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO pins (name, run, pinned) VALUES (?, ?, ?)",
+                (name, row.id, time.time()),
+            )
+        return self.resolve(row.run_id)
+
+    def unpin(self, name: str = "golden") -> bool:
+        """Remove a pin; returns whether there was one."""
+        with self._write() as conn:
+            cur = conn.execute("DELETE FROM pins WHERE name = ?", (name,))
+        return cur.rowcount > 0
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def runs(self, since: float | None = None, limit: int | None = None) -> list[RunRow]:
+        """Runs started at or after the UNIX time ``since``, oldest first (the newest ``limit``)."""
+        sql = f"SELECT {_RUN_COLUMNS} FROM runs"
+        args: list[Any] = []
+        if since is not None:
+            sql += " WHERE started >= ?"
+            args.append(since)
+        sql += " ORDER BY started DESC, id DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(limit)
+        pins = self._pins()
+        rows = [self._row(r, pins) for r in self.conn.execute(sql, args)]
+        rows.reverse()
+        return rows
+
+    def _pins(self) -> dict[int, tuple[str, ...]]:
+        out: dict[int, list[str]] = {}
+        for name, run in self.conn.execute("SELECT name, run FROM pins ORDER BY name"):
+            out.setdefault(run, []).append(name)
+        return {k: tuple(v) for k, v in out.items()}
+
+    @staticmethod
+    def _row(r: Sequence[Any], pins: dict[int, tuple[str, ...]]) -> RunRow:
+        return RunRow(
+            id=r[0], run_id=r[1], started=r[2], finished=r[3], inventory=r[4], inventory_digest=r[5],
+            baselines=json.loads(r[6]), baseline_digest=r[7], snapshot=r[8], limit=r[9], fail_on=r[10],
+            exit_code=r[11], version=r[12],
+            counts={"total": r[13], "pass": r[14], "fail": r[15], "error": r[16], "skipped": r[17], "waived": r[18]},
+            n_devices=r[19], fail_by_check=json.loads(r[20]), pins=pins.get(r[0], ()),
+        )  # fmt: skip
+
+    def pinned(self, name: str = "golden") -> RunRow | None:
+        """The run pinned under ``name``, if any."""
+        hit = self.conn.execute("SELECT run FROM pins WHERE name = ?", (name,)).fetchone()
+        return None if hit is None else self._by_id(hit[0])
+
+    def _by_id(self, run: int) -> RunRow:
+        r = self.conn.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = ?", (run,)).fetchone()
+        return self._row(r, self._pins())
+
+    def resolve(self, ref: str) -> RunRow:
+        """A run from its id, a unique id prefix, ``last``/``last~N`` or a pin name (``golden``).
+
+        Raises:
+            ConfigError: No such run, or a prefix that matches several.
+        """
+        m = _REF.match(ref)
+        if m:
+            back = int(m.group(2) or 0)
+            hit = self.conn.execute(
+                "SELECT id FROM runs ORDER BY started DESC, id DESC LIMIT 1 OFFSET ?", (back,)
+            ).fetchone()
+            if hit is None:
+                raise ConfigError(f"run {ref!r}: the history has {self.count()} runs", file=self.path)
+            return self._by_id(hit[0])
+        pin = self.conn.execute("SELECT run FROM pins WHERE name = ?", (ref,)).fetchone()
+        if pin is not None:
+            return self._by_id(pin[0])
+        hits = self.conn.execute(
+            "SELECT id, run_id FROM runs WHERE run_id >= ? AND run_id < ? ORDER BY run_id LIMIT 3",
+            (ref, ref + "\uffff"),
+        ).fetchall()
+        exact = [h for h in hits if h[1] == ref]
+        if exact or len(hits) == 1:
+            return self._by_id((exact or hits)[0][0])
+        if hits:
+            names = ", ".join(h[1] for h in hits)
+            raise ConfigError(f"run {ref!r} is ambiguous ({names}...): give more of the id", file=self.path)
+        raise ConfigError(
+            f"no run {ref!r} (fabline history lists the runs; last, last~1 and pin names work too)",
+            file=self.path,
+        )
+
+    def previous(self, run_id: str) -> RunRow | None:
+        """The run recorded just before ``run_id`` (by start time), if any."""
+        hit = self.conn.execute(
+            "SELECT p.id FROM runs p, runs r WHERE r.run_id = ? AND (p.started < r.started OR "
+            "(p.started = r.started AND p.id < r.id)) ORDER BY p.started DESC, p.id DESC LIMIT 1",
+            (run_id,),
+        ).fetchone()
+        return None if hit is None else self._by_id(hit[0])
+
+    def count(self) -> int:
+        """Number of recorded runs."""
+        return int(self.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+
+    def problems(self, run: RunRow) -> list[Result]:
+        """The run's non-pass results."""
+        rows = self.conn.execute(
+            "SELECT check_id, device, subject, status, severity, expected, actual, message, waiver "
+            "FROM results WHERE run = ? AND status != 'pass' ORDER BY rowid",
+            (run.id,),
+        )
+        return [_result(r) for r in rows]
+
+    def report(self, run: RunRow) -> Report:
+        """Rebuild the run's report (passes carry no ``expected``: see the module docs)."""
+        from fabline.engine import RunOutcome
+        from fabline.reports import Report
+
+        summary, checks, warnings = self.conn.execute(
+            "SELECT summary, checks, warnings FROM runs WHERE id = ?", (run.id,)
+        ).fetchone()
+        store = ResultStore()
+        rows = self.conn.execute(
+            "SELECT check_id, device, subject, status, severity, expected, actual, message, waiver "
+            "FROM results WHERE run = ? ORDER BY rowid",
+            (run.id,),
+        )
+        for r in rows:
+            store.append(_result(r))
+        devices = [
+            json.loads(d[0])
+            for d in self.conn.execute("SELECT detail FROM devices WHERE run = ? ORDER BY rowid", (run.id,))
+        ]
+        outcome = RunOutcome(
+            results=store,
+            devices=devices,
+            warnings=json.loads(warnings),
+            started=run.started,
+            finished=run.finished,
+            checks=json.loads(checks),
+        )
+        report = Report(
+            outcome=outcome,
+            inventory=run.inventory,
+            baselines=run.baselines,
+            snapshot=run.snapshot,
+            fail_on=Severity.parse(run.fail_on),
+            exit_code=run.exit_code,
+            limit=run.limit,
+            version=run.version,
+        )
+        report._summary = json.loads(summary)
+        return report
+
+    def integrity(self) -> str:
+        """SQLite's ``PRAGMA integrity_check`` answer (``ok`` when the file is sound)."""
+        return str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])
+
+
+def _result_rows(run: int | None, results: ResultStore) -> Iterator[tuple[Any, ...]]:
+    dumps = json.dumps
+    for r in results:
+        if r.status is Status.PASS:
+            yield (run, r.check, r.device, r.subject, "pass", int(r.severity), None, None, r.message, None)
+        else:
+            yield (
+                run, r.check, r.device, r.subject, r.status.value, int(r.severity),
+                dumps(r.expected, default=str), dumps(r.actual, default=str), r.message, r.waiver,
+            )  # fmt: skip
+
+
+def _result(r: Sequence[Any]) -> Result:
+    res = Result(
+        r[0],
+        r[1],
+        r[2],
+        Status(r[3]),
+        Severity(r[4]),
+        json.loads(r[5]) if r[5] is not None else None,
+        json.loads(r[6]) if r[6] is not None else None,
+        r[7],
+    )
+    res.waiver = r[8]
+    return res
