@@ -9,6 +9,7 @@ rack of hosts is found even when the baseline was updated too.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from fabline.checks import FabricContext
 from fabline.checks.fabric.linkgraph import PAIRED, End, PortView
@@ -29,7 +30,15 @@ def lossless_dscps(port: PortView) -> frozenset[int] | None:
     """
     if port.dscp is None or port.pfc is None:
         return None
-    return frozenset(d for d, prio in port.dscp if prio in port.pfc)
+    key = (id(port.dscp), id(port.pfc))  # both are interned: one shared tuple per distinct value
+    hit = _LOSSLESS.get(key)
+    if hit is None or hit[0] is not port.dscp or hit[1] is not port.pfc:
+        hit = (port.dscp, port.pfc, frozenset(d for d, prio in port.dscp if prio in port.pfc))
+        _LOSSLESS[key] = hit
+    return hit[2]
+
+
+_LOSSLESS: dict[tuple[int, int], tuple[Any, Any, frozenset[int]]] = {}
 
 
 def tos_problem(tos: int, lossless: frozenset[int]) -> str | None:

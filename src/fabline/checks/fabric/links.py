@@ -115,10 +115,11 @@ class LinkPropertyCheck(LinkCheck):
     def _compare(
         self, fabric: FabricContext, end: End, mine: Any, theirs: Any, ok: list[str | None]
     ) -> Iterator[Result]:
-        label = link_label(end)
         if mine is None or theirs is None:
             where = end.device if mine is None else end.peer_device
-            yield self.error(end.device, end.port.name, f"{label}: {self.field} not collected on {where}")
+            yield self.error(
+                end.device, end.port.name, f"{link_label(end)}: {self.field} not collected on {where}"
+            )
             return
         problem = self.mismatch(fabric, end, mine, theirs)
         if problem is None:
@@ -127,7 +128,7 @@ class LinkPropertyCheck(LinkCheck):
         yield self.failed(
             end.device,
             end.port.name,
-            f"{label}: {problem}",
+            f"{link_label(end)}: {problem}",
             expected={
                 "peer_device": end.peer_device,
                 "peer_interface": end.peer_port_name,

@@ -249,35 +249,36 @@ class ClosShapeCheck(LinkCheck):
         devices = fabric.devices
         leaves = sorted(n for n, d in devices.items() if d.role == "leaf")
         spines = sorted(n for n, d in devices.items() if d.role == "spine")
-        seen: set[frozenset[tuple[str, str]]] = set()
         pairs: Counter[tuple[str, str]] = Counter()
         gbps: dict[tuple[str, str], float] = {}
-        for end in graph.iter_ends():
-            if end.status not in _NAMED:
+        for name in sorted(graph.ends):
+            a = devices[name]
+            if a.role == "host":
                 continue
-            a, b = devices[end.device], devices.get(end.peer_device)
-            if b is None:
-                continue
-            if a.role == b.role and a.role in ("leaf", "spine"):
-                yield self.failed(
-                    end.device, end.port.name, f"{link_label(end)}: {a.role}-{b.role} link on the compute fabric",
-                    expected={"peer_role": "spine" if a.role == "leaf" else "leaf"},
-                    actual={"device": end.device, "interface": end.port.name, "peer_device": end.peer_device,
-                            "peer_interface": end.peer_port_name, "peer_role": b.role},
-                )  # fmt: skip
-                continue
-            if {a.role, b.role} != {"leaf", "spine"}:
-                continue
-            key = frozenset(
-                {(end.device, canonical_port(end.port.name)), (b.name, canonical_port(end.peer_port_name))}
-            )
-            if key in seen:
-                continue
-            seen.add(key)
-            pair = (end.device, b.name) if a.role == "leaf" else (b.name, end.device)
-            pairs[pair] += 1
-            speed = end.port.speed_gbps or (end.peer.speed_gbps if end.peer is not None else None) or 0.0
-            gbps[pair] = gbps.get(pair, 0.0) + speed
+            for end in graph.ends[name]:
+                if end.status not in _NAMED:
+                    continue
+                b = devices.get(end.peer_device)
+                if b is None:
+                    continue
+                if a.role == b.role:
+                    yield self.failed(
+                        end.device, end.port.name, f"{link_label(end)}: {a.role}-{b.role} link on the compute fabric",
+                        expected={"peer_role": "spine" if a.role == "leaf" else "leaf"},
+                        actual={"device": end.device, "interface": end.port.name, "peer_device": end.peer_device,
+                                "peer_interface": end.peer_port_name, "peer_role": b.role},
+                    )  # fmt: skip
+                    continue
+                # each leaf-spine link once: from the leaf, or from the spine when the leaf is unreadable
+                if a.role == "leaf" and b.role == "spine":
+                    pair = (name, b.name)
+                elif a.role == "spine" and b.role == "leaf" and end.status is Peering.PEER_UNREADABLE:
+                    pair = (b.name, name)
+                else:
+                    continue
+                pairs[pair] += 1
+                speed = end.port.speed_gbps or (end.peer.speed_gbps if end.peer is not None else None) or 0.0
+                gbps[pair] = gbps.get(pair, 0.0) + speed
         if not spines or not leaves:
             yield self.skipped(FABRIC_DEVICE, None, "the inventory has no leaf-spine tier to check")
             return
