@@ -391,7 +391,7 @@ def _delta(device: str, subject: str, counter: str, b: int, a: int, seconds: flo
         # Cleared or rebooted in between: the count since the reset, and no rate (unknown interval).
         return CounterDelta(device, subject, counter, b, a, a, None, True, seconds)
     delta = a - b
-    rate = round(delta / seconds, 6) if seconds else None
+    rate = delta / seconds if seconds else None
     return CounterDelta(device, subject, counter, b, a, delta, rate, False, seconds)
 
 
