@@ -38,10 +38,7 @@ def _load_case(path: Path) -> dict[str, Any]:
 
 
 def _output_of(case: dict[str, Any]) -> str:
-    if "sample" in case:
-        path = samples_dir() / case["sample"]
-    else:
-        path = HERE / "local" / case["local"]
+    path = samples_dir() / case["sample"] if "sample" in case else HERE / "local" / case["local"]
     assert path.is_file(), f"sample file missing: {path}"
     return path.read_text("utf-8", errors="replace")
 
