@@ -15,6 +15,7 @@ password: :func:`redact` is applied to every message as a second guard).
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
 import time
 from collections.abc import Iterator, Sequence
@@ -25,6 +26,11 @@ import paramiko
 
 from fabline.collect.hostkeys import HostKeyRefused, HostKeyStore
 from fabline.inventory import Device
+
+# paramiko logs routine teardown noise ("socket.send() raised exception." after a device closes the
+# session on logout) at ERROR; with no handler configured Python would print it to stderr. A
+# NullHandler keeps it out of the console without touching levels a user may have set.
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
 
 #: Exec channels in flight per host connection (OpenSSH's sshd allows 10 sessions by default).
 EXEC_CHANNELS = 8

@@ -1,0 +1,266 @@
+"""``fabline collect``, ``fabline run`` (collect + check) and ``fabline demo``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+
+from fabline.cli import (
+    SEVERITIES,
+    _baseline_option,
+    _baseline_paths,
+    _checks_dir,
+    _checks_option,
+    _formats,
+    _friendly,
+    _inventory_option,
+)
+from fabline.collect.hostkeys import HOST_KEY_POLICIES
+from fabline.errors import ConfigError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: Where ``accept-new`` records first-seen host keys unless ``--known-hosts`` says otherwise.
+DEFAULT_KNOWN_HOSTS = Path(".fabline") / "known_hosts"
+
+
+def _collect_options(func: F) -> F:
+    options = [
+        click.option("-l", "--limit", default=None, help="Ansible host pattern, e.g. 'leaf*', 'fabric:!leaf-r2-a'."),
+        click.option("-w", "--workers", type=int, default=32, show_default=True, help="Devices collected at once."),
+        click.option("--timeout", type=float, default=30.0, show_default=True,
+                     help="Seconds for connect/login and for each command."),
+        click.option("--retries", type=int, default=2, show_default=True,
+                     help="Extra connect attempts after a connect failure (never after an authentication failure)."),
+        click.option("--pace", type=float, default=0.0, show_default=True,
+                     help="Minimum seconds between two commands on one device (TACACS/RADIUS-backed fleets)."),
+        click.option("--host-key-policy", type=click.Choice(HOST_KEY_POLICIES), default="accept-new", show_default=True,
+                     help="accept-new: trust on first use, refuse changed keys; strict: only known hosts; ignore: no checks."),
+        click.option("--known-hosts", type=click.Path(path_type=Path), default=None,
+                     help=f"known_hosts file (default: ./{DEFAULT_KNOWN_HOSTS})."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _progress() -> Any:
+    from fabline.collect.collector import LineProgress, RichProgress
+
+    if sys.stderr.isatty():
+        return RichProgress()
+    return LineProgress(lambda line: click.echo(line, err=True))
+
+
+def _do_collect(
+    inventory: Path,
+    out: Path,
+    limit: str | None,
+    workers: int,
+    timeout: float,
+    retries: int,
+    pace: float,
+    host_key_policy: str,
+    known_hosts: Path | None,
+    resume: bool,
+) -> Any:
+    from fabline.collect.collector import CollectOptions, collect
+    from fabline.inventory import load_inventory
+
+    devices = load_inventory(inventory).devices(limit)
+    options = CollectOptions(
+        workers=workers,
+        timeout=timeout,
+        retries=retries,
+        pace=pace,
+        host_key_policy=host_key_policy,
+        known_hosts=known_hosts or DEFAULT_KNOWN_HOSTS,
+    )
+    return collect(
+        devices,
+        out,
+        options,
+        inventory_source=str(inventory),
+        limit=limit,
+        resume=resume,
+        progress=_progress(),
+    )
+
+
+def _print_collect_summary(summary: Any) -> None:
+    for name, status, message in summary.failed[:20]:
+        click.echo(f"  {name}: {status}" + (f": {message}" if message else ""), err=True)
+    if len(summary.failed) > 20:
+        click.echo(f"  ... and {len(summary.failed) - 20} more (see manifest.json)", err=True)
+    click.echo(summary.line)
+
+
+@click.command()
+@_inventory_option
+@click.option("-o", "--out", type=click.Path(path_type=Path), default=None, help="Snapshot folder to write.")
+@click.option("--resume", type=click.Path(path_type=Path), default=None,
+              help="Snapshot folder of an interrupted or partly failed run: collect only what is missing.")  # fmt: skip
+@_collect_options
+@_friendly
+def collect(
+    inventory: Path,
+    out: Path | None,
+    resume: Path | None,
+    limit: str | None,
+    workers: int,
+    timeout: float,
+    retries: int,
+    pace: float,
+    host_key_policy: str,
+    known_hosts: Path | None,
+) -> None:
+    """Collect device state over SSH into a snapshot (raw/, state/, manifest.json).
+
+    Exit code 0 when every device was read, 3 when some could not be (unreachable, auth failure,
+    timeout, error), 2 on a configuration error.
+    """
+    from fabline.state import UNREADABLE_STATUSES
+
+    if (out is None) == (resume is None):
+        raise ConfigError("give exactly one of -o/--out SNAPDIR and --resume SNAPDIR")
+    target = out or resume
+    assert target is not None
+    if resume is not None and not resume.is_dir():
+        raise ConfigError("snapshot folder to resume not found", file=resume)
+    summary = _do_collect(
+        inventory,
+        target,
+        limit,
+        workers,
+        timeout,
+        retries,
+        pace,
+        host_key_policy,
+        known_hosts,
+        resume is not None,
+    )
+    _print_collect_summary(summary)
+    sys.exit(3 if any(s in UNREADABLE_STATUSES for s in summary.by_status) else 0)
+
+
+@click.command()
+@_inventory_option
+@click.option("-s", "--snapshot", type=click.Path(path_type=Path), default=None,
+              help="Snapshot folder to write (default: snapshots/<UTC time>).")  # fmt: skip
+@_collect_options
+@_baseline_option
+@_checks_option
+@click.option("-o", "--out", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
+              help="Folder for report files.")  # fmt: skip
+@click.option("-f", "--format", "formats", default="json,junit,md", show_default=True,
+              help="Report files: comma-separated json, junit, md.")  # fmt: skip
+@click.option("--fail-on", type=click.Choice(SEVERITIES), default="minor", show_default=True,
+              help="Lowest severity of a failure that makes the exit code 4.")  # fmt: skip
+@click.option("--previous", type=click.Path(path_type=Path), default=None,
+              help="An earlier snapshot: counter checks judge deltas between the two.")  # fmt: skip
+@click.option("--cabling", type=click.Path(path_type=Path), default=None,
+              help="Cabling plan CSV (expected links) for the rail and Clos checks.")  # fmt: skip
+@click.option("-q", "--quiet", is_flag=True, help="No console summary.")
+@_friendly
+def run(
+    inventory: Path,
+    snapshot: Path | None,
+    limit: str | None,
+    workers: int,
+    timeout: float,
+    retries: int,
+    pace: float,
+    host_key_policy: str,
+    known_hosts: Path | None,
+    baselines: tuple[Path, ...],
+    checks_dir: Path | None,
+    out: Path,
+    formats: str,
+    fail_on: str,
+    previous: Path | None,
+    cabling: Path | None,
+    quiet: bool,
+) -> None:
+    """Collect over SSH, then check the new snapshot (collect + check in one go).
+
+    Exit codes are check's: 0 all pass, 3 errors but no failure, 4 a failure at or above --fail-on.
+    """
+    from fabline.runner import run_check
+
+    fmts = _formats(formats)
+    paths = _baseline_paths(baselines)
+    checks = _checks_dir(checks_dir)
+    target = snapshot or Path("snapshots") / dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    summary = _do_collect(
+        inventory, target, limit, workers, timeout, retries, pace, host_key_policy, known_hosts, False
+    )
+    _print_collect_summary(summary)
+    report, written = run_check(
+        inventory=inventory, snapshot=target, baselines=paths, checks_dir=checks, limit=limit, out=out,
+        formats=fmts, fail_on=fail_on, previous=previous, cabling=cabling,
+    )  # fmt: skip
+    if not quiet:
+        from fabline.reports.console import print_summary
+
+        console = Console()
+        print_summary(report, console)
+        for path in written:
+            console.print(f"wrote {path}", highlight=False)
+    sys.exit(report.exit_code)
+
+
+@click.command()
+@click.option("--out", type=click.Path(path_type=Path), default=Path("fabline-demo"), show_default=True,
+              help="Folder for the demo's inventory, snapshot and reports.")  # fmt: skip
+@_friendly
+def demo(out: Path) -> None:
+    """Run the main job on a bundled simulated fabric: serve it over SSH, collect, check, report.
+
+    The fabric has one leaf of every switch platform (SONiC, Cumulus, EOS, NX-OS), EOS spines and
+    two GPU hosts, with planted faults (docs/collection.md lists them). Exit 0 when the run worked:
+    the violations it reports are the point.
+    """
+    import time
+
+    from fabline.baseline import default_baseline_path
+    from fabline.collect.demo import run_demo
+    from fabline.reports.console import print_summary
+    from fabline.runner import run_check
+
+    started = time.monotonic()
+    console = Console()
+    console.print(
+        "fabline demo: starting a simulated RoCE fabric (SONiC, Cumulus, EOS, NX-OS, Linux GPU hosts)"
+    )
+    result = run_demo(out, progress=_progress())
+    console.print(
+        f"served {result.devices} devices over SSH on 127.10.0.x (first: {result.address})", highlight=False
+    )
+    _print_collect_summary(result.summary)
+    report, written = run_check(
+        inventory=result.inventory, snapshot=result.snapshot, baselines=[default_baseline_path()],
+        checks_dir=None, limit=None, out=out, formats=["json", "junit", "md"], fail_on="minor",
+        cabling=result.cabling,
+    )  # fmt: skip
+    print_summary(report, console)
+    for path in written:
+        console.print(f"wrote {path}", highlight=False)
+    console.print(f"snapshot {result.snapshot} (raw/, state/, manifest.json)", highlight=False)
+    console.print(
+        f"demo finished in {time.monotonic() - started:.1f} s; the planted faults are listed in docs/collection.md",
+        highlight=False,
+    )
+    unread = [name for name, status, _ in result.summary.failed if status not in ("ok", "partial")]
+    if unread:
+        click.echo(f"fabline: internal error: the demo could not read {', '.join(unread)}", err=True)
+        sys.exit(1)
+    sys.exit(0)
+
+
+COMMANDS = [collect, run, demo]

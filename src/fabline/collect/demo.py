@@ -1,0 +1,122 @@
+"""``fabline demo``: the main job end to end on an embedded simulated fabric.
+
+Starts the bundled lab fabric (one device of every switch platform, two GPU hosts, rail-optimized)
+with planted faults, collects it over real SSH with the real collectors, checks it against the
+default baseline and writes the snapshot and the reports. ``docs/collection.md`` lists the faults.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fabline import synthetic
+from fabline.collect.collector import CollectOptions, CollectSummary, Progress, collect
+from fabline.errors import ConfigError
+
+#: The environment variable the demo inventory reads the simulator's password from.
+PASSWORD_ENV = "FABLINE_DEMO_PASSWORD"
+
+
+def demo_fabric() -> tuple[synthetic.Fabric, synthetic.Fabric, list[Any]]:
+    """The demo's intended fabric, the fabric as built (one rail miswire), and its planted faults.
+
+    Returns:
+        ``(intended, built, faults)``: ``intended`` gives the cabling plan, ``built`` is served.
+    """
+    from fabline.sim import TransportFault
+    from fabline.sim.faults import rail_miswire
+
+    intended = synthetic.lab_fabric()
+    built = rail_miswire(intended, "gpu-001", rails=(0, 1))
+    faults: list[Any] = [
+        *synthetic.LAB_FAULTS,
+        # lldpd is not installed on this host: recorded as unavailable, the device is 'partial'.
+        TransportFault("gpu-002", "missing_command", "lldpctl -f json"),
+    ]
+    return intended, built, faults
+
+
+@dataclass
+class DemoRun:
+    """What the demo produced."""
+
+    out: Path
+    inventory: Path
+    snapshot: Path
+    cabling: Path
+    summary: CollectSummary
+    devices: int
+    address: str
+
+
+@contextmanager
+def _simulator(fabric: synthetic.Fabric, faults: Sequence[Any], password: str, keys: Path) -> Iterator[Any]:
+    """The simulator on the first free port from 2222 (another demo may hold the first)."""
+    from fabline.sim import run_simulator
+
+    last: OSError | None = None
+    for port in range(2222, 2242):
+        try:
+            cm = run_simulator(fabric, faults, password=password, port=port, host_key_dir=keys)
+            sim = cm.__enter__()
+        except OSError as exc:
+            last = exc
+            continue
+        try:
+            yield sim
+        finally:
+            cm.__exit__(None, None, None)
+        return
+    raise ConfigError(f"cannot start the simulated fabric: no free port in 2222-2241 on 127.10.x.y ({last})")
+
+
+def run_demo(out: Path, progress: Progress | None = None, workers: int = 32) -> DemoRun:
+    """Serve the demo fabric, collect it into ``out/snapshot`` and return what was written.
+
+    The simulator's password is random per run and reaches the collector only through the
+    environment (``{{ lookup('env', ...) }}`` in the written inventory), as a site would do it.
+
+    Raises:
+        ConfigError: ``out/snapshot`` exists and is not an earlier demo snapshot.
+    """
+    from fabline.inventory import load_inventory
+
+    snapshot = out / "snapshot"
+    if snapshot.exists():
+        if not (snapshot / "manifest.json").exists():
+            raise ConfigError("exists and is not a fabline snapshot; choose another --out", file=snapshot)
+        shutil.rmtree(snapshot)
+    out.mkdir(parents=True, exist_ok=True)
+    intended, built, faults = demo_fabric()
+    password = secrets.token_urlsafe(12)
+    cabling = out / "cabling.csv"
+    cabling.write_text(synthetic.cabling_plan_csv(intended), "utf-8")
+    inventory = out / "inventory.yml"
+    with _simulator(built, faults, password, out / ".sim-hostkeys") as sim:
+        inventory.write_text(
+            "# The demo fabric served by `fabline demo` (the password comes from the environment).\n"
+            + yaml.safe_dump(sim.inventory(password_env=PASSWORD_ENV), sort_keys=False),
+            "utf-8",
+        )
+        previous = os.environ.get(PASSWORD_ENV)
+        os.environ[PASSWORD_ENV] = password
+        try:
+            devices = load_inventory(inventory).devices(None)
+            host, port = next(iter(sim.addresses.values()))
+            options = CollectOptions(workers=workers, timeout=10, retries=1, known_hosts=out / "known_hosts")
+            summary = collect(devices, snapshot, options, inventory_source=str(inventory), progress=progress)
+        finally:
+            if previous is None:
+                os.environ.pop(PASSWORD_ENV, None)
+            else:
+                os.environ[PASSWORD_ENV] = previous
+    return DemoRun(out, inventory, snapshot, cabling, summary, len(devices), f"{host}:{port}")
