@@ -15,6 +15,7 @@ from typing import Any
 
 from fabline import synthetic
 from fabline.sim.faults import RisingCounter, TransportFault
+from fabline.sim.render import normalize
 from fabline.sim.render.common import Answer
 
 Renderer = Callable[["SimDevice", str], Answer]
@@ -62,7 +63,9 @@ class SimDevice:
         with self._lock:
             if self._state is None:
                 fabric = synthetic.Fabric([self.spec], self.links)
-                self._state = next(iter(synthetic.states(fabric, self.faults)))
+                state = next(iter(synthetic.states(fabric, self.faults)))
+                normalize(self.platform, state)
+                self._state = state
             return self._state
 
     def state(self) -> dict[str, Any]:

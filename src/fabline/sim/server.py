@@ -349,11 +349,22 @@ class Simulator:
             s.page_lines = max(0, (size[1] or 24) - 1)
         conn = process.channel.get_connection()
 
+        buffered: list[str] = []
+
         def write(text: str) -> None:
-            process.stdout.write(text.replace("\r\n", "\n").replace("\n", "\r\n").encode("utf-8", "replace"))
+            buffered.append(text)
+
+        def flush() -> None:
+            # One write per input chunk: a client that hangs up right after its last line
+            # (netmiko's 'exit') costs one failed send, not one per echoed character.
+            if buffered and not conn.is_closed():
+                text = "".join(buffered)
+                process.stdout.write(text.replace("\r\n", "\n").replace("\n", "\r\n").encode("utf-8", "replace"))
+            buffered.clear()
 
         write(d.banner(s))
         write(d.prompt(s))
+        flush()
         line = ""
         skip_lf = False
         pending: list[str] = []
@@ -387,6 +398,7 @@ class Simulator:
                         out = d.execute(s, line.strip(), self.run_command)
                     except SessionDrop as drop:
                         write(drop.partial)
+                        flush()
                         await process.stdout.drain()
                         conn.abort()
                         return
@@ -416,6 +428,8 @@ class Simulator:
                 elif ch == "\t" or ch >= " ":
                     line += ch
                     write(ch)
+            flush()
+        flush()
         await process.stdout.drain()
         process.exit(0)
 

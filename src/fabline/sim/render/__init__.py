@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from fabline.sim.render import linux, sonic
+from fabline.sim.render import arista_eos, linux, sonic
 from fabline.sim.render.common import Answer
 
 if TYPE_CHECKING:
     from fabline.sim.device import SimDevice
 
-_RENDERERS = {"linux": linux.render, "sonic": sonic.render}
+_RENDERERS = {"linux": linux.render, "sonic": sonic.render, "arista_eos": arista_eos.render}
 
 
 def render(dev: SimDevice, line: str) -> Answer:
@@ -19,3 +19,9 @@ def render(dev: SimDevice, line: str) -> Answer:
     if fn is None:
         return linux.not_found(line.split()[0] if line.split() else line)
     return fn(dev, line)
+
+
+def normalize(platform: str, state: dict[str, Any]) -> None:
+    """Fold a state into what the platform can show (EOS: one switch-wide DSCP map)."""
+    if platform == "arista_eos":
+        arista_eos.normalize(state)
