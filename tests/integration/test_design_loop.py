@@ -1,0 +1,173 @@
+"""The closed loop, as a user runs it: design -> render -> check --intended, and render --diff.
+
+Every platform in both roles (the golden design: SONiC, Cumulus and EOS leaves and spines, GPU
+servers) is rendered, parsed back with the platform parsers and checked against the default
+baseline. ``OPERATIONAL_OVERLAY`` is the baseline change this feature proposes (see
+docs/design.md, "Closed loop"): link-up rules only judge ports whose operational state was read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+GOLDEN_DESIGN = REPO_ROOT / "tests" / "golden" / "configs" / "design.yml"
+BASELINE = REPO_ROOT / "baseline" / "roce.yml"
+OPERATIONAL_OVERLAY = """\
+rules:
+  - id: switch-port-up
+    when: [{path: oper_up, present: true}]
+  - id: host-link-up
+    when: [{path: oper_up, present: true}]
+"""
+
+
+def fabline(*args: str | Path, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, "-m", "fabline", *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True,
+        check=False, timeout=300,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def fab(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("fab")
+    shutil.copy(GOLDEN_DESIGN, d / "design.yml")
+    r = fabline("design", d / "design.yml", "--out", d)
+    assert r.returncode == 0, r.stderr
+    r = fabline("render", d / "design.yml", "--out", d / "configs")
+    assert r.returncode == 0, r.stderr
+    assert "rendered 14 configs" in r.stdout
+    (d / "overlay.yml").write_text(OPERATIONAL_OVERLAY)
+    return d
+
+
+def check(fab: Path, configs: Path, out: Path, *extra: str) -> tuple[int, dict[str, object]]:
+    r = fabline(
+        "check", "-i", fab / "inventory.yml", "--intended", configs, "--cabling", fab / "cabling.csv",
+        "-b", BASELINE, *extra, "-o", out, "-f", "json", "-q",
+    )  # fmt: skip
+    assert r.returncode in (0, 3, 4), r.stderr
+    return r.returncode, json.loads((out / "report.json").read_text())
+
+
+def test_fresh_design_passes(fab: Path, tmp_path: Path) -> None:
+    code, report = check(fab, fab / "configs", tmp_path, "-b", str(fab / "overlay.yml"))
+    results = report["results"]
+    assert isinstance(results, list)
+    bad = [(r["check"], r["device"], r["subject"], r["message"]) for r in results if r["status"] in ("fail", "error")]
+    assert code == 0 and not bad
+    passed = {(r["check"], r["device"]) for r in results if r["status"] == "pass"}
+    for device in ("spine-000", "spine-001", "spine-002", "leaf-r0-000", "leaf-r1-000", "leaf-r2-000"):
+        for rule in ("switch-mtu", "switch-pfc-priorities", "switch-dscp-roce", "switch-ecn-thresholds",
+                     "switch-fec-rs", "switch-pfc-watchdog", "link-mtu", "link-pfc"):
+            assert (rule, device) in passed, (rule, device)
+    for rule in ("host-mtu", "host-roce-tos", "host-pfc-priorities", "host-nccl-ib-tc", "rail-cabling"):
+        assert (rule, "gpu-00001") in passed, rule
+    assert any(r["check"] == "cabling-plan" and r["status"] == "pass" for r in results)
+    assert any(r["check"] == "clos-shape" and r["status"] == "pass" for r in results)
+
+
+def test_default_baseline_errors_only_on_operational_rules(fab: Path, tmp_path: Path) -> None:
+    # Without the proposed precondition, "port is up" cannot be judged from a config: error, never pass.
+    code, report = check(fab, fab / "configs", tmp_path)
+    results = report["results"]
+    assert isinstance(results, list)
+    assert code == 3
+    assert {r["check"] for r in results if r["status"] in ("fail", "error")} == {"switch-port-up", "host-link-up"}
+
+
+BREAKS = [
+    ("leaf-r0-000", "config_db.json", '"pfc_enable": "3"', '"pfc_enable": "3,4"', "switch-pfc-priorities"),
+    ("spine-000", "config_db.json", '"26": "3"', '"26": "0"', "switch-dscp-roce"),
+    ("leaf-r1-000", "startup.yaml", "probability: 5", "probability: 50", "switch-ecn-probability"),
+    ("spine-001", "startup.yaml", "state: enable", "state: disable", "switch-pfc-watchdog"),
+    ("spine-002", "startup-config", "mtu 9214", "mtu 1500", "switch-mtu"),
+    ("leaf-r2-000", "startup-config", "encoding reed-solomon", "encoding fire-code", "switch-fec-rs"),
+    ("gpu-00001", "host.yml", "roce_tos: 106", "roce_tos: 104", "host-roce-tos"),
+]
+
+
+@pytest.mark.parametrize(("device", "file", "old", "new", "rule"), BREAKS, ids=[b[4] for b in BREAKS])
+def test_edited_config_fails(fab: Path, tmp_path: Path, device: str, file: str, old: str, new: str, rule: str) -> None:
+    configs = tmp_path / "configs"
+    shutil.copytree(fab / "configs", configs)
+    path = configs / device / file
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    code, report = check(fab, configs, tmp_path / "out", "-b", str(fab / "overlay.yml"))
+    results = report["results"]
+    assert isinstance(results, list)
+    failed = {(r["check"], r["device"]) for r in results if r["status"] == "fail"}
+    assert code == 4
+    assert (rule, device) in failed
+
+
+def test_missing_or_broken_config_is_an_error_not_a_pass(fab: Path, tmp_path: Path) -> None:
+    configs = tmp_path / "configs"
+    shutil.copytree(fab / "configs", configs)
+    shutil.rmtree(configs / "spine-003")
+    (configs / "leaf-r0-000" / "config_db.json").write_text('{"PORT": ')
+    code, report = check(fab, configs, tmp_path / "out", "-b", str(fab / "overlay.yml"))
+    results = report["results"]
+    assert isinstance(results, list)
+    assert code == 3
+    for device in ("spine-003", "leaf-r0-000"):
+        mine = [r for r in results if r["device"] == device]
+        assert mine and not any(r["status"] == "pass" for r in mine)
+
+
+def test_render_diff(fab: Path, tmp_path: Path) -> None:
+    from fabline.design.intended import intended_snapshot
+    from fabline.inventory import load_inventory
+
+    running = intended_snapshot(fab / "configs", load_inventory(fab / "inventory.yml").devices(None), tmp_path / "run")
+    r = fabline("render", fab / "design.yml", "--diff", running)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "leaf-r0-000: in sync" in r.stdout
+    state = running / "state" / "leaf-r2-000.json"
+    doc = json.loads(state.read_text())
+    doc["interfaces"]["Ethernet1/1"]["mtu"] = 1500
+    doc["interfaces"]["Ethernet1/1"]["pfc_priorities"] = [3, 4]
+    doc["interfaces"]["Ethernet1/1"]["oper_up"] = True  # operational extras are not drift
+    state.write_text(json.dumps(doc))
+    (running / "state" / "gpu-00002.json").unlink()
+    r = fabline("render", fab / "design.yml", "--diff", running)
+    assert r.returncode == 4
+    assert "leaf-r2-000: 2 difference(s)" in r.stdout
+    assert "[interfaces] Ethernet1/1 mtu: intended 9214, running 1500" in r.stdout
+    assert "[qos] Ethernet1/1 pfc_priorities: intended [3], running [3, 4]" in r.stdout
+    assert "gpu-00002: no running state" in r.stdout
+    r = fabline("render", fab / "design.yml", "--diff", running, "--format", "json")
+    data = json.loads(r.stdout)
+    assert data["leaf-r2-000"]["status"] == "drift" and data["spine-000"]["status"] == "in_sync"
+
+
+def test_design_cli_infeasible_and_json(tmp_path: Path) -> None:
+    r = fabline("design", "--gpus", "100000", "--switch-ports", "128", "--out", tmp_path / "x")
+    assert r.returncode == 4
+    assert "feasible: NO" in r.stdout and "131,072" in r.stdout
+    assert not (tmp_path / "x").exists()
+    r = fabline("design", "--gpus", "1024", "--switch-ports", "64", "--format", "json")
+    data = json.loads(r.stdout)
+    assert r.returncode == 0 and (data["leaves"], data["spines"], data["feasible"]) == (32, 16, True)
+
+
+def test_design_cli_bad_input_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "design.yml"
+    bad.write_text(GOLDEN_DESIGN.read_text().replace("  oversubscription: 1", "  oversubscripton: 1"))
+    r = fabline("render", bad, "--out", tmp_path / "c")
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "sizing.oversubscripton: unknown key" in r.stderr and "oversubscription" in r.stderr
+    r = fabline("design", "--gpus", "0")
+    assert r.returncode == 2 and "gpus: must be at least 1" in r.stderr
