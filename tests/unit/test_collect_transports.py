@@ -70,7 +70,7 @@ class MiniServer:
                 process.channel.get_connection().abort()
                 return
             if process.command == self.hang_on:
-                await asyncio.sleep(60)
+                await asyncio.sleep(5)
             text, code = self._answer(process.command)
             (process.stdout if code == 0 else process.stderr).write(text)
             process.exit(code)
@@ -83,7 +83,7 @@ class MiniServer:
                     process.channel.get_connection().abort()
                     return
                 if line == self.hang_on:
-                    await asyncio.sleep(60)
+                    await asyncio.sleep(5)
                 if line in ("exit", "logout"):
                     process.exit(0)
                     return

@@ -22,6 +22,7 @@ from fabline.collect.transports import (
     Session,
     redact,
 )
+from fabline.collect.writer import unique_file
 from fabline.errors import CommandUnavailable, FablineError, ParseError
 from fabline.inventory import Device
 from fabline.platforms import PLATFORMS
@@ -366,8 +367,6 @@ class _Run:
     def __init__(
         self, device: Device, profile: Profile, session: Session, secrets: tuple[str | None, ...]
     ) -> None:
-        from fabline.collect.writer import command_slug
-
         self.device = device
         self.profile = profile
         self.session = session
@@ -377,7 +376,6 @@ class _Run:
         self.by_command: dict[str, dict[str, Any]] = {}
         self.raw: dict[str, str] = {}
         self.dead: str | None = None
-        self._slug = command_slug
         self._used: set[str] = set()
 
     def expand(self, templates: Iterable[str], param: str, values: Iterable[str]) -> list[str]:
@@ -392,15 +390,6 @@ class _Run:
                         CommandRecord(template.replace("{" + param + "}", "?"), "refused", message=str(exc))
                     )
         return out
-
-    def _file(self, command: str) -> str:
-        base = self._slug(command)
-        name, n = base, 1
-        while name.casefold() in self._used:
-            n += 1
-            name = f"{base}~{n}"
-        self._used.add(name.casefold())
-        return f"{name}.txt"
 
     def commands(self, commands: list[str]) -> None:
         if not commands:
@@ -426,7 +415,7 @@ class _Run:
                         break
                     continue
                 text = redact(outcome.text, *self.secrets)
-                record.file = self._file(cmd)
+                record.file = unique_file(cmd, self._used)
                 record.exit_code = outcome.exit_code
                 self.raw[record.file] = text
                 fragment = parse_record(

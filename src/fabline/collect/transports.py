@@ -118,7 +118,7 @@ def redact(text: str, *secrets: str | None) -> str:
 
 
 def strip_echo(text: str, prompt: str, command: str) -> str:
-    """Drop a leading ``prompt + command`` echo line that netmiko left in place.
+    r"""Drop a leading ``prompt + command`` echo line that netmiko left in place.
 
     Some CLIs redraw the prompt with the typed line (line editors, EOS when it falls behind), so
     the echo netmiko strips is not always the first line; the evidence must start at the output.

@@ -34,24 +34,21 @@ def command_slug(command: str) -> str:
     return slug[:120] or "command"
 
 
-def unique_slugs(commands: list[str]) -> dict[str, str]:
-    """File names for a device's commands, unique even on case-insensitive file systems.
+def unique_file(command: str, used: set[str]) -> str:
+    """The raw file name of a command, unique among ``used`` even on case-insensitive file systems.
 
     Example:
-        >>> unique_slugs(["ethtool -i eth0", "ethtool -I eth0"])
-        {'ethtool -i eth0': 'ethtool_-i_eth0.txt', 'ethtool -I eth0': 'ethtool_-I_eth0~2.txt'}
+        >>> used = set()
+        >>> unique_file("ethtool -i eth0", used), unique_file("ethtool -I eth0", used)
+        ('ethtool_-i_eth0.txt', 'ethtool_-I_eth0~2.txt')
     """
-    used: set[str] = set()
-    out: dict[str, str] = {}
-    for cmd in commands:
-        base = command_slug(cmd)
-        name, n = base, 1
-        while name.casefold() in used:
-            n += 1
-            name = f"{base}~{n}"
-        used.add(name.casefold())
-        out[cmd] = f"{name}.txt"
-    return out
+    base = command_slug(command)
+    name, n = base, 1
+    while name.casefold() in used:
+        n += 1
+        name = f"{base}~{n}"
+    used.add(name.casefold())
+    return f"{name}.txt"
 
 
 def write_json_atomic(path: Path, doc: Mapping[str, Any], indent: int | None = 1) -> None:

@@ -1,0 +1,339 @@
+"""Collection logic with an in-memory session: plans, statuses, retries, interface choice, files.
+
+Outputs come from the shared samples and the parser cases' constructed inputs
+(``tests/parsers/local/``), never from text made up here; the fake session only decides which
+command gets which file, or a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabline.collect.collector import CollectOptions, _pool, collect
+from fabline.collect.device import (
+    CommandRefused,
+    RetryPolicy,
+    allowed,
+    collect_device,
+    render,
+    select_interfaces,
+)
+from fabline.collect.profiles import PROFILES, check_profiles
+from fabline.collect.reparse import reparse_snapshot
+from fabline.collect.transports import CommandFailure, ConnectFailure, Output
+from fabline.collect.writer import command_slug
+from fabline.errors import ConfigError
+from tests.unit.test_collect_transports import LOCAL, SAMPLES, make_device
+
+SECRET = "pw-Xy7-never-in-files"
+
+LINUX = LOCAL / "linux"
+HOST_FILES = {
+    "ip -j -d link show": LINUX / "ip_-j_-d_link_show-constructed.json",
+    "lsmod": LINUX / "lsmod-gpu-host-constructed.txt",
+    "cat /etc/nccl.conf": LINUX / "nccl_conf-constructed.txt",
+    "ibv_devinfo": SAMPLES / "linux_host" / "ibv_devinfo-cx7-roce-mlx5_2.txt",
+    "lldpctl -f json": LINUX / "lldpctl_json-one-port-constructed.json",
+    "show_gids": SAMPLES / "linux_host" / "show_gids-k8s-macvlan-pod-tabs.txt",
+    "ethtool -i eth2": SAMPLES / "linux_host" / "ethtool_-i-mlx5_core-cx4lx.txt",
+    "ethtool -I --show-fec eth2": LINUX / "ethtool_-I_--show-fec-stats-docs.txt",
+    "ethtool -S eth2": LINUX / "ethtool_-S-mlx5-constructed.txt",
+    "mlnx_qos -i eth2": LINUX / "mlnx_qos-eth4-netarbiter-extract.txt",
+    "grep -H . /sys/class/net/eth2/ecn/roce_*/enable/*": LINUX / "ecn_enable-eth2-constructed.txt",
+    "grep -H . /sys/class/net/eth2/device/infiniband/*/ports/1/hw_counters/*": LINUX
+    / "hw_counters-eth2-constructed.txt",
+    "cat /sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos": LINUX / "default_roce_tos-106.txt",
+}
+SONIC_FILES = {
+    "show version": SAMPLES / "sonic" / "show_version-cmdref-msn2700.txt",
+    "show interfaces status": SAMPLES / "sonic" / "show_interfaces_status-cmdref.txt",
+    "show lldp table": SAMPLES / "sonic" / "show_lldp_table-cmdref.txt",
+    "show pfc counters": SAMPLES / "sonic" / "show_pfc_counters-cmdref.txt",
+    "show interfaces transceiver eeprom --dom": SAMPLES
+    / "sonic"
+    / "show_interfaces_transceiver_eeprom_dom-cmdref-qsfp.txt",
+    "show runningconfiguration all": SAMPLES / "sonic" / "configdb-mellanox-sn2700-kvm-rsyslog-test.json",
+}
+
+
+class FakeSession:
+    """Answers from files; ``failures`` maps a command to the failure it raises instead."""
+
+    def __init__(
+        self,
+        files: Mapping[str, Path],
+        failures: Mapping[str, CommandFailure] | None = None,
+        exec_style: bool = True,
+        extra: Mapping[str, str] | None = None,
+    ) -> None:
+        self.files = files
+        self.failures = failures or {}
+        self.exec_style = exec_style
+        self.extra = extra or {}
+        self.sent: list[str] = []
+        self.closed = False
+
+    def run(self, commands: Sequence[str]) -> Iterator[tuple[str, Output | CommandFailure, float]]:
+        for cmd in commands:
+            self.sent.append(cmd)
+            if cmd in self.failures:
+                yield cmd, self.failures[cmd], 0.01
+            elif cmd in self.extra:
+                yield cmd, Output(self.extra[cmd], 0 if self.exec_style else None), 0.01
+            elif cmd in self.files:
+                yield cmd, Output(self.files[cmd].read_text(), 0 if self.exec_style else None), 0.01
+            elif self.exec_style:
+                yield cmd, Output("", 127, f"bash: {cmd.split()[0]}: command not found\n"), 0.01
+            else:
+                yield cmd, Output(f"bash: {cmd.split()[0]}: command not found"), 0.01
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def factory_for(session: FakeSession) -> Any:
+    return lambda device, profile: session
+
+
+def host(**vars: Any) -> Any:
+    return make_device("gpu-1", "linux", 22, password=SECRET, **vars)
+
+
+def test_every_profile_command_is_allow_listed() -> None:
+    assert check_profiles() == []
+
+
+def test_commands_off_the_allow_list_and_unsafe_names_are_refused() -> None:
+    with pytest.raises(CommandRefused, match="not on the read-only allow-list"):
+        allowed("linux", "mlnx_qos -i eth2 --pfc 0,0,0,1,0,0,0,0")
+    with pytest.raises(CommandRefused, match="not on the read-only allow-list"):
+        allowed("arista_eos", "configure terminal")
+    profile = PROFILES["linux"]
+    for bad in ("eth0;reboot", "eth0 && reboot", "../../etc", "$(id)", "eth0/../x"):
+        with pytest.raises(CommandRefused):
+            render(profile, "ethtool -m {interface}", interface=bad)
+    assert render(profile, "ethtool -m {interface}", interface="ens1f0np0") == "ethtool -m ens1f0np0"
+
+
+def test_hostile_interface_name_is_never_sent() -> None:
+    session = FakeSession(HOST_FILES)
+    result = collect_device(host(rail_interfaces=["eth2", "eth3;reboot"]), factory_for(session))
+    assert not any("reboot" in c for c in session.sent)
+    refused = [r for r in result.records if r.status == "refused"]
+    assert refused and all("reboot" in (r.message or "") for r in refused)
+    assert result.status == "partial"
+
+
+def test_linux_host_rail_interfaces_and_rdma_join() -> None:
+    session = FakeSession(HOST_FILES)
+    result = collect_device(host(rail_interfaces=["eth2"]), factory_for(session))
+    eth2 = result.state["interfaces"]["eth2"]
+    # roce_tos reaches the interface only through the post-merge RDMA-device join.
+    assert eth2["nic"]["rdma_device"] == "mlx5_0" and eth2["nic"]["roce_tos"] == 106
+    assert eth2["nic"]["ecn_np_priorities"] == [3]
+    assert result.state["host"]["gpudirect_rdma"] is True
+    assert "ethtool -m eth2" in session.sent and not any("net1" in c for c in session.sent)
+    assert session.closed
+    # ethtool / ethtool -m have no file here: exit 127 -> unavailable, the device is partial.
+    kinds = {e["command"]: e["kind"] for e in result.state["errors"]}
+    assert kinds["ethtool -m eth2"] == "unavailable"
+    assert result.status == "partial"
+
+
+def test_linux_interfaces_from_rdma_netdevs_then_physical() -> None:
+    profile = PROFILES["linux"]
+    gids = {"show_gids": {"interfaces": {"net1": {"nic": {"rdma_device": "mlx5_0"}}, "lo": {}}}}
+    links = {
+        "ip -j -d link show": {"interfaces": {"eth0": {"nic": {"pci_address": "0000:3b:00.0"}}, "lo": {}}}
+    }
+    assert select_interfaces(host(), profile, {**gids, **links}) == (["net1"], "RDMA netdevs (show_gids)")
+    assert select_interfaces(host(), profile, links) == (["eth0"], "physical netdevs (ip -d link)")
+    assert select_interfaces(host(rail_interfaces="eth4, eth5"), profile, gids)[0] == ["eth4", "eth5"]
+
+
+def test_cumulus_per_port_commands_skip_admin_down_ports() -> None:
+    profile = PROFILES["cumulus"]
+    frag = {
+        "nv show interface -o json": {
+            "interfaces": {"swp1": {"admin_up": True}, "swp2": {"admin_up": False}, "eth0": {}}
+        }
+    }
+    names, _ = select_interfaces(make_device("leaf", "cumulus", 22), profile, frag)
+    assert names == ["swp1"]
+
+
+def test_switch_outputs_parse_and_banner_means_unavailable() -> None:
+    session = FakeSession(
+        SONIC_FILES, exec_style=False, extra={"show pfc counters": 'Error: No such command "pfc".'}
+    )
+    result = collect_device(make_device("leaf-1", "sonic", 22), factory_for(session))
+    assert result.state["facts"]["os_version"]
+    assert result.state["interfaces"]
+    errors = {e["command"]: e["kind"] for e in result.state["errors"]}
+    assert errors == {"show pfc counters": "unavailable"}
+    assert result.status == "partial"
+
+
+def test_garbled_output_is_a_parse_error_not_a_crash() -> None:
+    session = FakeSession(SONIC_FILES, exec_style=False, extra={"show version": "\x00\x17\x99garbage\x00"})
+    result = collect_device(make_device("leaf-1", "sonic", 22), factory_for(session))
+    assert {e["command"]: e["kind"] for e in result.state["errors"]} == {"show version": "parse"}
+
+
+def test_dropped_session_skips_the_rest() -> None:
+    session = FakeSession(
+        SONIC_FILES, exec_style=False,
+        failures={"show interfaces status": CommandFailure("dropped", "session dropped", fatal=True)},
+    )  # fmt: skip
+    result = collect_device(make_device("leaf-1", "sonic", 22), factory_for(session))
+    kinds = [e["kind"] for e in result.state["errors"]]
+    assert kinds == ["dropped", "skipped", "skipped", "skipped"]
+    assert "show lldp table" not in session.sent
+    assert result.status == "partial"
+
+
+def test_no_command_answered_is_error() -> None:
+    session = FakeSession(
+        {},
+        exec_style=False,
+        failures={"show runningconfiguration all": CommandFailure("command_timeout", "slow", fatal=True)},
+    )
+    result = collect_device(make_device("leaf-1", "sonic", 22), factory_for(session))
+    assert result.status == "error"
+    assert result.state["errors"][0]["kind"] == "timeout"
+
+
+def _failing_factory(failure: ConnectFailure, calls: list[int]) -> Any:
+    def factory(device: Any, profile: Any) -> Any:
+        calls.append(1)
+        raise failure
+
+    return factory
+
+
+def test_connect_failures_retry_with_backoff_but_auth_failures_never() -> None:
+    sleeps: list[float] = []
+    calls: list[int] = []
+    unreachable = ConnectFailure("unreachable", "unreachable", "connection refused by x", retry=True)
+    result = collect_device(
+        host(), _failing_factory(unreachable, calls), RetryPolicy(retries=3, backoff_s=0.5), sleeps.append
+    )
+    assert (result.status, result.attempts, len(calls)) == ("unreachable", 4, 4)
+    assert sleeps == [0.5, 1.0, 2.0]
+    calls.clear()
+    sleeps.clear()
+    auth = ConnectFailure("auth_failed", "auth_failed", "authentication failed", retry=False)
+    result = collect_device(host(), _failing_factory(auth, calls), RetryPolicy(retries=3), sleeps.append)
+    assert (result.status, result.attempts, len(calls), sleeps) == ("auth_failed", 1, 1, [])
+    assert result.state["errors"] == [
+        {"command": None, "kind": "auth_failed", "message": "authentication failed"}
+    ]
+    assert "interfaces" not in result.state
+
+
+def test_pool_never_has_more_than_workers_in_flight() -> None:
+    active, peak = [0], [0]
+    lock = threading.Lock()
+
+    def work(device: Any) -> Any:
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        time.sleep(0.01)
+        with lock:
+            active[0] -= 1
+        return device.name
+
+    devices = [host() for _ in range(20)]
+    assert len(list(_pool(devices, 3, work))) == 20
+    assert peak[0] <= 3
+
+
+def test_snapshot_layout_manifest_resume_and_secrets(tmp_path: Path) -> None:
+    out = tmp_path / "snap"
+    ok_host = host(rail_interfaces=["eth2"])
+    bad = make_device("gpu-2", "linux", 22, password=SECRET)
+    sessions: list[str] = []
+
+    def factory(device: Any, profile: Any) -> Any:
+        sessions.append(device.name)
+        if device.name == "gpu-2":
+            raise ConnectFailure("timeout", "timeout", f"no SSH banner from {device.host}", retry=True)
+        # A hostile device echoing the password back: it must not reach any file.
+        return FakeSession(HOST_FILES, extra={"cat /etc/nccl.conf": f"NCCL_IB_TC=106\n# {SECRET}\n"})
+
+    summary = collect([ok_host, bad], out, CollectOptions(retries=0), session_factory=factory)
+    assert summary.by_status == {"partial": 1, "timeout": 1}
+    assert sorted(p.name for p in (out / "state").iterdir()) == ["gpu-1.json", "gpu-2.json"]
+    assert (out / "raw" / "gpu-1" / f"{command_slug('ethtool -S eth2')}.txt").is_file()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["complete"] is True and manifest["fabline_version"]
+    entry = manifest["devices"]["gpu-1"]
+    by_cmd = {c["command"]: c for c in entry["commands"]}
+    assert by_cmd["ethtool -S eth2"]["status"] == "ok" and by_cmd["ethtool -S eth2"]["file"]
+    assert (
+        by_cmd["ethtool -m eth2"]["status"] == "unavailable" and by_cmd["ethtool -m eth2"]["exit_code"] == 127
+    )
+    assert manifest["devices"]["gpu-2"]["status"] == "timeout"
+    state2 = json.loads((out / "state" / "gpu-2.json").read_text())
+    assert state2["status"] == "timeout" and state2["errors"][0]["kind"] == "timeout"
+
+    sessions.clear()
+    summary = collect([ok_host, bad], out, CollectOptions(retries=0), session_factory=factory, resume=True)
+    assert sessions == ["gpu-2"] and summary.skipped_done == 1
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert set(manifest["devices"]) == {"gpu-1", "gpu-2"}
+
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert SECRET not in path.read_text(errors="replace"), path
+
+
+def test_reparse_rebuilds_states_from_raw(tmp_path: Path) -> None:
+    out = tmp_path / "snap"
+    device = host(rail_interfaces=["eth2"])
+    collect([device], out, session_factory=factory_for(FakeSession(HOST_FILES)))
+    before = json.loads((out / "state" / "gpu-1.json").read_text())
+    (out / "state" / "gpu-1.json").write_text("{}")
+    assert reparse_snapshot(out, [device]) == 1
+    after = json.loads((out / "state" / "gpu-1.json").read_text())
+    assert after == before
+    # A fixed raw file changes the state without logging in again.
+    raw = (
+        out
+        / "raw"
+        / "gpu-1"
+        / f"{command_slug('cat /sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos')}.txt"
+    )
+    raw.write_text((LINUX / "default_roce_tos-104-no-ect.txt").read_text())
+    reparse_snapshot(out, [device])
+    assert (
+        json.loads((out / "state" / "gpu-1.json").read_text())["interfaces"]["eth2"]["nic"]["roce_tos"] == 104
+    )
+
+
+def test_reparse_needs_a_manifest(tmp_path: Path) -> None:
+    (tmp_path / "state").mkdir()
+    with pytest.raises(ConfigError, match=r"manifest\.json"):
+        reparse_snapshot(tmp_path, [host()])
+
+
+def test_bad_options_are_config_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="--workers"):
+        collect([host()], tmp_path, CollectOptions(workers=0))
+
+
+@pytest.mark.parametrize("name", ["collector", "device", "hostkeys", "profiles", "transports", "writer"])
+def test_doctests(name: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"fabline.collect.{name}"))
+    assert result.attempted > 0 and result.failed == 0
