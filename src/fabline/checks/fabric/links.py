@@ -185,22 +185,28 @@ class LinkLldpCheck(LinkCheck):
 
     def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
         graph = self.graph(fabric)
-        by_port: dict[int, End] = {id(e.port): e for ends in graph.ends.values() for e in ends}
+        contested = {key for key, who in graph.claims.items() if len(who) > 1}
         passes: dict[str, list[str | None]] = {}
+        claimed = Peering.CLAIMED
         for name in sorted(graph.ports):
             ok = passes[name] = []
-            for port in fabric.collected[name].ports:
-                end = by_port.get(id(port))
+            has_end: set[int] = set()
+            for end in graph.ends.get(name, ()):
+                port = end.port
+                if port.peer is None:
+                    has_end.add(id(port))
                 if (
-                    end is not None
-                    and end.status is not Peering.CLAIMED
-                    and end.status in PAIRED
+                    end.status in PAIRED
+                    and end.status is not claimed
                     and not port.several
-                    and len(graph.claims.get((name, port.name), ())) <= 1
+                    and not (contested and (name, port.name) in contested)
                 ):
                     ok.append(port.name)
                     continue
                 yield from self._port(graph, name, port, end)
+            for port in fabric.collected[name].ports:
+                if port.peer is None and port.oper_up and id(port) not in has_end:
+                    yield from self._port(graph, name, port, None)
         yield from pass_blocks(self, passes)
 
     def _port(self, graph: LinkGraph, name: str, port: PortView, end: End | None) -> Iterator[Result]:

@@ -28,20 +28,19 @@ def rail_index(summary: DeviceSummary, port: str) -> int | None:
         >>> rail_index(s, "eth1"), rail_index(s, "eth7")
         (1, None)
     """
-    rails = summary.vars.get("rail_interfaces")
-    if not isinstance(rails, list):
-        return None
-    key = tuple(str(r) for r in rails)
-    index = _RAIL_INDEX.get(key)
-    if index is None:
-        index = {}
-        for i, name in enumerate(key):
-            index.setdefault(canonical_port(name), i)
-        _RAIL_INDEX[key] = index
-    return index.get(canonical_port(port))
+    index = _RAIL_INDEX.get(summary.name)
+    if index is None or index[0] is not summary:
+        rails = summary.vars.get("rail_interfaces")
+        if not isinstance(rails, list):
+            return None
+        names: dict[str, int] = {}
+        for i, name in enumerate(rails):
+            names.setdefault(canonical_port(str(name)), i)
+        index = _RAIL_INDEX[summary.name] = (summary, names)
+    return index[1].get(canonical_port(port))
 
 
-_RAIL_INDEX: dict[tuple[str, ...], dict[str, int]] = {}
+_RAIL_INDEX: dict[str, tuple[DeviceSummary, dict[str, int]]] = {}
 
 
 def _int_var(summary: DeviceSummary, key: str) -> int | None:
