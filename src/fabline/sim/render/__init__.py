@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fabline.sim.render import arista_eos, linux, sonic
+from fabline.sim.render import arista_eos, cumulus, linux, sonic
 from fabline.sim.render.common import Answer
 
 if TYPE_CHECKING:
     from fabline.sim.device import SimDevice
 
-_RENDERERS = {"linux": linux.render, "sonic": sonic.render, "arista_eos": arista_eos.render}
+_RENDERERS = {"linux": linux.render, "sonic": sonic.render, "arista_eos": arista_eos.render,
+    "cumulus": cumulus.render,
+}
 
 
 def render(dev: SimDevice, line: str) -> Answer:
