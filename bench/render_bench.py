@@ -62,7 +62,9 @@ def full_design(jobs: int) -> dict[str, Any]:
 
 
 def _leaf64() -> tuple[Renderer, Any]:
-    design = generate(SizingInput(gpus=2048, switch_ports=64), leaf_platform="arista_eos", spine_platform="arista_eos")
+    design = generate(
+        SizingInput(gpus=2048, switch_ports=64), leaf_platform="arista_eos", spine_platform="arista_eos"
+    )
     renderer = Renderer(design, TEMPLATES)
     leaf = next(s for s in design.switches if s.role == "leaf")
     return renderer, leaf
@@ -99,16 +101,40 @@ def structured_config() -> dict[str, Any]:
             "priority_flow_control": {"enabled": True, "priorities": [{"priority": q.roce_priority, "no_drop": True}]},
         })  # fmt: skip
         if p.kind == "fabric":
-            neighbors.append({"ip_address": p.peer_address, "remote_as": str(p.peer_asn), "description": p.peer})
+            neighbors.append(
+                {"ip_address": p.peer_address, "remote_as": str(p.peer_asn), "description": p.peer}
+            )
     return {
         "hostname": leaf.name,
-        "qos": {"map": {"dscp_to_traffic_class": [f"{q.roce_dscp} to {q.roce_priority}", f"{q.cnp_dscp} to {q.cnp_priority}"]}},
-        "qos_profiles": [{
-            "name": "ROCE", "trust": "dscp",
-            "tx_queues": [{"id": q.roce_priority, "random_detect": {"ecn": {"threshold": {
-                "min": q.ecn_min_bytes, "max": q.ecn_max_bytes, "units": "bytes",
-                "max_probability": q.ecn_probability_pct}}}}],
-        }],  # fmt: skip
+        "qos": {
+            "map": {
+                "dscp_to_traffic_class": [
+                    f"{q.roce_dscp} to {q.roce_priority}",
+                    f"{q.cnp_dscp} to {q.cnp_priority}",
+                ]
+            }
+        },
+        "qos_profiles": [
+            {
+                "name": "ROCE",
+                "trust": "dscp",
+                "tx_queues": [
+                    {
+                        "id": q.roce_priority,
+                        "random_detect": {
+                            "ecn": {
+                                "threshold": {
+                                    "min": q.ecn_min_bytes,
+                                    "max": q.ecn_max_bytes,
+                                    "units": "bytes",
+                                    "max_probability": q.ecn_probability_pct,
+                                }
+                            }
+                        },
+                    }
+                ],
+            }
+        ],
         "ethernet_interfaces": eth,
         "router_bgp": {"as": str(leaf.asn), "router_id": leaf.loopback, "neighbors": neighbors},
     }
@@ -137,14 +163,18 @@ def pyavd_per_device(repeat: int, python: str | None) -> dict[str, Any] | None:
         path = f.name
     try:
         exe = python or sys.executable
-        r = subprocess.run([exe, "-c", PYAVD_SNIPPET, path, str(repeat)], capture_output=True, text=True, check=False)
+        r = subprocess.run(
+            [exe, "-c", PYAVD_SNIPPET, path, str(repeat)], capture_output=True, text=True, check=False
+        )
         if r.returncode != 0:
-            print(f"pyavd not measured: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode}")
+            print(
+                f"pyavd not measured: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode}"
+            )
             return None
         result: dict[str, Any] = json.loads(r.stdout)
         return result
     finally:
-        os.unlink(path)
+        Path(path).unlink()
 
 
 def main() -> None:

@@ -64,12 +64,24 @@ def test_fresh_design_passes(fab: Path, tmp_path: Path) -> None:
     code, report = check(fab, fab / "configs", tmp_path, "-b", str(fab / "overlay.yml"))
     results = report["results"]
     assert isinstance(results, list)
-    bad = [(r["check"], r["device"], r["subject"], r["message"]) for r in results if r["status"] in ("fail", "error")]
+    bad = [
+        (r["check"], r["device"], r["subject"], r["message"])
+        for r in results
+        if r["status"] in ("fail", "error")
+    ]
     assert code == 0 and not bad
     passed = {(r["check"], r["device"]) for r in results if r["status"] == "pass"}
     for device in ("spine-000", "spine-001", "spine-002", "leaf-r0-000", "leaf-r1-000", "leaf-r2-000"):
-        for rule in ("switch-mtu", "switch-pfc-priorities", "switch-dscp-roce", "switch-ecn-thresholds",
-                     "switch-fec-rs", "switch-pfc-watchdog", "link-mtu", "link-pfc"):
+        for rule in (
+            "switch-mtu",
+            "switch-pfc-priorities",
+            "switch-dscp-roce",
+            "switch-ecn-thresholds",
+            "switch-fec-rs",
+            "switch-pfc-watchdog",
+            "link-mtu",
+            "link-pfc",
+        ):
             assert (rule, device) in passed, (rule, device)
     for rule in ("host-mtu", "host-roce-tos", "host-pfc-priorities", "host-nccl-ib-tc", "rail-cabling"):
         assert (rule, "gpu-00001") in passed, rule
@@ -83,7 +95,10 @@ def test_default_baseline_errors_only_on_operational_rules(fab: Path, tmp_path: 
     results = report["results"]
     assert isinstance(results, list)
     assert code == 3
-    assert {r["check"] for r in results if r["status"] in ("fail", "error")} == {"switch-port-up", "host-link-up"}
+    assert {r["check"] for r in results if r["status"] in ("fail", "error")} == {
+        "switch-port-up",
+        "host-link-up",
+    }
 
 
 BREAKS = [
@@ -98,7 +113,9 @@ BREAKS = [
 
 
 @pytest.mark.parametrize(("device", "file", "old", "new", "rule"), BREAKS, ids=[b[4] for b in BREAKS])
-def test_edited_config_fails(fab: Path, tmp_path: Path, device: str, file: str, old: str, new: str, rule: str) -> None:
+def test_edited_config_fails(
+    fab: Path, tmp_path: Path, device: str, file: str, old: str, new: str, rule: str
+) -> None:
     configs = tmp_path / "configs"
     shutil.copytree(fab / "configs", configs)
     path = configs / device / file
@@ -131,7 +148,9 @@ def test_render_diff(fab: Path, tmp_path: Path) -> None:
     from fabline.design.intended import intended_snapshot
     from fabline.inventory import load_inventory
 
-    running = intended_snapshot(fab / "configs", load_inventory(fab / "inventory.yml").devices(None), tmp_path / "run")
+    running = intended_snapshot(
+        fab / "configs", load_inventory(fab / "inventory.yml").devices(None), tmp_path / "run"
+    )
     r = fabline("render", fab / "design.yml", "--diff", running)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "leaf-r0-000: in sync" in r.stdout
@@ -168,6 +187,10 @@ def test_design_cli_bad_input_is_one_line(tmp_path: Path) -> None:
     bad.write_text(GOLDEN_DESIGN.read_text().replace("  oversubscription: 1", "  oversubscripton: 1"))
     r = fabline("render", bad, "--out", tmp_path / "c")
     assert r.returncode == 2
-    assert r.stderr.count("\n") == 1 and "sizing.oversubscripton: unknown key" in r.stderr and "oversubscription" in r.stderr
+    assert (
+        r.stderr.count("\n") == 1
+        and "sizing.oversubscripton: unknown key" in r.stderr
+        and "oversubscription" in r.stderr
+    )
     r = fabline("design", "--gpus", "0")
     assert r.returncode == 2 and "gpus: must be at least 1" in r.stderr

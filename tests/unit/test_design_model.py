@@ -33,8 +33,10 @@ def test_generate_1024() -> None:
 
 
 def test_qos_from_baseline_vars() -> None:
-    d = generate(SizingInput(gpus=16, switch_ports=8), qos_vars={"roce_priority": 4, "roce_dscp": 24,
-                                                                 "ecn_min_bytes": [10000, 2000000]})
+    d = generate(
+        SizingInput(gpus=16, switch_ports=8),
+        qos_vars={"roce_priority": 4, "roce_dscp": 24, "ecn_min_bytes": [10000, 2000000]},
+    )
     assert d.qos.leaf.roce_priority == 4 and d.qos.spine.roce_dscp == 24
     assert d.qos.leaf.ecn_min_bytes == 150000  # a range gives the NVIDIA default inside it
     assert d.qos.host.roce_priority == 4 and d.qos.host.roce_tos == 24 << 2 | 2

@@ -23,7 +23,9 @@ def test_seed_100k_gpus_on_128_port_switches_is_infeasible_and_explained() -> No
     s = size(SizingInput(gpus=100_000, switch_ports=128))
     assert not s.feasible
     assert s.max_gpus == 8192
-    assert "8,192 GPUs" in s.reason and "1,568 leaves per plane" in s.reason and "at most 128 leaves" in s.reason
+    assert (
+        "8,192 GPUs" in s.reason and "1,568 leaves per plane" in s.reason and "at most 128 leaves" in s.reason
+    )
     text = "\n".join(s.proposals)
     assert "512 x 100G" in text and "131,072" in text and "4 planes" in text
     assert "three tiers" in text and "524,288" in text
@@ -45,9 +47,7 @@ def test_benchmark_design_131072_gpus() -> None:
     assert not size(SizingInput(gpus=131_073, nic_speed_gbps=100, switch_ports=512)).feasible
 
 
-@pytest.mark.parametrize(
-    ("radix", "expected"), [(64, 2048), (128, 8192), (512, 131_072), (32, 512)]
-)
+@pytest.mark.parametrize(("radix", "expected"), [(64, 2048), (128, 8192), (512, 131_072), (32, 512)])
 def test_max_gpus_is_r_squared_over_two(radix: int, expected: int) -> None:
     assert max_gpus(radix, 8) == expected == radix * radix // 2
     assert size(SizingInput(gpus=expected, switch_ports=radix)).feasible
@@ -101,8 +101,17 @@ def test_text_and_json_forms() -> None:
     text = render_text(s)
     assert "feasible: yes" in text and "leaves 32, spines 16, planes 1" in text
     d = s.to_dict()
-    for key in ("feasible", "leaves", "spines", "planes", "max_gpus", "host_links", "fabric_links",
-                "transceivers", "reason"):
+    for key in (
+        "feasible",
+        "leaves",
+        "spines",
+        "planes",
+        "max_gpus",
+        "host_links",
+        "fabric_links",
+        "transceivers",
+        "reason",
+    ):
         assert key in d
     assert d["request"]["gpus"] == 1024
     assert "feasible: NO" in render_text(size(SizingInput(gpus=100_000, switch_ports=128)))

@@ -23,9 +23,13 @@ from fabline.inventory import Device
               help="Switch radix R at the per-plane link speed.")  # fmt: skip
 @click.option("--planes", type=int, default=1, show_default=True,
               help="Two-tier planes; every GPU gets one link (nic-speed / planes) in each.")  # fmt: skip
-@click.option("--oversubscription", type=int, default=1, show_default=True, help="o of o:1 at the leaf (1 = 1:1).")
+@click.option(
+    "--oversubscription", type=int, default=1, show_default=True, help="o of o:1 at the leaf (1 = 1:1)."
+)
 @click.option("--leaf-platform", default="sonic", show_default=True, help="sonic, cumulus or arista_eos.")
-@click.option("--spine-platform", default="arista_eos", show_default=True, help="sonic, cumulus or arista_eos.")
+@click.option(
+    "--spine-platform", default="arista_eos", show_default=True, help="sonic, cumulus or arista_eos."
+)
 @click.option("--name", default="fabric", show_default=True, help="Design name (written into configs).")
 @click.option("-b", "--baseline", "baselines", multiple=True, type=click.Path(path_type=Path),
               help="Baseline whose vars give the QoS values (default: as fabline check).")  # fmt: skip
@@ -145,7 +149,9 @@ def _diff(model: object, configs: Path, running: Path, fmt: str, *, hosts: bool)
         raise ConfigError("snapshot has no state/ folder (expected state/<device>.json)", file=running)
     devices = [_device(sw.name, sw.platform, sw.role) for sw in model.switches]
     if hosts:
-        devices += [_device(model.hosts.name(h), model.hosts.platform, "host") for h in range(model.hosts.count)]
+        devices += [
+            _device(model.hosts.name(h), model.hosts.platform, "host") for h in range(model.hosts.count)
+        ]
     with tempfile.TemporaryDirectory(prefix="fabline-intended-") as tmp:
         snap = intended_snapshot(configs, devices, Path(tmp))
         result = diff_states(load_states(snap), load_states(running))

@@ -40,7 +40,7 @@ class Change:
 
 
 def _leaves(value: Any, prefix: str) -> Iterator[tuple[str, Any]]:
-    if isinstance(value, Mapping) and prefix.split(".")[0] not in WHOLE and value:
+    if isinstance(value, Mapping) and prefix.split(".", maxsplit=1)[0] not in WHOLE and value:
         for key in sorted(value, key=str):
             yield from _leaves(value[key], f"{prefix}.{key}")
     else:

@@ -210,7 +210,9 @@ def intended_state(device: Device, configs_dir: Path, names: set[str], collected
         doc.update(status="error", errors=[{"command": None, "kind": "missing", "message": str(exc)}])
         return doc
     except ParseError as exc:
-        doc.update(status="error", errors=[{"command": exc_command(exc), "kind": "parse", "message": str(exc)}])
+        doc.update(
+            status="error", errors=[{"command": exc_command(exc), "kind": "parse", "message": str(exc)}]
+        )
         return doc
     except ConfigError as exc:
         doc.update(status="error", errors=[{"command": None, "kind": "config", "message": str(exc)}])

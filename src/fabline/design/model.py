@@ -198,13 +198,21 @@ class Design(_Strict):
                 raise ValueError(f"switches[{i}] ({sw.name}): plane {sw.plane} >= planes {s.planes}")
             if sw.role == "leaf":
                 if sw.rail is None or sw.rail >= s.rails * s.planes:
-                    raise ValueError(f"switches[{i}] ({sw.name}): a leaf needs a rail below {s.rails * s.planes}")
+                    raise ValueError(
+                        f"switches[{i}] ({sw.name}): a leaf needs a rail below {s.rails * s.planes}"
+                    )
                 if sw.plane != sw.rail // s.rails:
-                    raise ValueError(f"switches[{i}] ({sw.name}): rail {sw.rail} belongs to plane {sw.rail // s.rails}")
+                    raise ValueError(
+                        f"switches[{i}] ({sw.name}): rail {sw.rail} belongs to plane {sw.rail // s.rails}"
+                    )
                 if sw.index >= s.leaves_per_rail:
-                    raise ValueError(f"switches[{i}] ({sw.name}): leaf index {sw.index} >= {s.leaves_per_rail} per rail")
+                    raise ValueError(
+                        f"switches[{i}] ({sw.name}): leaf index {sw.index} >= {s.leaves_per_rail} per rail"
+                    )
             elif sw.index >= s.spines_per_plane:
-                raise ValueError(f"switches[{i}] ({sw.name}): spine index {sw.index} >= {s.spines_per_plane} per plane")
+                raise ValueError(
+                    f"switches[{i}] ({sw.name}): spine index {sw.index} >= {s.spines_per_plane} per plane"
+                )
             if sw.platform not in self.port_mtu:
                 raise ValueError(f"switches[{i}] ({sw.name}): port_mtu has no value for {sw.platform}")
         want_leaves, want_spines = s.leaves, s.spines
@@ -348,5 +356,7 @@ def dump_design(design: Design) -> str:
     body = yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
     lines = [head + body.rstrip("\n"), "switches:"]
     for sw in switches:
-        lines.append("  - " + yaml.safe_dump(sw, sort_keys=False, default_flow_style=True, width=10_000).strip())
+        lines.append(
+            "  - " + yaml.safe_dump(sw, sort_keys=False, default_flow_style=True, width=10_000).strip()
+        )
     return "\n".join(lines) + "\n"

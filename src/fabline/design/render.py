@@ -84,7 +84,9 @@ def _validator(filename: str) -> Callable[[str], None] | None:
 def template_error(exc: Exception, fallback: str) -> ConfigError:
     """A Jinja2 error as one line: template file, line, and the variable or syntax problem."""
     if isinstance(exc, jinja2.TemplateSyntaxError):
-        return ConfigError(f"template syntax error: {exc.message}", file=exc.filename or fallback, line=exc.lineno)
+        return ConfigError(
+            f"template syntax error: {exc.message}", file=exc.filename or fallback, line=exc.lineno
+        )
     file, line = fallback, None
     for frame, lineno in traceback.walk_tb(exc.__traceback__):
         name = frame.f_code.co_filename
@@ -121,7 +123,7 @@ class Renderer:
             loader=jinja2.FileSystemLoader(str(templates)),
             undefined=jinja2.StrictUndefined,
             keep_trailing_newline=True,
-            autoescape=False,  # configs, not HTML  # noqa: S701
+            autoescape=False,  # configs, not HTML
         )
         self._compiled: dict[str, PlatformTemplate] = {}
         self.design_vars = {"name": design.name, "planes": design.sizing.planes}
@@ -137,7 +139,9 @@ class Renderer:
             return found
         folder = self.templates / platform
         if not folder.is_dir():
-            raise ConfigError(f"no templates for platform {platform!r} (expected {folder}/)", file=self.templates)
+            raise ConfigError(
+                f"no templates for platform {platform!r} (expected {folder}/)", file=self.templates
+            )
         mains = sorted(p for p in folder.glob("*.j2") if not p.name.startswith("_"))
         if len(mains) != 1:
             raise ConfigError(
@@ -210,12 +214,11 @@ class Renderer:
 
 
 # Set in the parent before forking workers (fork shares it; nothing is pickled).
-_WORKER: tuple[Renderer, Path] | None = None
+_WORKER: dict[str, tuple[Renderer, Path]] = {}
 
 
 def _render_chunk(jobs: Sequence[tuple[str, int]]) -> int:
-    assert _WORKER is not None
-    renderer, out = _WORKER
+    renderer, out = _WORKER["job"]
     switches = renderer.design.switches
     for kind, i in jobs:
         if kind == "switch":
@@ -241,7 +244,6 @@ def render_design(
     Raises:
         ConfigError: A template problem (file, line, variable) or an output that does not load.
     """
-    global _WORKER
     renderer = Renderer(design, templates)
     # Compile (and so syntax-check) every needed template before any file is written.
     for platform in sorted({sw.platform for sw in design.switches}):
@@ -259,7 +261,7 @@ def render_design(
             if wanted is None or renderer.topo.host_name(h) in wanted
         ]
     out.mkdir(parents=True, exist_ok=True)
-    _WORKER = (renderer, out)
+    _WORKER["job"] = (renderer, out)
     try:
         if jobs <= 1 or len(work) < 2 or os.name != "posix":
             return _render_chunk(work)
@@ -268,4 +270,4 @@ def render_design(
         with ctx.Pool(jobs) as pool:
             return sum(pool.map(_render_chunk, chunks))
     finally:
-        _WORKER = None
+        _WORKER.clear()

@@ -247,7 +247,9 @@ def _proposals(req: SizingInput) -> list[str]:
             f"holds up to {three:,} endpoints (R^3/4); fabline renders two tiers only"
         )
     if not out:
-        out.append("no two-tier or three-tier option of this radix holds that many GPUs: use higher-radix switches")
+        out.append(
+            "no two-tier or three-tier option of this radix holds that many GPUs: use higher-radix switches"
+        )
     return out
 
 

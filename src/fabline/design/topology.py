@@ -74,9 +74,13 @@ class Topology:
         self._fabric_net = ipaddress.IPv4Network(pools.fabric_links)
         self._host_net = ipaddress.IPv4Network(pools.host_links)
         if 2 * s.fabric_links > self._fabric_net.num_addresses:
-            raise ConfigError(f"fabric_links pool is too small for {s.fabric_links} /31s", key="addressing.fabric_links")
+            raise ConfigError(
+                f"fabric_links pool is too small for {s.fabric_links} /31s", key="addressing.fabric_links"
+            )
         if 2 * s.host_links > self._host_net.num_addresses:
-            raise ConfigError(f"host_links pool is too small for {s.host_links} /31s", key="addressing.host_links")
+            raise ConfigError(
+                f"host_links pool is too small for {s.host_links} /31s", key="addressing.host_links"
+            )
 
     # ---------------------------------------------------------------- positions
 
