@@ -41,6 +41,11 @@ COVERED: dict[str, set[str]] = {
         "pfc_priorities", "ecn", "lldp", "facts.os_version", "facts.serial", "facts.hostname",
         "facts.model", "counters.ecn_marked", "counters.cnp_sent",
     },
+    "cisco_nxos": {
+        "admin_up", "oper_up", "mtu", "speed_gbps", "fec", "autoneg", "trust", "dscp_to_priority",
+        "pfc_priorities", "ecn", "lldp", "optics", "counters.crc_errors", "facts.os_version",
+        "facts.serial", "facts.hostname",
+    },
 }  # fmt: skip
 
 #: Platform formats that show only part of a field: (platform, field) -> what is compared.
@@ -153,7 +158,7 @@ def lab() -> Simulator:
     return Simulator(synthetic.lab_fabric(), synthetic.LAB_FAULTS)
 
 
-@pytest.mark.parametrize("name", ["gpu-001", "gpu-002", "leaf-r0-a", "leaf-r1-a", "leaf-r2-a", "spine-01", "spine-02"])
+@pytest.mark.parametrize("name", ["gpu-001", "gpu-002", "leaf-r0-a", "leaf-r1-a", "leaf-r2-a", "leaf-r3-a", "spine-01", "spine-02"])
 def test_round_trip(lab: Simulator, name: str) -> None:
     dev = lab.devices[name]
     merged, failures = collect_direct(lab, name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fabline.sim.render import arista_eos, cumulus, linux, sonic
+from fabline.sim.render import arista_eos, cisco_nxos, cumulus, linux, sonic
 from fabline.sim.render.common import Answer
 
 if TYPE_CHECKING:
@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
 _RENDERERS = {"linux": linux.render, "sonic": sonic.render, "arista_eos": arista_eos.render,
     "cumulus": cumulus.render,
+    "cisco_nxos": cisco_nxos.render,
 }
 
 
@@ -24,6 +25,8 @@ def render(dev: SimDevice, line: str) -> Answer:
 
 
 def normalize(platform: str, state: dict[str, Any]) -> None:
-    """Fold a state into what the platform can show (EOS: one switch-wide DSCP map)."""
+    """Fold a state into what the platform can show (EOS: one switch-wide DSCP map; NX-OS: one lossless set)."""
     if platform == "arista_eos":
         arista_eos.normalize(state)
+    elif platform == "cisco_nxos":
+        cisco_nxos.normalize(state)

@@ -1,0 +1,334 @@
+"""Cisco NX-OS outputs rendered from a device state: running-config (MQC QoS) and show commands.
+
+Layouts follow ``../shared/samples/cisco_nxos`` and the RoCE leaf style of
+``tests/parsers/local/cisco_nxos/roce-leaf.cfg`` (qos-group == priority, lossless set in the
+system network-qos policy, ECN in the egress queuing policy).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from fabline.sim.render.common import Answer
+
+if TYPE_CHECKING:
+    from fabline.sim.device import SimDevice
+
+MODEL = "Nexus9000 C9364D-GX2A Chassis"
+_FEC = {"rs": "rs-fec", "fc": "fc-fec", "none": "off", "auto": "auto"}
+
+
+def _ports(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {n: b for n, b in state.get("interfaces", {}).items() if n.startswith("Ethernet")}
+
+
+def _short(name: str) -> str:
+    return "Eth" + name[len("Ethernet") :]
+
+
+def _common(ports: dict[str, dict[str, Any]], field: str) -> Any:
+    values = [json.dumps(b[field], sort_keys=True) for b in ports.values() if field in b]
+    return json.loads(Counter(values).most_common(1)[0][0]) if values else None
+
+
+def normalize(state: dict[str, Any]) -> None:
+    """NX-OS's lossless set is system-wide: a port running PFC runs it on the system's priorities."""
+    ports = _ports(state)
+    lossless: set[int] = set()
+    for b in ports.values():
+        lossless |= set(b.get("pfc_priorities", []))
+    for b in ports.values():
+        if b.get("pfc_priorities"):
+            b["pfc_priorities"] = sorted(lossless)
+
+
+def _ranges(values: list[int]) -> str:
+    out, run = [], []
+    for v in sorted(values):
+        if run and v == run[-1] + 1:
+            run.append(v)
+            continue
+        if run:
+            out.append(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}")
+        run = [v]
+    if run:
+        out.append(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}")
+    return ",".join(out)
+
+
+def _classify(tag: str, dmap: dict[str, int]) -> list[str]:
+    by_group: dict[int, list[int]] = {}
+    for d, p in dmap.items():
+        by_group.setdefault(int(p), []).append(int(d))
+    out = []
+    for g, codes in sorted(by_group.items()):
+        out += [f"class-map type qos match-any {tag}_QG{g}", f"  match dscp {_ranges(codes)}"]
+    out.append(f"policy-map type qos {tag}")
+    for g in sorted(by_group):
+        out += [f"  class {tag}_QG{g}", f"    set qos-group {g}"]
+    return out
+
+
+def _queuing(tag: str, ecn: dict[str, Any]) -> list[str]:
+    out = [f"policy-map type queuing {tag}"]
+    for q in range(8):
+        name = "c-out-8q-q-default" if q == 0 else f"c-out-8q-q{q}"
+        out.append(f"  class type queuing {name}")
+        e = ecn.get(str(q))
+        if e and e.get("enabled"):
+            out.append("    bandwidth remaining percent 50")
+            out.append(
+                f"    random-detect minimum-threshold {e['min_bytes'] // 1000} kbytes maximum-threshold "
+                f"{e['max_bytes'] // 1000} kbytes drop-probability {e.get('probability_pct', 100)} weight 0 ecn"
+            )
+        elif q == 6:
+            out.append("    priority level 1")
+        else:
+            out.append(f"    bandwidth remaining percent {48 if q == 0 else 0}")
+    return out
+
+
+def running_config(dev: SimDevice, state: dict[str, Any], interfaces_only: bool = False) -> str:
+    """``show running-config`` (or ``show running-config interface``)."""
+    ports = _ports(state)
+    f = state.get("facts", {})
+    dmap = _common(ports, "dscp_to_priority") or {}
+    ecn = _common(ports, "ecn") or {}
+    lossless = sorted({p for b in ports.values() for p in b.get("pfc_priorities", [])})
+    out = ["!Command: show running-config", f"!Running configuration last done at: Sun Nov 29 08:00:00 2026",
+           f"!Time: Sun Nov 29 08:00:00 2026", "", f"version {f.get('os_version', '')} Bios:version 05.47"]  # fmt: skip
+    extra_policies: list[str] = []
+    port_lines: list[str] = []
+    for name, b in ports.items():
+        lines = [f"interface {name}"]
+        if b.get("lldp"):
+            lines.append(f"  description {b['lldp']['device']} {b['lldp']['port']}")
+        if "mtu" in b:
+            lines.append(f"  mtu {b['mtu']}")
+        if "speed_gbps" in b and not b.get("autoneg"):
+            lines.append(f"  speed {int(b['speed_gbps'] * 1000)}")
+            lines.append("  no negotiate auto")
+        if "fec" in b:
+            lines.append(f"  fec {_FEC[b['fec']]}")
+        if "pfc_priorities" in b:
+            lines.append(f"  priority-flow-control mode {'on' if b['pfc_priorities'] else 'off'}")
+        if "dscp_to_priority" in b and b["dscp_to_priority"] != dmap:
+            tag = f"ROCE_CLASSIFY_{name.replace('/', '_')}"
+            extra_policies += _classify(tag, b["dscp_to_priority"])
+            lines.append(f"  service-policy type qos input {tag}")
+        if "ecn" in b and b["ecn"] != ecn:
+            tag = f"QOS_EGRESS_{name.replace('/', '_')}"
+            extra_policies += _queuing(tag, b["ecn"])
+            lines.append(f"  service-policy type queuing output {tag}")
+        lines.append("  no shutdown" if b.get("admin_up") else "  shutdown")
+        port_lines += lines
+    if interfaces_only:
+        return "\n".join(["!Command: show running-config interface", "", *port_lines, ""])
+    out += ["", f"hostname {dev.name}", "", "feature lldp", "feature lacp", ""]
+    out += _classify("ROCE_CLASSIFY", dmap)
+    out += extra_policies
+    out.append("policy-map type network-qos QOS_NETWORK")
+    for q in range(8):
+        name = "c-8q-nq-default" if q == 0 else f"c-8q-nq{q}"
+        out += [f"  class type network-qos {name}", "    mtu 9216"]
+        if q in lossless:
+            out.append(f"    pause pfc-cos {q}")
+    out += _queuing("QOS_EGRESS_PORT", ecn)
+    out += ["system qos", "  service-policy type network-qos QOS_NETWORK",
+            "  service-policy type queuing output QOS_EGRESS_PORT", "  service-policy type qos input ROCE_CLASSIFY",
+            "", "interface mgmt0", "  vrf member management", "  ip address 192.0.2.13/24", ""]  # fmt: skip
+    out += port_lines
+    out += ["interface loopback0", "  ip address 10.0.0.13/32", "line console", "line vty", ""]
+    return "\n".join(out)
+
+
+def _version(dev: SimDevice, state: dict[str, Any]) -> str:
+    f = state.get("facts", {})
+    v = f.get("os_version", "")
+    return (
+        "Cisco Nexus Operating System (NX-OS) Software\nTAC support: http://www.cisco.com/tac\n"
+        "Copyright (C) 2002-2024, Cisco and/or its affiliates.\nAll rights reserved.\n\n"
+        "Software\n  BIOS: version 05.47\n"
+        f"  NXOS: version {v}\n  BIOS compile time:  04/28/2022\n"
+        f"  NXOS image file is: bootflash:///nxos64-cs.{v.replace('(', '.').replace(')', '')}.M.bin\n"
+        "  NXOS compile time:  3/6/2024 12:00:00 [03/06/2024 20:31:56]\n\n\n"
+        f"Hardware\n  cisco {MODEL}\n  Intel(R) Xeon(R) CPU D-1633N @ 2.50GHz with 32772452 kB of memory.\n"
+        f"  Processor Board ID {f.get('serial', '')}\n\n  Device name: {dev.name}\n  bootflash:   115805708 kB\n"
+        "Kernel uptime is 12 day(s), 3 hour(s), 14 minute(s), 7 second(s)\n\n"
+        f"Last reset\n  Reason: Unknown\n  System version: {v}\n  Service: \n\nplugin\n  Core Plugin, Ethernet Plugin\n"
+    )
+
+
+def _desc(b: dict[str, Any]) -> str:
+    return f"{b['lldp']['device']} {b['lldp']['port']}" if b.get("lldp") else ""
+
+
+def _interface(ports: dict[str, dict[str, Any]]) -> str:
+    out = []
+    for i, (name, b) in enumerate(ports.items()):
+        up, admin = bool(b.get("oper_up")), b.get("admin_up", True)
+        crc = int(b.get("counters", {}).get("crc_errors", 0))
+        fec = _FEC.get(b.get("fec", ""), "auto")
+        speed = b.get("speed_gbps", 0)
+        head = f"{name} is up" if up else (f"{name} is down (Administratively down)" if not admin else f"{name} is down (Link not connected)")
+        out += [head, f"admin state is {'up' if admin else 'down'}, Dedicated Interface",
+                f"  Hardware: 100000/400000 Ethernet, address: 0c00.5e00.{i:04x} (bia 0c00.5e00.{i:04x})"]  # fmt: skip
+        if _desc(b):
+            out.append(f"  Description: {_desc(b)}")
+        out += [
+            f"  MTU {b.get('mtu', 1500)} bytes, BW {int(speed * 1_000_000)} Kbit , DLY 10 usec",
+            "  reliability 255/255, txload 1/255, rxload 1/255",
+            "  Encapsulation ARPA, medium is broadcast",
+            f"  full-duplex, {int(speed)} Gb/s, media type is 400G",
+            "  Beacon is turned off",
+            f"  Auto-Negotiation is turned {'on' if b.get('autoneg') else 'off'}  FEC mode is {fec}",
+            "  Input flow-control is off, output flow-control is off",
+            "  Auto-mdix is turned off",
+            "  Switchport monitor is off ",
+            "  EtherType is 0x8100 ",
+            "  EEE (efficient-ethernet) : n/a",
+            f"    admin fec state is {fec}, oper fec state is {fec if up else 'off'}",
+            "  Last link flapped 12week(s) 3day(s)",
+            '  Last clearing of "show interface" counters never',
+            "  1 interface resets",
+            "  RX",
+            f"    {1843210987 if up else 0} unicast packets  0 multicast packets  0 broadcast packets",
+            f"    {1843210987 if up else 0} input packets  {15098843210334 if up else 0} bytes",
+            "    0 jumbo packets  0 storm suppression packets",
+            f"    0 runts  0 giants  {crc} CRC  0 no buffer",
+            f"    {crc} input error  0 short frame  0 overrun   0 underrun  0 ignored",
+            "    0 watchdog  0 bad etype drop  0 bad proto drop  0 if down drop",
+            "    0 input with dribble  0 input discard",
+            "    0 Rx pause",
+            "    0 Stomped CRC",
+            "  TX",
+            f"    {1790332114 if up else 0} unicast packets  0 multicast packets  0 broadcast packets",
+            f"    {1790332114 if up else 0} output packets  {14671022198810 if up else 0} bytes",
+            "    0 jumbo packets",
+            "    0 output error  0 collision  0 deferred  0 late collision",
+            "    0 lost carrier  0 no carrier  0 babble  0 output discard",
+            "    0 Tx pause",
+            "",
+        ]
+    return "\n".join(out) + "\n"
+
+
+def _status(ports: dict[str, dict[str, Any]]) -> str:
+    out = ["", "-" * 80, "Port          Name               Status    Vlan      Duplex  Speed   Type", "-" * 80]
+    for name, b in ports.items():
+        up, admin = bool(b.get("oper_up")), b.get("admin_up", True)
+        status = "connected" if up else ("disabled" if not admin else "notconnec")
+        speed = f"{int(b['speed_gbps'])}G" if "speed_gbps" in b else "auto"
+        desc = _desc(b)[:18] or "--"
+        out.append(f"{_short(name):<13} {desc:<18} {status:<9} routed    full    {speed:<7} QDD-400G-DR4-S")
+    return "\n".join(out) + "\n"
+
+
+def _lldp(ports: dict[str, dict[str, Any]], detail: bool) -> str:
+    peers = [(n, b["lldp"]) for n, b in ports.items() if b.get("lldp")]
+    if not detail:
+        out = ["Capability codes:", "  (R) Router, (B) Bridge, (T) Telephone, (C) DOCSIS Cable Device",
+               "  (W) WLAN Access Point, (P) Repeater, (S) Station, (O) Other",
+               "Device ID            Local Intf      Hold-time  Capability  Port ID  "]  # fmt: skip
+        for n, p in peers:
+            if len(p["device"]) > 20:
+                out += [p["device"], f"{'':<21}{_short(n):<16}120        BR          {p['port']}"]
+            else:
+                out.append(f"{p['device']:<21}{_short(n):<16}120        BR          {p['port']}")
+        out.append(f"Total entries displayed: {len(peers)}")
+        return "\n".join(out) + "\n"
+    out = ["Capability codes:", "  (R) Router, (B) Bridge, (T) Telephone, (C) DOCSIS Cable Device",
+           "  (W) WLAN Access Point, (P) Repeater, (S) Station, (O) Other",
+           "Device ID            Local Intf      Hold-time  Capability  Port ID  ", ""]  # fmt: skip
+    for n, p in peers:
+        out += [
+            "Chassis id: 1c34.da5e.8a00",
+            f"Port id: {p['port']}",
+            f"Local Port id: {_short(n)}",
+            f"Port Description: {p['port']}",
+            f"System Name: {p['device']}",
+            "System Description: fabline simulated device",
+            "Time remaining: 97 seconds",
+            "System Capabilities: B, R",
+            "Enabled Capabilities: B, R",
+            "Management Address: not advertised",
+            "Vlan ID: not advertised",
+            "",
+        ]
+    out.append(f"Total entries displayed: {len(peers)}")
+    return "\n".join(out) + "\n"
+
+
+def _transceiver(ports: dict[str, dict[str, Any]], details: bool) -> str:
+    out = []
+    for name, b in ports.items():
+        o = b.get("optics")
+        if not o:
+            out += [name, "    transceiver is not present", ""]
+            continue
+        out += [
+            name,
+            "    transceiver is present",
+            "    type is QDD-400G-DR4-S",
+            f"    name is {o.get('vendor', '')}",
+            f"    part number is {o.get('part_number', '')}",
+            "    revision is A2",
+            f"    serial number is {o.get('serial', '')}",
+            "    nominal bitrate is 425000 MBit/sec",
+            "    cisco id is 24",
+            "    cisco extended id number is 208",
+            "    cisco part number is 10-3390-01",
+            "    cisco product id is QDD-400G-DR4-S",
+            "    cisco version id is V01",
+            "",
+        ]
+        if not details:
+            continue
+        temp = float(o.get("temperature_c", 40.0))
+        rx, tx = o.get("rx_power_dbm", []), o.get("tx_power_dbm", [])
+        for lane in range(max(len(rx), len(tx))):
+            rxv = f"{rx[lane]:.2f} dBm" if lane < len(rx) and rx[lane] > -40 else "N/A"
+            txv = f"{tx[lane]:.2f} dBm" if lane < len(tx) else "N/A"
+            out += [
+                f"Lane Number:{lane + 1} Network Lane",
+                "    " + "-" * 76,
+                "                Current              Alarms                  Warnings",
+                "                Measurement     High        Low         High          Low",
+                "    " + "-" * 76,
+                f"    Temperature   {temp:.2f} C        80.00 C     -5.00 C     75.00 C        0.00 C",
+                "    Voltage        3.29 V         3.63 V      2.97 V      3.46 V        3.13 V",
+                f"    Current       {7.45 + lane * 0.02:.2f} mA      120.00 mA    20.00 mA   110.00 mA      30.00 mA",
+                f"    Tx Power      {txv:<10}     6.99 dBm   -6.90 dBm    3.99 dBm     -2.90 dBm",
+                f"    Rx Power      {rxv:<10}     6.99 dBm   -9.91 dBm    3.99 dBm     -5.90 dBm",
+                "    Transmit Fault Count = 0",
+                "    " + "-" * 76,
+                "    Note: ++  high-alarm; +  high-warning; --  low-alarm; -  low-warning",
+                "",
+            ]
+    return "\n".join(out) + "\n"
+
+
+def render(dev: SimDevice, line: str) -> Answer:
+    """Run one NX-OS CLI command (``| no-more`` already removed by the session)."""
+    state = dev.state()
+    ports = _ports(state)
+    cmd = " ".join(line.split())
+    table: dict[str, Any] = {
+        "show version": lambda: _version(dev, state),
+        "show running-config": lambda: running_config(dev, state),
+        "show running-config interface": lambda: running_config(dev, state, interfaces_only=True),
+        "show interface": lambda: _interface(ports),
+        "show interface status": lambda: _status(ports),
+        "show lldp neighbors": lambda: _lldp(ports, False),
+        "show lldp neighbors detail": lambda: _lldp(ports, True),
+        "show interface transceiver details": lambda: _transceiver(ports, True),
+        "show interface transceiver": lambda: _transceiver(ports, False),
+        "show hostname": lambda: f"{dev.name}\n",
+        "show clock": lambda: "08:00:00.000 UTC Sun Nov 29 2026\nTime source is NTP\n",
+    }
+    fn = table.get(cmd)
+    if fn is None:
+        return Answer(" " * 13 + "^\n% Invalid command at '^' marker.\n", 127)
+    return Answer(fn())
