@@ -30,8 +30,9 @@ from fabline.collect.transports import (
     Output,
 )
 from fabline.inventory import Device
+from tests.conftest import samples_dir
 
-SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "samples"
+SAMPLES = samples_dir()
 LOCAL = Path(__file__).resolve().parents[1] / "parsers" / "local"
 
 

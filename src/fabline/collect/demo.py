@@ -38,7 +38,10 @@ def demo_fabric() -> tuple[synthetic.Fabric, synthetic.Fabric, list[Any]]:
     intended = synthetic.lab_fabric()
     built = rail_miswire(intended, "gpu-001", rails=(0, 1))
     faults: list[Any] = [
-        *synthetic.LAB_FAULTS,
+        # The bundled example's faults, except the FEC counter on the SONiC leaf: no allow-listed
+        # SONiC command reports FEC codewords, so the demo plants it on a host NIC instead.
+        *(f for f in synthetic.LAB_FAULTS if f.path != "counters.fec_uncorrectable"),
+        synthetic.Fault("gpu-001", "counters.fec_uncorrectable", 17, "eth3", "uncorrectable FEC codewords"),
         # lldpd is not installed on this host: recorded as unavailable, the device is 'partial'.
         TransportFault("gpu-002", "missing_command", "lldpctl -f json"),
     ]

@@ -337,7 +337,24 @@ def _netmiko_class(device_type: str) -> type[Any]:
             self._fabline_store.prepare(client, self.host, self.port)
             return client
 
-        cls = type(f"Fabline{base.__name__}", (base,), {"_build_ssh_client": _build_ssh_client})
+        def read_channel(self: Any) -> str:
+            # netmiko polls a closed channel until its read timeout; a session the device dropped
+            # should fail at once as 'dropped', not as a timeout.
+            out = str(base.read_channel(self))
+            chan = getattr(self, "remote_conn", None)
+            if (
+                not out
+                and chan is not None
+                and (getattr(chan, "closed", False) or getattr(chan, "eof_received", False))
+            ):
+                raise EOFError("session closed by the device")
+            return out
+
+        cls = type(
+            f"Fabline{base.__name__}",
+            (base,),
+            {"_build_ssh_client": _build_ssh_client, "read_channel": read_channel},
+        )
         _NETMIKO_CLASSES[device_type] = cls
     return cls
 

@@ -1,0 +1,315 @@
+"""Live collection over real SSH against the in-process simulator (``fabline.sim``).
+
+Each platform is collected and parsed with the real transports; every transport fault ends as the
+right device status; ``--limit``, ``--resume``, host-key policies, ``--reparse`` and ``fabline run``
+work end to end; no file written anywhere holds the password. Network: 127.0.0.0/8 only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+
+from fabline import synthetic
+from fabline.cli import main
+from fabline.sim import TransportFault, run_simulator
+from tests.conftest import REPO_ROOT
+
+PASSWORD = "sim-Pw-4b8e1f"  # a value that cannot appear in any output by chance
+PASSWORD_ENV = "FABLINE_TEST_SIM_PASSWORD"
+
+# Extra devices carrying the transport faults, so the lab's own devices stay clean.
+FAULTY = [
+    synthetic.DeviceSpec("gpu-auth", "host", "linux", ports=1, rail_interfaces=["eth0"]),
+    synthetic.DeviceSpec("gpu-silent", "host", "linux", ports=1, rail_interfaces=["eth0"]),
+    synthetic.DeviceSpec("gpu-garbled", "host", "linux", ports=1, rail_interfaces=["eth0"]),
+    synthetic.DeviceSpec("gpu-missing", "host", "linux", ports=1, rail_interfaces=["eth0"]),
+    synthetic.DeviceSpec("gpu-drop", "host", "linux", ports=1, rail_interfaces=["eth0"]),
+    synthetic.DeviceSpec("leaf-drop", "leaf", "sonic", rail=0, ports=2),
+]
+TRANSPORT_FAULTS = [
+    TransportFault("gpu-auth", "auth_failure"),
+    TransportFault("gpu-silent", "no_answer"),
+    TransportFault("gpu-garbled", "garbled", "lsmod"),
+    TransportFault("gpu-missing", "missing_command", "mlnx_qos -i eth0"),
+    TransportFault("gpu-drop", "drop", "ethtool -S eth0"),
+    TransportFault("leaf-drop", "drop", "show lldp table"),
+]
+LAB = synthetic.lab_fabric()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def write_inventory(sim: Any, path: Path, extra_hosts: dict[str, Any] | None = None) -> Path:
+    inv = sim.inventory(password_env=PASSWORD_ENV)
+    if extra_hosts:
+        inv["all"]["children"]["gpu_hosts"]["hosts"].update(extra_hosts)
+    path.write_text(yaml.safe_dump(inv, sort_keys=False))
+    return path
+
+
+def cli(*args: str | Path) -> Result:
+    return CliRunner().invoke(main, [str(a) for a in args], env={PASSWORD_ENV: PASSWORD, "COLUMNS": "200"})
+
+
+def state(snap: Path, name: str) -> dict[str, Any]:
+    return json.loads((snap / "state" / f"{name}.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def faulty_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """The lab fabric plus faulty devices and one unreachable address, collected once."""
+    tmp = tmp_path_factory.mktemp("collect-sim")
+    fabric = synthetic.Fabric([*LAB.devices, *FAULTY], LAB.links)
+    with run_simulator(fabric, TRANSPORT_FAULTS, password=PASSWORD, address_base="127.41", port=2222) as sim:
+        gone = {"gpu-gone": {"ansible_host": "127.0.0.1", "ansible_port": free_port(), "ansible_user": "admin",
+                             "fabline_platform": "linux", "fabline_role": "host", "rail_interfaces": ["eth0"]}}  # fmt: skip
+        inv = write_inventory(sim, tmp / "inv.yml", gone)
+        snap = tmp / "snap"
+        result = cli("collect", "-i", inv, "-o", snap, "--timeout", "2", "--retries", "1",
+                     "--known-hosts", tmp / "known_hosts")  # fmt: skip
+        yield {"tmp": tmp, "inv": inv, "snap": snap, "result": result, "sim": sim}
+
+
+def test_collect_exit_code_and_summary(faulty_run: dict[str, Any]) -> None:
+    result = faulty_run["result"]
+    assert result.exit_code == 3, result.output  # some devices could not be read
+    assert "collected 15 devices" in result.output
+
+
+@pytest.mark.parametrize("device", [d.name for d in LAB.devices])
+def test_every_platform_collected_and_parsed(faulty_run: dict[str, Any], device: str) -> None:
+    got = state(faulty_run["snap"], device)
+    assert got["status"] == "ok", got["errors"]
+    want = next(s for s in synthetic.states(LAB) if s["name"] == device)
+    assert got["platform"] == want["platform"] and got["role"] == want["role"]
+    for name, body in want["interfaces"].items():
+        if "lldp" not in body:
+            continue
+        have = got["interfaces"][name]
+        assert have["lldp"]["device"] == body["lldp"]["device"], (device, name)
+        assert have["mtu"] == body["mtu"], (device, name)
+        assert have["pfc_priorities"] == body["pfc_priorities"], (device, name)
+        assert have["dscp_to_priority"]["26"] == 3, (device, name)
+        # Lane counts differ by platform output (EOS prints one reading per transceiver); the exact
+        # round trip per field is the simulator's test (tests/integration/test_sim*.py).
+        assert have["optics"]["rx_power_dbm"][0] == body["optics"]["rx_power_dbm"][0], (device, name)
+    if want["role"] == "host":
+        assert got["interfaces"]["eth0"]["nic"]["roce_tos"] == 106
+        assert got["host"]["gpudirect_rdma"] is True
+    else:
+        assert got["qos"]["pfc_watchdog"]["enabled"] is True
+
+
+@pytest.mark.parametrize(
+    ("device", "status", "command", "kind"),
+    [
+        ("gpu-auth", "auth_failed", None, "auth_failed"),
+        ("gpu-silent", "timeout", None, "timeout"),
+        ("gpu-gone", "unreachable", None, "unreachable"),
+        ("gpu-garbled", "partial", "lsmod", "parse"),
+        ("gpu-missing", "partial", "mlnx_qos -i eth0", "unavailable"),
+    ],
+)
+def test_faults_end_as_device_status(
+    faulty_run: dict[str, Any], device: str, status: str, command: str | None, kind: str
+) -> None:
+    got = state(faulty_run["snap"], device)
+    assert got["status"] == status
+    errors = {e["command"]: e["kind"] for e in got["errors"]}
+    assert errors[command] == kind
+    if command is None:  # never logged in: the connect error is the only one, no data at all
+        assert len(errors) == 1 and "interfaces" not in got
+    else:  # the rest of the device was read; only its unlinked port's 'ethtool -m' fails besides
+        assert set(errors) <= {command, "ethtool -m eth0"}
+        assert got["interfaces"]["eth0"]["mtu"] == 9000
+
+
+def test_dropped_sessions_record_the_command_and_skip_the_rest(faulty_run: dict[str, Any]) -> None:
+    for device, command in (("gpu-drop", "ethtool -S eth0"), ("leaf-drop", "show lldp table")):
+        got = state(faulty_run["snap"], device)
+        assert got["status"] == "partial"
+        dropped = [e for e in got["errors"] if e["kind"] == "dropped"]
+        assert [e["command"] for e in dropped] == [command]
+
+
+def test_auth_failure_never_retried_connect_failures_are(faulty_run: dict[str, Any]) -> None:
+    manifest = json.loads((faulty_run["snap"] / "manifest.json").read_text())
+    devices = manifest["devices"]
+    assert devices["gpu-auth"]["attempts"] == 1
+    assert devices["gpu-silent"]["attempts"] == 2
+    assert devices["gpu-gone"]["attempts"] == 2
+    assert manifest["complete"] is True and manifest["inventory"].endswith("inv.yml")
+    cmd = next(c for c in devices["gpu-missing"]["commands"] if c["command"] == "mlnx_qos -i eth0")
+    assert (cmd["status"], cmd["exit_code"]) == ("unavailable", 127)
+
+
+def test_check_reports_errors_never_pass_for_unreadable_devices(faulty_run: dict[str, Any]) -> None:
+    out = faulty_run["tmp"] / "reports"
+    result = cli("check", "-i", faulty_run["inv"], "--snapshot", faulty_run["snap"], "--out", out, "-q")
+    assert result.exit_code in (3, 4), result.output
+    report = json.loads((out / "report.json").read_text())
+    for device in ("gpu-auth", "gpu-silent", "gpu-gone"):
+        statuses = {r["status"] for r in report["results"] if r["device"] == device}
+        assert statuses and "pass" not in statuses, (device, statuses)
+        assert "error" in statuses
+
+
+def test_limit_collects_only_matching_devices(faulty_run: dict[str, Any]) -> None:
+    snap = faulty_run["tmp"] / "limited"
+    result = cli(
+        "collect",
+        "-i",
+        faulty_run["inv"],
+        "-l",
+        "spine*:leaf-r0-a",
+        "-o",
+        snap,
+        "--host-key-policy",
+        "ignore",
+    )
+    assert result.exit_code == 0, result.output
+    assert sorted(p.stem for p in (snap / "state").glob("*.json")) == ["leaf-r0-a", "spine-01", "spine-02"]
+
+
+def test_reparse_gives_back_the_same_states(faulty_run: dict[str, Any]) -> None:
+    snap = faulty_run["snap"]
+    before = {p.stem: json.loads(p.read_text()) for p in (snap / "state").glob("*.json")}
+    for p in (snap / "state").glob("*.json"):
+        if before[p.stem]["status"] in ("ok", "partial"):
+            p.write_text(json.dumps({**before[p.stem], "interfaces": {}}))
+    out = faulty_run["tmp"] / "reparsed"
+    cli("check", "-i", faulty_run["inv"], "--snapshot", snap, "--reparse", "--out", out, "-q")
+    after = {p.stem: json.loads(p.read_text()) for p in (snap / "state").glob("*.json")}
+    assert after == before
+
+
+def test_no_file_holds_the_password(faulty_run: dict[str, Any]) -> None:
+    cli(
+        "check",
+        "-i",
+        faulty_run["inv"],
+        "--snapshot",
+        faulty_run["snap"],
+        "--out",
+        faulty_run["tmp"] / "rep2",
+        "-q",
+    )
+    checked = 0
+    for path in faulty_run["tmp"].rglob("*"):
+        if path.is_file():
+            checked += 1
+            assert PASSWORD not in path.read_text(errors="replace"), path
+    assert checked > 100
+    assert PASSWORD not in faulty_run["result"].output
+
+
+def test_resume_collects_only_what_is_missing(tmp_path: Path) -> None:
+    fabric = synthetic.Fabric([*LAB.devices[:3], FAULTY[0]], [])
+    snap = tmp_path / "snap"
+    with run_simulator(fabric, [TransportFault("gpu-auth", "auth_failure")], password=PASSWORD,
+                       address_base="127.42", port=2222) as sim:  # fmt: skip
+        inv = write_inventory(sim, tmp_path / "inv.yml")
+        first = cli("collect", "-i", inv, "-o", snap, "--host-key-policy", "ignore")
+        assert first.exit_code == 3 and state(snap, "gpu-auth")["status"] == "auth_failed"
+        assert state(snap, "spine-02")["status"] == "ok"
+    done = {p.name: p.stat().st_mtime_ns for p in (snap / "state").glob("*.json") if p.stem != "gpu-auth"}
+    (snap / "state" / "spine-02.json").unlink()  # as if the run had been interrupted before it
+    with run_simulator(fabric, [], password=PASSWORD, address_base="127.42", port=2222) as sim:
+        second = cli("collect", "-i", inv, "--resume", snap, "--host-key-policy", "ignore")
+    assert second.exit_code == 0, second.output
+    assert "collected 2 devices (2 already done)" in second.output
+    # gpu-auth's port has no cable (no optics: 'ethtool -m' fails), so it is 'partial', not 'ok'.
+    assert state(snap, "gpu-auth")["status"] == "partial" and state(snap, "spine-02")["status"] == "ok"
+    for name, mtime in done.items():
+        if name != "spine-02.json":
+            assert (snap / "state" / name).stat().st_mtime_ns == mtime
+    manifest = json.loads((snap / "manifest.json").read_text())
+    assert set(manifest["devices"]) == {d.name for d in fabric.devices} and manifest["resumed_from"]
+
+
+def test_host_key_policies(tmp_path: Path) -> None:
+    fabric = synthetic.Fabric([LAB.devices[0]], [])
+    known = tmp_path / "known_hosts"
+    with run_simulator(fabric, password=PASSWORD, address_base="127.43", port=2222) as sim:
+        inv = write_inventory(sim, tmp_path / "inv.yml")
+        strict = cli(
+            "collect", "-i", inv, "-o", tmp_path / "s0", "--host-key-policy", "strict", "--known-hosts", known
+        )
+        assert strict.exit_code == 2 and "needs an existing known_hosts" in strict.output
+        first = cli("collect", "-i", inv, "-o", tmp_path / "s1", "--known-hosts", known)
+        assert first.exit_code == 0, first.output
+        recorded = known.read_text()
+        assert recorded.startswith("[127.43.0.1]:2222 ")
+        again = cli(
+            "collect", "-i", inv, "-o", tmp_path / "s2", "--host-key-policy", "strict", "--known-hosts", known
+        )
+        assert again.exit_code == 0, again.output
+    # A restart generates new host keys: the same address now presents a changed key.
+    with run_simulator(fabric, password=PASSWORD, address_base="127.43", port=2222):
+        changed = cli("collect", "-i", inv, "-o", tmp_path / "s3", "--known-hosts", known)
+        assert changed.exit_code == 3
+        got = state(tmp_path / "s3", "spine-01")
+        assert got["status"] == "error" and got["errors"][0]["kind"] == "host_key"
+        ignored = cli(
+            "collect", "-i", inv, "-o", tmp_path / "s4", "--host-key-policy", "ignore", "--known-hosts", known
+        )
+        assert ignored.exit_code == 0
+    assert known.read_text() == recorded
+
+
+def test_run_collects_and_checks_a_clean_fabric(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the packaged workspace only: no site-local example checks
+    with run_simulator(LAB, password=PASSWORD, address_base="127.44", port=2222) as sim:
+        inv = write_inventory(sim, tmp_path / "inv.yml")
+        result = cli("run", "-i", inv, "-s", tmp_path / "snap", "-o", tmp_path / "reports",
+                     "--host-key-policy", "ignore")  # fmt: skip
+    report = json.loads((tmp_path / "reports" / "report.json").read_text())
+    bad = [
+        (r["check"], r["device"], r["subject"], r["message"])
+        for r in report["results"]
+        if r["status"] in ("fail", "error")
+    ]
+    assert bad == []
+    assert result.exit_code == 0, result.output
+
+
+def test_demo_end_to_end(tmp_path: Path) -> None:
+    env = {**os.environ, "COLUMNS": "200"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "fabline", "demo", "--out", str(tmp_path / "demo")],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = tmp_path / "demo"
+    for name in ("report.json", "report.junit.xml", "report.md", "snapshot/manifest.json", "inventory.yml"):
+        assert (out / name).is_file(), name
+    report = json.loads((out / "report.json").read_text())
+    failed = {(r["check"], r["device"], r["subject"]) for r in report["results"] if r["status"] == "fail"}
+    planted = {
+        ("host-mtu", "gpu-002", "eth1"),
+        ("host-roce-tos", "gpu-001", "eth2"),
+        ("switch-pfc-priorities", "leaf-r1-a", "swp1"),
+        ("switch-fec-rs", "leaf-r3-a", "Ethernet1/3"),
+        ("switch-pfc-watchdog", "spine-02", None),
+        ("fec-uncorrectable", "gpu-001", "eth3"),
+        ("rail-cabling", "gpu-001", "eth0"),
+        ("device-collection", "gpu-002", None),
+    }
+    assert planted <= failed, planted - failed
+    assert "demo finished" in proc.stdout
+    assert (REPO_ROOT / "docs" / "collection.md").read_text().count("gpu-002") >= 1
