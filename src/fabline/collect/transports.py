@@ -330,7 +330,7 @@ def _netmiko_class(device_type: str) -> type[Any]:
     if cls is None:
         from netmiko.ssh_dispatcher import CLASS_MAPPER
 
-        base = CLASS_MAPPER[device_type]
+        base: Any = CLASS_MAPPER[device_type]
 
         def _build_ssh_client(self: Any) -> paramiko.SSHClient:
             client = paramiko.SSHClient()
