@@ -67,29 +67,15 @@ def history(ctx: click.Context, db: Path, since: str | None, last: int | None, a
     if as_json:
         click.echo(json.dumps([r.to_dict() for r in runs], indent=1))
         return
-    from rich.table import Table
-
-    table = Table(title=f"runs in {db}")
-    for col in (
-        "run",
-        "started (UTC)",
-        "devices",
-        "pass",
-        "fail",
-        "error",
-        "skipped",
-        "waived",
-        "exit",
-        "pins",
-    ):
-        table.add_column(col, justify="right" if col not in ("run", "started (UTC)", "pins") else "left")
+    # Plain aligned text: run ids stay whole at any terminal width, and grep/awk work on it.
+    click.echo(f"{'run':<24} {'started (UTC)':<20} {'devices':>7} {'pass':>9} {'fail':>7} {'error':>6} "
+               f"{'skipped':>7} {'waived':>6} {'exit':>4}  pins")  # fmt: skip
     for r in runs:
         c = r.counts
-        table.add_row(
-            r.run_id, r.started_iso, str(r.n_devices), str(c["pass"]), str(c["fail"]), str(c["error"]),
-            str(c["skipped"]), str(c["waived"]), str(r.exit_code), ",".join(r.pins),
-        )  # fmt: skip
-    Console().print(table)
+        click.echo(
+            f"{r.run_id:<24} {r.started_iso:<20} {r.n_devices:>7} {c['pass']:>9} {c['fail']:>7} {c['error']:>6} "
+            f"{c['skipped']:>7} {c['waived']:>6} {r.exit_code:>4}  {','.join(r.pins)}"
+        )
     if not runs:
         click.echo("no runs" + (f" in the last {since}" if since else ""))
 

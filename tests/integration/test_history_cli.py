@@ -1,0 +1,201 @@
+"""``fabline check --history``, ``history``, ``diff`` and ``drift`` end to end through the CLI.
+
+Snapshots are synthetic states of the bundled lab fabric (fabline.synthetic), with planted faults.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabline import synthetic
+
+REPO = Path(__file__).resolve().parents[2]
+INV = REPO / "inventory" / "lab.yml"
+BASE = REPO / "baseline" / "roce.yml"
+
+
+def fabline(*args: Any, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "fabline", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def _snap(root: Path, faults: list[synthetic.Fault], at: str) -> Path:
+    synthetic.write_snapshot(synthetic.lab_fabric(), root, faults, collected_at=at)
+    return root
+
+
+@pytest.fixture
+def nights(tmp_path: Path) -> dict[str, Path]:
+    """Three snapshots: clean, one MTU fault, and the MTU fault plus a PFC watchdog off and a CRC burst."""
+    mtu = synthetic.Fault("gpu-002", "mtu", 1500, "eth1")
+    wd = synthetic.Fault("spine-02", "qos.pfc_watchdog.enabled", False)
+    crc = synthetic.Fault("leaf-r0-a", "counters.crc_errors", 120, "Ethernet0")
+    return {
+        "clean": _snap(tmp_path / "clean", [], "2026-11-27T02:00:00Z"),
+        "mtu": _snap(tmp_path / "mtu", [mtu], "2026-11-28T02:00:00Z"),
+        "worse": _snap(tmp_path / "worse", [mtu, wd, crc], "2026-11-28T02:01:00Z"),
+    }
+
+
+def test_check_records_and_history_lists_and_shows(tmp_path: Path, nights: dict[str, Path]) -> None:
+    for name in ("clean", "mtu"):
+        proc = fabline("check", "-i", INV, "-b", BASE, "--snapshot", nights[name], "-q", "--history",
+                       "--out", tmp_path / f"out-{name}", "-f", "json", cwd=tmp_path)  # fmt: skip
+        assert proc.returncode in (0, 4), proc.stderr
+    assert (tmp_path / ".fabline" / "history.sqlite").is_file()
+    listing = fabline("history", "--json", cwd=tmp_path)
+    assert listing.returncode == 0, listing.stderr
+    runs = json.loads(listing.stdout)
+    assert len(runs) == 2
+    assert [r["snapshot"] for r in runs] == [str(nights["clean"]), str(nights["mtu"])]
+    reports = [json.loads((tmp_path / f"out-{n}" / "report.json").read_text()) for n in ("clean", "mtu")]
+    assert [r["counts"] for r in runs] == [
+        {"total": d["summary"]["total"], **d["summary"]["by_status"]} for d in reports
+    ]
+    table = fabline("history", "--since", "3650d", cwd=tmp_path)
+    assert runs[0]["run_id"] in table.stdout and runs[1]["run_id"] in table.stdout
+    shown = fabline("history", "show", runs[1]["run_id"], "-f", "json", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    doc = json.loads(shown.stdout)
+    assert doc["summary"] == reports[1]["summary"]
+    problems = [r for r in reports[1]["results"] if r["status"] != "pass"]
+    assert [r for r in doc["results"] if r["status"] != "pass"] == problems
+    console = fabline("history", "show", "last", cwd=tmp_path)
+    assert "verdict: FAIL (exit 4)" in console.stdout
+
+
+def test_diff_two_snapshots_with_inventory(tmp_path: Path, nights: dict[str, Path]) -> None:
+    proc = fabline("diff", nights["mtu"], nights["worse"], "-i", INV, "-b", BASE, "-f", "json", cwd=tmp_path)
+    assert proc.returncode == 4, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert [(c["device"], c["path"], c["before"], c["after"]) for c in doc["changes"]] == [
+        ("spine-02", "qos.pfc_watchdog.enabled", True, False)
+    ]
+    (crc,) = doc["counters"]
+    assert (crc["device"], crc["subject"], crc["counter"], crc["delta"], crc["per_second"], crc["reset"]) == (
+        "leaf-r0-a", "Ethernet0", "crc_errors", 120, 2.0, False,
+    )  # fmt: skip
+    new = {(r["check"], r["device"]) for r in doc["new_failures"]}
+    assert ("switch-pfc-watchdog", "spine-02") in new
+    assert ("host-mtu", "gpu-002") in {(r["check"], r["device"]) for r in doc["persisting"]}
+    assert doc["resolved"] == [] and doc["new_errors"] == []
+    back = fabline("diff", nights["worse"], nights["mtu"], "-i", INV, "-b", BASE, "-f", "json", cwd=tmp_path)
+    assert back.returncode == 0, back.stderr
+    assert ("switch-pfc-watchdog", "spine-02") in {
+        (r["check"], r["device"]) for r in json.loads(back.stdout)["resolved"]
+    }
+
+
+def test_diff_without_inventory_compares_states_only(tmp_path: Path, nights: dict[str, Path]) -> None:
+    proc = fabline(
+        "diff", nights["clean"], nights["mtu"], "-f", "md", "--out", tmp_path / "d.md", cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    text = (tmp_path / "d.md").read_text()
+    assert "`interfaces.eth1.mtu`" in text and "9000 | 1500" in text
+    assert "results not compared" in text
+
+
+def test_diff_run_ids_and_a_device_that_stopped_answering(tmp_path: Path, nights: dict[str, Path]) -> None:
+    down = tmp_path / "down"
+    _snap(down, [], "2026-11-29T02:00:00Z")
+    state = json.loads((down / "state" / "leaf-r1-a.json").read_text())
+    state.update(status="unreachable", interfaces={})
+    (down / "state" / "leaf-r1-a.json").write_text(json.dumps(state))
+    for snap in (nights["clean"], down):
+        fabline(
+            "check", "-i", INV, "-b", BASE, "--snapshot", snap, "-q", "--history", "h.sqlite", cwd=tmp_path
+        )
+    proc = fabline("diff", "last~1", "last", "--db", "h.sqlite", "-f", "json", cwd=tmp_path)
+    assert proc.returncode == 4, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert {r["device"] for r in doc["new_errors"]} == {"leaf-r1-a"}
+    assert ("leaf-r1-a", "status", "ok", "unreachable") in [
+        (c["device"], c["path"], c["before"], c["after"]) for c in doc["changes"]
+    ]
+    assert doc["before"]["run_id"] and doc["after"]["run_id"]
+
+
+def test_drift_against_last_then_against_the_pinned_golden(tmp_path: Path, nights: dict[str, Path]) -> None:
+    first = fabline("drift", "-i", INV, "-b", BASE, "--snapshot", nights["clean"], "-q", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr  # nothing to compare with; a clean check
+    assert fabline("history", "pin", "last", cwd=tmp_path).returncode == 0
+    out = tmp_path / "night2"
+    second = fabline("drift", "-i", INV, "-b", BASE, "--snapshot", nights["mtu"], "--out", out, cwd=tmp_path)
+    assert second.returncode == 4, second.stderr
+    assert "1 new failures" in second.stdout
+    for name in ("report.json", "report.md", "report.html", "report.prom", "diff.json", "diff.md"):
+        assert (out / name).is_file(), name
+    diff = json.loads((out / "diff.json").read_text())
+    runs = json.loads(fabline("history", "--json", cwd=tmp_path).stdout)
+    assert diff["before"]["run_id"] == runs[0]["run_id"] and runs[0]["pins"] == ["golden"]
+    assert [r["check"] for r in diff["new_failures"]] == ["host-mtu"]
+    # Night 3 repeats night 2's state: against the golden (clean) run the failure is still new...
+    third = fabline("drift", "-i", INV, "-b", BASE, "--snapshot", nights["mtu"], "-q", "-o", tmp_path / "n3",
+                    "-f", "json", cwd=tmp_path)  # fmt: skip
+    assert third.returncode == 4
+    # ...and against the last run it is persisting, so nothing new.
+    fourth = fabline("drift", "-i", INV, "-b", BASE, "--snapshot", nights["mtu"], "--against", "last", "-q",
+                     "-o", tmp_path / "n4", "-f", "json", "--no-record", cwd=tmp_path)  # fmt: skip
+    assert fourth.returncode == 0, fourth.stderr
+    assert json.loads((tmp_path / "n4" / "diff.json").read_text())["persisting"]
+    assert len(json.loads(fabline("history", "--json", cwd=tmp_path).stdout)) == 3  # --no-record kept it out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["diff", "missing-before", "missing-after"], "BEFORE: no snapshot folder 'missing-before'"),
+        (["diff", "{clean}", "nowhere"], "AFTER: no snapshot folder 'nowhere'"),
+        (["diff", "{clean}", "{file}"], "AFTER: not a snapshot folder"),
+        (["diff", "{clean}", "{empty}"], "AFTER: snapshot has no state/ folder"),
+        (["history"], "no run history here"),
+        (["history", "show", "last"], "no run history here"),
+        (["history", "--since", "yesterday", "--db", "{db}"], "--since 'yesterday'"),
+        (["history", "show", "nope", "--db", "{db}"], "no run 'nope'"),
+        (["diff", "{clean}", "nope", "--db", "{db}"], "no run 'nope'"),
+        (["diff", "{clean}", "last", "--db", "{db}"], "needs -i INVENTORY"),
+        (["drift", "-i", str(INV), "--snapshot", "{clean}", "--against", "x"], "--against x: no run history"),
+        (
+            ["drift", "-i", str(INV), "--snapshot", "{clean}", "--db", "{db}", "--against", "nope"],
+            "no run 'nope'",
+        ),
+    ],
+)
+def test_bad_inputs_are_one_line_errors(
+    tmp_path: Path, nights: dict[str, Path], args: list[str], message: str
+) -> None:
+    db = tmp_path / "one.sqlite"
+    fabline(
+        "check", "-i", INV, "-b", BASE, "--snapshot", nights["clean"], "-q", "--history", db, cwd=tmp_path
+    )
+    (tmp_path / "file.txt").write_text("x")
+    (tmp_path / "empty").mkdir()
+    fill = {"clean": nights["clean"], "file": tmp_path / "file.txt", "empty": tmp_path / "empty", "db": db}
+    proc = fabline(*(a.format(**fill) for a in args), cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert message in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_run_whose_snapshot_is_gone(tmp_path: Path) -> None:
+    snap = _snap(tmp_path / "gone", [], "2026-11-27T02:00:00Z")
+    fabline("check", "-i", INV, "-b", BASE, "--snapshot", snap, "-q", "--history", cwd=tmp_path)
+    for f in (snap / "state").iterdir():
+        f.unlink()
+    (snap / "state").rmdir()
+    proc = fabline("diff", "last", snap, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "snapshot is gone" in proc.stderr or "no state/ folder" in proc.stderr
