@@ -26,7 +26,9 @@ def _client(sim: Simulator, name: str, password: str = "admin") -> paramiko.SSHC
     host, port = sim.addresses[name]
     c = paramiko.SSHClient()
     c.set_missing_host_key_policy(paramiko.AutoAddPolicy())
-    c.connect(host, port, username="admin", password=password, look_for_keys=False, allow_agent=False, timeout=5)
+    c.connect(
+        host, port, username="admin", password=password, look_for_keys=False, allow_agent=False, timeout=5
+    )
     return c
 
 
@@ -92,7 +94,11 @@ def test_rail_miswire_lldp_both_ends(sim: Simulator) -> None:
     finally:
         c.close()
     frag = parse_output("sonic", "show lldp table", out)
-    assert frag["interfaces"]["Ethernet0"]["lldp"] == {"device": "gpu-001", "port": "eth1", "port_description": "eth1"}
+    assert frag["interfaces"]["Ethernet0"]["lldp"] == {
+        "device": "gpu-001",
+        "port": "eth1",
+        "port_description": "eth1",
+    }
     c = _client(sim, "gpu-002")
     try:
         out, _e, _c = _exec(c, "lldpctl -f json")
@@ -233,9 +239,12 @@ def test_no_answer_then_clean_restart() -> None:
 
 def test_address_in_use_is_one_line() -> None:
     fabric = synthetic.lab_fabric()
-    with run_simulator(fabric, address_base="127.13", port=PORT), pytest.raises(OSError, match="cannot listen on 127.13.0.1"):
-        with run_simulator(fabric, address_base="127.13", port=PORT):
-            pass
+    with (
+        run_simulator(fabric, address_base="127.13", port=PORT),
+        pytest.raises(OSError, match=r"cannot listen on 127\.13\.0\.1"),
+        run_simulator(fabric, address_base="127.13", port=PORT),
+    ):
+        pass
 
 
 def test_start_speed_320_devices() -> None:

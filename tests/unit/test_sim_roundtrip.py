@@ -77,7 +77,9 @@ def command_lines(platform: str, state: dict[str, Any]) -> list[str]:
     """Every allow-listed command, per-interface templates once per interface."""
     lines = []
     ifaces = list(state.get("interfaces", {}))
-    rdma = [b["nic"]["rdma_device"] for b in state["interfaces"].values() if "rdma_device" in b.get("nic", {})]
+    rdma = [
+        b["nic"]["rdma_device"] for b in state["interfaces"].values() if "rdma_device" in b.get("nic", {})
+    ]
     for cmd in get_platform(platform).commands:
         params = cmd.parameters
         if not params:
@@ -158,7 +160,9 @@ def lab() -> Simulator:
     return Simulator(synthetic.lab_fabric(), synthetic.LAB_FAULTS)
 
 
-@pytest.mark.parametrize("name", ["gpu-001", "gpu-002", "leaf-r0-a", "leaf-r1-a", "leaf-r2-a", "leaf-r3-a", "spine-01", "spine-02"])
+@pytest.mark.parametrize(
+    "name", ["gpu-001", "gpu-002", "leaf-r0-a", "leaf-r1-a", "leaf-r2-a", "leaf-r3-a", "spine-01", "spine-02"]
+)
 def test_round_trip(lab: Simulator, name: str) -> None:
     dev = lab.devices[name]
     merged, failures = collect_direct(lab, name)

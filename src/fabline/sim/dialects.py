@@ -61,7 +61,7 @@ class Dialect:
 
     def unknown(self, line: str) -> Answer:
         """The platform's answer to a command it does not have."""
-        word = line.split()[0] if line.split() else line
+        word = line.split(maxsplit=1)[0] if line.split() else line
         return Answer("", 127, f"-bash: {word}: command not found\n")
 
     def execute(self, s: Session, line: str, run: Runner) -> str:
@@ -165,7 +165,7 @@ class NetworkCliDialect(Dialect):
         if words[0] == "end":
             return ""
         cmd = self.strip_pipes(line)
-        if not s.privileged and (cmd.startswith("show run") or cmd.startswith("show start")):
+        if not s.privileged and cmd.startswith(("show run", "show start")):
             return "% Invalid input (privileged mode required)\n"
         answer = run(s.dev, cmd)
         return answer.out

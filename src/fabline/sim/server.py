@@ -20,8 +20,8 @@ import asyncssh
 
 from fabline import synthetic
 from fabline.platforms import get_platform
-from fabline.sim.dialects import Dialect, Session, dialect
 from fabline.sim.device import SimDevice
+from fabline.sim.dialects import Dialect, Session, dialect
 from fabline.sim.faults import RisingCounter, TransportFault
 from fabline.sim.render import render
 from fabline.sim.render.common import Answer
@@ -250,17 +250,19 @@ class Simulator:
                     server: Any = await asyncio.start_server(self._silent_client, dev.address, dev.port)
                 else:
                     server = await asyncssh.create_server(
-                        lambda dev=dev: _Server(self, dev),  # type: ignore[misc]
+                        lambda dev=dev: _Server(self, dev),
                         dev.address,
                         dev.port,
                         server_host_keys=[self._keys[dev.name]],
-                        process_factory=lambda proc, dev=dev: self._session(dev, proc),  # type: ignore[misc]
+                        process_factory=lambda proc, dev=dev: self._session(dev, proc),
                         encoding=None,
                         line_editor=False,
                         login_timeout=60,
                     )
             except OSError as exc:
-                raise OSError(exc.errno, f"cannot listen on {dev.address}:{dev.port} for {dev.name}: {exc.strerror}") from None
+                raise OSError(
+                    exc.errno, f"cannot listen on {dev.address}:{dev.port} for {dev.name}: {exc.strerror}"
+                ) from None
             self._servers.append(server)
 
     async def _close_all(self) -> None:
@@ -306,10 +308,9 @@ class Simulator:
             SessionDrop: A ``drop`` fault cuts this command's answer.
         """
         allowed = _allowed(dev.platform, line)
-        hit = (lambda kind: dev.transport_fault(kind, line)) if allowed else (lambda kind: None)
         for kind in ("missing_command", "garbled", "drop"):
-            f = hit(kind)
-            if f is None or (f.command is None and not allowed):
+            f = dev.transport_fault(kind, line) if allowed else None
+            if f is None:
                 continue
             if kind == "missing_command":
                 return self.dialect_of(dev).unknown(line)
@@ -342,7 +343,9 @@ class Simulator:
         except SessionDrop:
             conn.abort()
 
-    async def _interactive(self, dev: SimDevice, d: Dialect, process: asyncssh.SSHServerProcess[bytes]) -> None:
+    async def _interactive(
+        self, dev: SimDevice, d: Dialect, process: asyncssh.SSHServerProcess[bytes]
+    ) -> None:
         size = process.get_terminal_size()
         s = Session(dev, process.get_extra_info("username") or self.username)
         if d.pager:
@@ -359,7 +362,9 @@ class Simulator:
             # (netmiko's 'exit') costs one failed send, not one per echoed character.
             if buffered and not conn.is_closed():
                 text = "".join(buffered)
-                process.stdout.write(text.replace("\r\n", "\n").replace("\n", "\r\n").encode("utf-8", "replace"))
+                process.stdout.write(
+                    text.replace("\r\n", "\n").replace("\n", "\r\n").encode("utf-8", "replace")
+                )
             buffered.clear()
 
         write(d.banner(s))

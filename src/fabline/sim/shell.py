@@ -80,7 +80,9 @@ def _filter(name: str, args: list[str], text: str) -> tuple[str, int] | None:
         return "".join(lines[:n] if name == "head" else lines[-n:] if n else []), 0
     if name == "grep" and args:
         invert = "-v" in args
-        pattern = next(a for a in args if not a.startswith("-")) if any(not a.startswith("-") for a in args) else ""
+        pattern = (
+            next(a for a in args if not a.startswith("-")) if any(not a.startswith("-") for a in args) else ""
+        )
         kept = [ln for ln in lines if (re.search(pattern, ln) is None) == invert]
         return "".join(kept), 0 if kept else 1
     if name == "wc" and args == ["-l"]:

@@ -10,7 +10,10 @@ from fabline.sim.render.common import Answer
 if TYPE_CHECKING:
     from fabline.sim.device import SimDevice
 
-_RENDERERS = {"linux": linux.render, "sonic": sonic.render, "arista_eos": arista_eos.render,
+_RENDERERS = {
+    "linux": linux.render,
+    "sonic": sonic.render,
+    "arista_eos": arista_eos.render,
     "cumulus": cumulus.render,
     "cisco_nxos": cisco_nxos.render,
 }
@@ -20,7 +23,7 @@ def render(dev: SimDevice, line: str) -> Answer:
     """The answer of ``dev`` to one simple command line."""
     fn = _RENDERERS.get(dev.platform)
     if fn is None:
-        return linux.not_found(line.split()[0] if line.split() else line)
+        return linux.not_found(line.split(maxsplit=1)[0] if line.split() else line)
     return fn(dev, line)
 
 

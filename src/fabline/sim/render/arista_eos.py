@@ -201,7 +201,9 @@ def _interfaces_text(ports: dict[str, dict[str, Any]]) -> str:
         out += [
             f"  Ethernet MTU {b.get('mtu', 1500)} bytes, BW {int(speed * 1_000_000)} kbit",
             f"  Full-duplex, {int(speed)}Gb/s, auto negotiation: {'on' if b.get('autoneg') else 'off'}, uni-link: disabled",
-            "  Up 12 days, 3 hours, 14 minutes, 7 seconds" if up else "  Down 12 days, 3 hours, 14 minutes, 7 seconds",
+            "  Up 12 days, 3 hours, 14 minutes, 7 seconds"
+            if up
+            else "  Down 12 days, 3 hours, 14 minutes, 7 seconds",
             "  Loopback Mode : None",
             "  1 link status changes since last clear",
             '  Last clearing of "show interface" counters never',
@@ -222,7 +224,9 @@ def _interfaces_text(ports: dict[str, dict[str, Any]]) -> str:
 
 
 def _status(ports: dict[str, dict[str, Any]]) -> str:
-    out = ["Port       Name                     Status       Vlan     Duplex Speed  Type            Flags Encapsulation"]
+    out = [
+        "Port       Name                     Status       Vlan     Duplex Speed  Type            Flags Encapsulation"
+    ]
     for name, b in ports.items():
         up, admin = bool(b.get("oper_up")), b.get("admin_up", True)
         status = "connected" if up else ("disabled" if not admin else "notconnect")
@@ -261,7 +265,10 @@ def _counters_errors(ports: dict[str, dict[str, Any]]) -> str:
 def _lldp(ports: dict[str, dict[str, Any]], detail: bool, as_json: bool) -> str:
     peers = [(n, b["lldp"]) for n, b in ports.items() if b.get("lldp")]
     if as_json and not detail:
-        rows = [{"port": n, "neighborDevice": p["device"], "neighborPort": p["port"], "ttl": 120} for n, p in peers]
+        rows = [
+            {"port": n, "neighborDevice": p["device"], "neighborPort": p["port"], "ttl": 120}
+            for n, p in peers
+        ]
         return json.dumps({"tablesLastChangeTime": 1763280000.0, "tablesAgeOuts": 0, "tablesInserts": len(rows),
                            "lldpNeighbors": rows, "tablesDeletes": 0, "tablesDrops": 0}, indent=4) + "\n"  # fmt: skip
     if as_json:
@@ -339,7 +346,12 @@ def _transceiver(ports: dict[str, dict[str, Any]], kind: str) -> str:
     if kind == "hardware":
         out = []
         for n, o in optics.items():
-            out += [f"Name: {_short(n)}", "Media type: 400GBASE-DR4", f"Serial number: {o.get('serial', '')}", ""]
+            out += [
+                f"Name: {_short(n)}",
+                "Media type: 400GBASE-DR4",
+                f"Serial number: {o.get('serial', '')}",
+                "",
+            ]
         return "\n".join(out) + "\n"
     out = [
         "If device is externally calibrated, only calibrated values are printed.",
@@ -381,7 +393,9 @@ def _pfc(state: dict[str, Any], ports: dict[str, dict[str, Any]]) -> str:
         if prios:
             flags = "E A W" if wd.get("enabled") else "E A -"
             action = wd.get("action", "drop") if wd.get("enabled") else "-"
-            out.append(f"{_short(n):<10} {flags:<7} {''.join(str(p) for p in prios):<11} {action:<11} -        - / -           - / -")
+            out.append(
+                f"{_short(n):<10} {flags:<7} {''.join(str(p) for p in prios):<11} {action:<11} -        - / -           - / -"
+            )
         else:
             out.append(f"{_short(n):<10} {'D - -':<7} {'':<11} {'-':<11} -        - / -           - / -")
     return "\n".join(out) + "\n"
@@ -391,7 +405,10 @@ def _pfc_counters(ports: dict[str, dict[str, Any]]) -> str:
     doc = {}
     for n, b in ports.items():
         c = b.get("counters", {})
-        doc[n] = {"rxFrames": sum(c.get("pfc_rx_pause", {}).values()), "txFrames": sum(c.get("pfc_tx_pause", {}).values())}
+        doc[n] = {
+            "rxFrames": sum(c.get("pfc_rx_pause", {}).values()),
+            "txFrames": sum(c.get("pfc_tx_pause", {}).values()),
+        }
     return json.dumps({"interfaceCounters": doc}, indent=2) + "\n"
 
 

@@ -45,7 +45,8 @@ def normalize(state: dict[str, Any]) -> None:
 
 
 def _ranges(values: list[int]) -> str:
-    out, run = [], []
+    out: list[str] = []
+    run: list[int] = []
     for v in sorted(values):
         if run and v == run[-1] + 1:
             run.append(v)
@@ -97,8 +98,8 @@ def running_config(dev: SimDevice, state: dict[str, Any], interfaces_only: bool 
     dmap = _common(ports, "dscp_to_priority") or {}
     ecn = _common(ports, "ecn") or {}
     lossless = sorted({p for b in ports.values() for p in b.get("pfc_priorities", [])})
-    out = ["!Command: show running-config", f"!Running configuration last done at: Sun Nov 29 08:00:00 2026",
-           f"!Time: Sun Nov 29 08:00:00 2026", "", f"version {f.get('os_version', '')} Bios:version 05.47"]  # fmt: skip
+    out = ["!Command: show running-config", "!Running configuration last done at: Sun Nov 29 08:00:00 2026",
+           "!Time: Sun Nov 29 08:00:00 2026", "", f"version {f.get('os_version', '')} Bios:version 05.47"]  # fmt: skip
     extra_policies: list[str] = []
     port_lines: list[str] = []
     for name, b in ports.items():
@@ -172,7 +173,15 @@ def _interface(ports: dict[str, dict[str, Any]]) -> str:
         crc = int(b.get("counters", {}).get("crc_errors", 0))
         fec = _FEC.get(b.get("fec", ""), "auto")
         speed = b.get("speed_gbps", 0)
-        head = f"{name} is up" if up else (f"{name} is down (Administratively down)" if not admin else f"{name} is down (Link not connected)")
+        head = (
+            f"{name} is up"
+            if up
+            else (
+                f"{name} is down (Administratively down)"
+                if not admin
+                else f"{name} is down (Link not connected)"
+            )
+        )
         out += [head, f"admin state is {'up' if admin else 'down'}, Dedicated Interface",
                 f"  Hardware: 100000/400000 Ethernet, address: 0c00.5e00.{i:04x} (bia 0c00.5e00.{i:04x})"]  # fmt: skip
         if _desc(b):
@@ -216,7 +225,12 @@ def _interface(ports: dict[str, dict[str, Any]]) -> str:
 
 
 def _status(ports: dict[str, dict[str, Any]]) -> str:
-    out = ["", "-" * 80, "Port          Name               Status    Vlan      Duplex  Speed   Type", "-" * 80]
+    out = [
+        "",
+        "-" * 80,
+        "Port          Name               Status    Vlan      Duplex  Speed   Type",
+        "-" * 80,
+    ]
     for name, b in ports.items():
         up, admin = bool(b.get("oper_up")), b.get("admin_up", True)
         status = "connected" if up else ("disabled" if not admin else "notconnec")

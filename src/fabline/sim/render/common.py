@@ -29,9 +29,9 @@ def simple_table(
 
     Example:
         >>> print(simple_table(["Port", "MTU"], [["Ethernet0", 9100]]))
-             Port    MTU
-        ---------  -----
-        Ethernet0   9100
+             Port   MTU
+        ---------  ----
+        Ethernet0  9100
     """
     cells = [[str(c) for c in row] for row in rows]
     widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]

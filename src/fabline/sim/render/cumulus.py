@@ -96,7 +96,9 @@ def nv_config(dev: SimDevice, state: dict[str, Any]) -> list[dict[str, Any]]:
         if b.get("lldp"):
             body["description"] = f"{b['lldp']['device']} {b['lldp']['port']}"
         port_qos: dict[str, Any] = {}
-        if ("dscp_to_priority" in b and b["dscp_to_priority"] != dmap) or ("trust" in b and b["trust"] != trust):
+        if ("dscp_to_priority" in b and b["dscp_to_priority"] != dmap) or (
+            "trust" in b and b["trust"] != trust
+        ):
             qos["mapping"][f"{name}-map"] = _mapping(b.get("dscp_to_priority", dmap), b.get("trust", trust))
             port_qos["mapping"] = {"profile": f"{name}-map"}
         if "pfc_priorities" in b and b["pfc_priorities"] != pfc:
@@ -112,7 +114,10 @@ def nv_config(dev: SimDevice, state: dict[str, Any]) -> list[dict[str, Any]]:
         interfaces[name] = body
     header = {"model": "SN5600", "nvue-api-version": "nvue_v1", "rev-id": 1.0,
               "version": f"Cumulus Linux {state.get('facts', {}).get('os_version', '')}"}  # fmt: skip
-    return [{"header": header}, {"set": {"system": {"hostname": dev.name}, "qos": qos, "interface": interfaces}}]
+    return [
+        {"header": header},
+        {"set": {"system": {"hostname": dev.name}, "qos": qos, "interface": interfaces}},
+    ]
 
 
 def _nv_interfaces(ports: dict[str, dict[str, Any]]) -> str:
@@ -329,7 +334,11 @@ def _roce_counters(b: dict[str, Any]) -> str:
 
 
 def _nclu_config(dev: SimDevice, ports: dict[str, dict[str, Any]]) -> str:
-    out = [f"net add hostname {dev.name}", "net add interface eth0 ip address dhcp", "net add interface eth0 vrf mgmt"]
+    out = [
+        f"net add hostname {dev.name}",
+        "net add interface eth0 ip address dhcp",
+        "net add interface eth0 vrf mgmt",
+    ]
     for name, b in ports.items():
         if b.get("lldp"):
             out.append(f"net add interface {name} alias {b['lldp']['device']} {b['lldp']['port']}")
@@ -415,7 +424,9 @@ def render(dev: SimDevice, line: str) -> Answer:
         if rest == "qos roce counters":
             return Answer(_roce_counters(b))
     if words[0] == "nv" and len(words) > 1 and words[1] in ("set", "unset", "config", "action"):
-        return Answer("", 1, "Error: insufficient privileges: the account has the nvue-monitor role (read-only)\n")
+        return Answer(
+            "", 1, "Error: insufficient privileges: the account has the nvue-monitor role (read-only)\n"
+        )
     if words[0] == "nv":
         return Answer("", 2, f"Error: Invalid command: {cmd}\n")
     if words[0] in ("hostname",):

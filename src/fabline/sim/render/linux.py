@@ -183,7 +183,9 @@ def _ethtool_m(body: dict[str, Any]) -> Answer:
     for n, v in enumerate(tx):
         lines.append((f"Transmit avg optical power (Channel {n + 1})", f"{mw(v):.4f} mW / {dbm_text(v)} dBm"))
     for n, v in enumerate(rx):
-        lines.append((f"Rcvr signal avg optical power(Channel {n + 1})", f"{mw(v):.4f} mW / {dbm_text(v)} dBm"))
+        lines.append(
+            (f"Rcvr signal avg optical power(Channel {n + 1})", f"{mw(v):.4f} mW / {dbm_text(v)} dBm")
+        )
     lines += [
         ("Laser bias current high alarm threshold", "15.000 mA"),
         ("Laser rx power low alarm threshold", "0.0282 mW / -15.50 dBm"),
@@ -274,7 +276,10 @@ def _ibv_devinfo(state: dict[str, Any]) -> str:
 
 
 def _show_gids(dev: SimDevice, state: dict[str, Any]) -> str:
-    rows = ["DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV", "---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---"]
+    rows = [
+        "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV",
+        "---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---",
+    ]
     for i, name, body in _nics(state):
         mac = _mac(dev, i).split(":")
         eui = f"{int(mac[0], 16) ^ 2:02x}{mac[1]}:{mac[2]}ff:fe{mac[3]}:{mac[4]}{mac[5]}"
@@ -307,15 +312,22 @@ def _lldpctl(state: dict[str, Any]) -> str:
                         peer["device"]: {
                             "id": {"type": "mac", "value": f"1c:34:da:5e:{n:02x}:00"},
                             "descr": "fabline simulated switch",
-                            "capability": [{"type": "Bridge", "enabled": True}, {"type": "Router", "enabled": True}],
+                            "capability": [
+                                {"type": "Bridge", "enabled": True},
+                                {"type": "Router", "enabled": True},
+                            ],
                         }
                     },
-                    "port": {"id": {"type": "ifname", "value": peer["port"]}, "descr": peer["port"], "ttl": "120"},
+                    "port": {
+                        "id": {"type": "ifname", "value": peer["port"]},
+                        "descr": peer["port"],
+                        "ttl": "120",
+                    },
                 }
             }
         )
-    body: Any = entries if len(entries) != 1 else entries[0]
-    return json.dumps({"lldp": {"interface": body}} if entries else {"lldp": {}}, indent=2) + "\n"
+    listing: Any = entries if len(entries) != 1 else entries[0]
+    return json.dumps({"lldp": {"interface": listing}} if entries else {"lldp": {}}, indent=2) + "\n"
 
 
 def _lsmod(state: dict[str, Any]) -> str:
@@ -338,7 +350,9 @@ def files(dev: SimDevice, state: dict[str, Any]) -> dict[str, str]:
     }
     env = state.get("host", {}).get("nccl_env")
     if env is not None:
-        out["/etc/nccl.conf"] = "# pinned by the platform team\n" + "".join(f"{k}={v}\n" for k, v in env.items())
+        out["/etc/nccl.conf"] = "# pinned by the platform team\n" + "".join(
+            f"{k}={v}\n" for k, v in env.items()
+        )
     for i, name, body in _nics(state):
         nic = body.get("nic", {})
         rdma = _rdma(body, i)
@@ -468,7 +482,9 @@ def render(dev: SimDevice, line: str) -> Answer:
         if name is None:
             return Answer("", 1, usage)
         if name not in ifaces:
-            return Answer("", 1 if cmd != "ethtool" else 76, f"netlink error: no device matches name ({name})\n")
+            return Answer(
+                "", 1 if cmd != "ethtool" else 76, f"netlink error: no device matches name ({name})\n"
+            )
         return index[name], name, ifaces[name]
 
     if cmd in ("cat", "grep", "ls"):

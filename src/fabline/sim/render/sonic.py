@@ -87,7 +87,7 @@ def config_db(dev: SimDevice, state: dict[str, Any]) -> dict[str, Any]:
                 maps[key] = map_name
                 db["DSCP_TO_TC_MAP"][map_name] = {k: str(v) for k, v in body["dscp_to_priority"].items()}
             qos["dscp_to_tc_map"] = maps[key]
-        if "pfc_priorities" in body and body["pfc_priorities"]:
+        if body.get("pfc_priorities"):
             qos["pfc_enable"] = ranges(body["pfc_priorities"])
         if qos:
             db["PORT_QOS_MAP"][name] = qos
@@ -178,7 +178,19 @@ def _status(ports: dict[str, dict[str, Any]]) -> str:
         typ = "OSFP 8X Pluggable Transceiver" if b.get("optics") else "N/A"
         rows.append([name, _lanes(name), speed, b.get("mtu", "N/A"), b.get("fec", "N/A"), _alias(name),
                      "routed", _updown(b.get("oper_up")), _updown(b.get("admin_up")), typ, "off"])  # fmt: skip
-    headers = ["Interface", "Lanes", "Speed", "MTU", "FEC", "Alias", "Vlan", "Oper", "Admin", "Type", "Asym PFC"]
+    headers = [
+        "Interface",
+        "Lanes",
+        "Speed",
+        "MTU",
+        "FEC",
+        "Alias",
+        "Vlan",
+        "Oper",
+        "Admin",
+        "Type",
+        "Asym PFC",
+    ]
     return simple_table(headers, rows) + "\n"
 
 
@@ -191,7 +203,9 @@ def _description(ports: dict[str, dict[str, Any]]) -> str:
 
 
 def _fec_status(ports: dict[str, dict[str, Any]]) -> str:
-    rows = [[n, b.get("fec", "N/A") if b.get("oper_up") else "N/A", b.get("fec", "N/A")] for n, b in ports.items()]
+    rows = [
+        [n, b.get("fec", "N/A") if b.get("oper_up") else "N/A", b.get("fec", "N/A")] for n, b in ports.items()
+    ]
     return simple_table(["Interface", "FEC Oper", "FEC Admin"], rows) + "\n"
 
 
@@ -200,15 +214,49 @@ def _autoneg(ports: dict[str, dict[str, Any]]) -> str:
     for n, b in ports.items():
         mode = "N/A" if "autoneg" not in b else ("enabled" if b["autoneg"] else "disabled")
         speed = f"{int(b['speed_gbps'])}G" if "speed_gbps" in b else "N/A"
-        rows.append([n, mode, speed, "N/A", "N/A", "N/A", "N/A", _updown(b.get("oper_up")), _updown(b.get("admin_up"))])
-    headers = ["Interface", "Auto-Neg Mode", "Speed", "Adv Speeds", "Rmt Adv Speeds", "Type", "Adv Types", "Oper", "Admin"]
+        rows.append(
+            [
+                n,
+                mode,
+                speed,
+                "N/A",
+                "N/A",
+                "N/A",
+                "N/A",
+                _updown(b.get("oper_up")),
+                _updown(b.get("admin_up")),
+            ]
+        )
+    headers = [
+        "Interface",
+        "Auto-Neg Mode",
+        "Speed",
+        "Adv Speeds",
+        "Rmt Adv Speeds",
+        "Type",
+        "Adv Types",
+        "Oper",
+        "Admin",
+    ]
     return simple_table(headers, rows) + "\n"
 
 
 def _lldp_table(ports: dict[str, dict[str, Any]]) -> str:
-    rows = [[n, b["lldp"]["device"], b["lldp"]["port"], "BR", b["lldp"]["port"]] for n, b in ports.items() if b.get("lldp")]
-    table = simple_table(["LocalPort", "RemoteDevice", "RemotePortID", "Capability", "RemotePortDescr"], rows, align="left")
-    return "Capability codes: (R) Router, (B) Bridge, (O) Other\n" + table + "\n" + "-" * 50 + f"\nTotal entries displayed:  {len(rows)}\n"
+    rows = [
+        [n, b["lldp"]["device"], b["lldp"]["port"], "BR", b["lldp"]["port"]]
+        for n, b in ports.items()
+        if b.get("lldp")
+    ]
+    table = simple_table(
+        ["LocalPort", "RemoteDevice", "RemotePortID", "Capability", "RemotePortDescr"], rows, align="left"
+    )
+    return (
+        "Capability codes: (R) Router, (B) Bridge, (O) Other\n"
+        + table
+        + "\n"
+        + "-" * 50
+        + f"\nTotal entries displayed:  {len(rows)}\n"
+    )
 
 
 def _lldp_neighbors(ports: dict[str, dict[str, Any]]) -> str:
@@ -240,7 +288,9 @@ def _pfc_priority(ports: dict[str, dict[str, Any]]) -> str:
 
 
 def _pfc_asym(ports: dict[str, dict[str, Any]]) -> str:
-    return "\n" + simple_table(["Interface", "Asymmetric"], [[n, "off"] for n in ports], align="left") + "\n\n"
+    return (
+        "\n" + simple_table(["Interface", "Asymmetric"], [[n, "off"] for n in ports], align="left") + "\n\n"
+    )
 
 
 def _pfcwd_config(state: dict[str, Any], ports: dict[str, dict[str, Any]]) -> str:
@@ -249,13 +299,29 @@ def _pfcwd_config(state: dict[str, Any], ports: dict[str, dict[str, Any]]) -> st
     if wd.get("enabled"):
         for n, b in ports.items():
             if b.get("pfc_priorities"):
-                rows.append([n, wd.get("action", "drop"), wd.get("detection_ms", 200), wd.get("restoration_ms", 200), "disable"])
+                rows.append(
+                    [
+                        n,
+                        wd.get("action", "drop"),
+                        wd.get("detection_ms", 200),
+                        wd.get("restoration_ms", 200),
+                        "disable",
+                    ]
+                )
     table = simple_table(["PORT", "ACTION", "DETECTION TIME", "RESTORATION TIME", "HISTORY"], rows)
     return "Changed polling interval to 200ms\n" + table + "\n"
 
 
 def _pfcwd_stats() -> str:
-    headers = ["QUEUE", "STATUS", "STORM DETECTED/RESTORED", "TX OK/DROP", "RX OK/DROP", "TX LAST OK/DROP", "RX LAST OK/DROP"]
+    headers = [
+        "QUEUE",
+        "STATUS",
+        "STORM DETECTED/RESTORED",
+        "TX OK/DROP",
+        "RX OK/DROP",
+        "TX LAST OK/DROP",
+        "RX LAST OK/DROP",
+    ]
     return simple_table(headers, []) + "\n"
 
 
@@ -390,7 +456,10 @@ def _wred(ports: dict[str, dict[str, Any]], only: str | None, as_json: bool) -> 
     blocks = []
     for n, b in ports.items():
         marked = int(b.get("counters", {}).get("ecn_marked", 0))
-        rows = [[n, f"UC{q}", 0, 0, f"{marked if q == 3 else 0:,}", f"{marked * 4096 if q == 3 else 0:,}"] for q in range(8)]
+        rows = [
+            [n, f"UC{q}", 0, 0, f"{marked if q == 3 else 0:,}", f"{marked * 4096 if q == 3 else 0:,}"]
+            for q in range(8)
+        ]
         rows += [[n, f"MC{q}", "N/A", "N/A", "N/A", "N/A"] for q in range(8, 10)]
         headers = ["Port", "TxQ", "WredDrp/pkts", "WredDrp/bytes", "EcnMarked/pkts", "EcnMarked/bytes"]
         table = simple_table(headers, rows).split("\n")
@@ -410,7 +479,7 @@ def render(dev: SimDevice, line: str) -> Answer:
     ports = _ports(state)
     if argv[0] == "sudo":
         argv = argv[1:]
-    if argv == ["cat", "/etc/sonic/config_db.json"] or argv == ["sonic-cfggen", "-d", "--print-data"]:
+    if argv in (["cat", "/etc/sonic/config_db.json"], ["sonic-cfggen", "-d", "--print-data"]):
         return Answer(json.dumps(config_db(dev, state), indent=4, sort_keys=True) + "\n")
     if argv == ["sonic-db-dump", "-n", "CONFIG_DB", "-y"]:
         return Answer(json.dumps(_flat(config_db(dev, state)), indent=4, sort_keys=True) + "\n")
@@ -419,7 +488,11 @@ def render(dev: SimDevice, line: str) -> Answer:
     if argv[0] in ("hostname", "uname", "cat", "grep", "ls", "ip"):
         if argv[0] == "hostname":
             return Answer(dev.name + "\n")
-        return linux.render(dev, line) if argv[0] != "cat" else Answer("", 1, f"cat: {argv[-1]}: No such file or directory\n")
+        return (
+            linux.render(dev, line)
+            if argv[0] != "cat"
+            else Answer("", 1, f"cat: {argv[-1]}: No such file or directory\n")
+        )
     if argv[0] != "show":
         return linux.not_found(argv[0])
     words = argv[1:]
@@ -433,7 +506,9 @@ def render(dev: SimDevice, line: str) -> Answer:
     if iface and iface not in ports:
         return Answer("", 1, f"Error: Invalid interface name {iface}\n")
     table: dict[str, Any] = {
-        "runningconfiguration all": lambda: json.dumps(config_db(dev, state), indent=4, sort_keys=True) + "\n",
+        "runningconfiguration all": lambda: (
+            json.dumps(config_db(dev, state), indent=4, sort_keys=True) + "\n"
+        ),
         "version": lambda: _version(state),
         "platform summary": lambda: _platform_summary(state),
         "interfaces status": lambda: _status(only),
