@@ -21,6 +21,7 @@ import yaml
 from fabline import synthetic
 from fabline.collect.collector import CollectOptions, CollectSummary, Progress, collect
 from fabline.errors import ConfigError
+from fabline.synthetic import Fault
 
 #: The environment variable the demo inventory reads the simulator's password from.
 PASSWORD_ENV = "FABLINE_DEMO_PASSWORD"
@@ -36,12 +37,25 @@ def demo_fabric() -> tuple[synthetic.Fabric, synthetic.Fabric, list[Any]]:
     from fabline.sim.faults import rail_miswire
 
     intended = synthetic.lab_fabric()
+    # gpu-001 cabled by port adjacency: its rail-0 NIC in the rail-1 leaf and the other way round.
     built = rail_miswire(intended, "gpu-001", rails=(0, 1))
     faults: list[Any] = [
-        # The bundled example's faults, except the FEC counter on the SONiC leaf: no allow-listed
-        # SONiC command reports FEC codewords, so the demo plants it on a host NIC instead.
-        *(f for f in synthetic.LAB_FAULTS if f.path != "counters.fec_uncorrectable"),
-        synthetic.Fault("gpu-001", "counters.fec_uncorrectable", 17, "eth3", "uncorrectable FEC codewords"),
+        # docs/collection.md lists each fault and the results that report it. They follow the
+        # bundled example's (synthetic.LAB_FAULTS) where the device's real output can show them;
+        # the DSCP remap and the FEC counter sit on platforms whose commands report them per port.
+        Fault("gpu-002", "mtu", 1500, "eth1", "host NIC left at the default MTU"),
+        Fault("gpu-001", "nic.roce_tos", 104, "eth2", "RDMA-CM ToS without ECN capability (DSCP 26 << 2)"),
+        Fault("leaf-r1-a", "pfc_priorities", [3, 4], "swp1", "PFC enabled on an extra priority"),
+        Fault("leaf-r0-a", "dscp_to_priority.26", 0, "Ethernet8", "RoCE DSCP remapped to the lossy class"),
+        Fault(
+            "leaf-r0-a", "dscp_to_priority.24", 3, "Ethernet8", "another DSCP put in the lossless priority"
+        ),
+        Fault("leaf-r3-a", "fec", "fc", "Ethernet1/3", "Fire-code FEC on a 400G uplink"),
+        Fault("spine-02", "qos.pfc_watchdog.enabled", False, None, "PFC watchdog off"),
+        Fault(
+            "gpu-002", "optics.rx_power_dbm", [-1.2, -10.4, -1.1, -1.3], "eth3", "dirty connector on one lane"
+        ),
+        Fault("gpu-001", "counters.fec_uncorrectable", 17, "eth3", "uncorrectable FEC codewords"),
         # lldpd is not installed on this host: recorded as unavailable, the device is 'partial'.
         TransportFault("gpu-002", "missing_command", "lldpctl -f json"),
     ]
