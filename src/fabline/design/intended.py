@@ -40,7 +40,7 @@ from fabline.inventory import Device
 from fabline.platforms import merge_fragments, parse_output
 from fabline.platforms.cumulus import apply_port_defaults
 from fabline.state import SCHEMA_ID
-from fabline.userfiles import config_error_from
+from fabline.userfiles import _LineLoader, config_error_from
 
 _YAML: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -97,7 +97,8 @@ def parse_host_settings(text: str, path: Path) -> dict[str, Any]:
         ConfigError: Malformed YAML or a field that is unknown or of the wrong type (file: key).
     """
     try:
-        raw = yaml.load(text, Loader=_YAML)
+        # The line-keeping loader, so a bad key is reported with its line.
+        raw = yaml.load(text, Loader=_LineLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise ConfigError("malformed YAML", file=path, line=mark.line + 1 if mark else None) from None
