@@ -257,4 +257,4 @@ def test_start_speed_320_devices() -> None:
         out, _e, code = _exec(c, "ethtool eth3")
         c.close()
     assert code == 0 and "Speed: 400000Mb/s" in out
-    assert started < 1.0
+    assert started < 2.0, "about 0.15 s unloaded; generous for a busy CI machine"
