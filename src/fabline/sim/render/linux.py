@@ -505,11 +505,16 @@ def render(dev: SimDevice, line: str) -> Answer:
         return Answer("", 255, f'Object "{words[0] if words else ""}" is unknown, try "ip help".\n')
     if cmd == "ethtool":
         usage = "ethtool: bad command line argument(s)\nFor more information run ethtool -h\n"
+        flags = [a for a in args if a.startswith("-")]
+        if (
+            sorted(flags) not in ([], ["-i"], ["--show-fec"], ["--show-fec", "-I"], ["-m"], ["-S"])
+            or len(args) != len(flags) + 1
+        ):
+            return Answer("", 1, "ethtool: the simulated host is read-only (query forms only)\n")
         found = nic_arg(usage)
         if isinstance(found, Answer):
             return found
         i, name, body = found
-        flags = [a for a in args if a.startswith("-")]
         if not flags:
             return Answer(_ethtool(name, body))
         if flags == ["-i"]:
@@ -520,9 +525,7 @@ def render(dev: SimDevice, line: str) -> Answer:
             return Answer(_show_fec(name, body, True))
         if flags == ["-m"]:
             return _ethtool_m(body)
-        if flags == ["-S"]:
-            return Answer(_ethtool_s(body))
-        return Answer("", 1, "ethtool: the simulated host is read-only\n")
+        return Answer(_ethtool_s(body))
     if cmd == "mlnx_qos":
         if len(args) != 2 or args[0] != "-i":
             return Answer("", 1, "mlnx_qos: the simulated host is read-only\n")
