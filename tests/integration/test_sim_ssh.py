@@ -8,7 +8,9 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
+import asyncssh
 import paramiko
 import pytest
 from netmiko import ConnectHandler
@@ -220,10 +222,14 @@ def test_garbled_switch_output(sim: Simulator) -> None:
     assert "SONiC Software Version" not in out
 
 
+def _sim_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name == "fabline-sim" or t.name.startswith("asyncio_")]
+
+
 def test_no_answer_then_clean_restart() -> None:
     fabric = synthetic.lab_fabric()
     faults = [TransportFault("gpu-001", "no_answer")]
-    before = threading.active_count()
+    before = _sim_threads()
     for _round in range(2):
         with run_simulator(fabric, faults, address_base="127.12", port=PORT) as s:
             host, port = s.addresses["gpu-001"]
@@ -234,7 +240,7 @@ def test_no_answer_then_clean_restart() -> None:
             sock.close()
             c = _client(s, "gpu-002")
             c.close()
-    assert threading.active_count() <= before + 1
+        assert _sim_threads() == before, "the simulator's thread and executor are gone"
 
 
 def test_address_in_use_is_one_line() -> None:
@@ -258,3 +264,31 @@ def test_start_speed_320_devices() -> None:
         c.close()
     assert code == 0 and "Speed: 400000Mb/s" in out
     assert started < 2.0, "about 0.15 s unloaded; generous for a busy CI machine"
+
+
+def test_public_key_login_and_persistent_host_keys(tmp_path: Path) -> None:
+    key = asyncssh.generate_private_key("ssh-ed25519")
+    key.write_private_key(str(tmp_path / "id_ed25519"))
+    other = asyncssh.generate_private_key("ssh-ed25519")
+    other.write_private_key(str(tmp_path / "other"))
+    public = key.export_public_key("openssh").decode()
+    fabric = synthetic.lab_fabric()
+    prints = []
+    for _round in range(2):
+        with run_simulator(fabric, address_base="127.17", port=PORT, host_key_dir=tmp_path / "keys",
+                           authorized_keys=[public]) as s:  # fmt: skip
+            prints.append(s.host_key_fingerprints())
+            host, port = s.addresses["gpu-001"]
+            c = paramiko.SSHClient()
+            c.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+            c.connect(host, port, username="admin", key_filename=str(tmp_path / "id_ed25519"),
+                      look_for_keys=False, allow_agent=False, timeout=5)  # fmt: skip
+            assert _exec(c, "hostname")[0] == "gpu-001\n"
+            c.close()
+            c = paramiko.SSHClient()
+            c.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+            with pytest.raises(paramiko.AuthenticationException):
+                c.connect(host, port, username="admin", key_filename=str(tmp_path / "other"),
+                          look_for_keys=False, allow_agent=False, timeout=5)  # fmt: skip
+            c.close()
+    assert prints[0] == prints[1], "host keys kept in host_key_dir survive a restart"

@@ -191,11 +191,13 @@ class Simulator:
                 failure.append(exc)
                 ready.set()
                 loop.run_until_complete(self._close_all())
+                loop.run_until_complete(loop.shutdown_default_executor())
                 loop.close()
                 return
             ready.set()
             loop.run_forever()
             loop.run_until_complete(self._close_all())
+            loop.run_until_complete(loop.shutdown_default_executor())
             loop.close()
 
         self._thread = threading.Thread(target=main, name="fabline-sim", daemon=True)
