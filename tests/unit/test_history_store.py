@@ -62,6 +62,7 @@ def test_record_and_rebuild_a_report(tmp_path: Path) -> None:
         assert len(row.inventory_digest) == 64 and len(row.baseline_digest) == 64
         again = store.report(row)
     assert again.summary == report.summary
+    assert [(r.id, r.status) for r in again.results] == [(r.id, r.status) for r in report.results]
     assert [r.to_dict() for r in again.problems()] == [r.to_dict() for r in report.problems()]
     waived = [r for r in again.results if r.status is Status.WAIVED]
     assert waived[0].waiver == "optics swap ticket 42"
@@ -154,4 +155,6 @@ def test_concurrent_writers_do_not_corrupt_the_history(tmp_path: Path) -> None:
         assert store.count() == 20
         assert sorted(r.run_id for r in store.runs()) == sorted(ids)
         rows = store.conn.execute("SELECT run, COUNT(*) FROM results GROUP BY run").fetchall()
-        assert {n for _, n in rows} == {54}
+        assert {n for _, n in rows} == {52}
+        rows = store.conn.execute("SELECT run, subjects FROM passes").fetchall()
+        assert len(rows) == 20 and {s for _, s in rows} == {'["Ethernet0", "Ethernet8"]'}

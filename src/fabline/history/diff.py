@@ -109,7 +109,7 @@ class IgnoreSet:
         return node.terminal
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Change:
     """One changed state path of one device."""
 
@@ -125,7 +125,7 @@ class Change:
                 "kind": self.kind}  # fmt: skip
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CounterDelta:
     """The change of one cumulative counter of one interface between the two collections."""
 
@@ -345,6 +345,10 @@ def parse_time(text: Any) -> float | None:
     return t.timestamp()
 
 
+#: Per-priority counter names, built once (a 100k-GPU diff has a million of them).
+_LABELS: dict[tuple[str, str], str] = {}
+
+
 def _is_count(v: Any) -> TypeGuard[int]:
     return type(v) is int
 
@@ -380,7 +384,10 @@ def counter_deltas(device: str, before: Mapping[str, Any], after: Mapping[str, A
                 for prio, xa in va.items():
                     xb = vb.get(prio)
                     if _is_count(xa) and _is_count(xb) and xa != xb:
-                        out.append(_delta(device, name, f"{key}.{prio}", xb, xa, seconds))
+                        label = _LABELS.get((key, prio))
+                        if label is None:
+                            label = _LABELS[(key, prio)] = f"{key}.{prio}"
+                        out.append(_delta(device, name, label, xb, xa, seconds))
             elif _is_count(va) and _is_count(vb) and va != vb:
                 out.append(_delta(device, name, key, vb, va, seconds))
     return out

@@ -1,9 +1,10 @@
 """The run history: one SQLite file (default ``.fabline/history.sqlite`` in the workspace).
 
 Each recorded ``fabline check`` is a row of ``runs`` (id, times, inventory and baseline digests,
-counts, the snapshot folder it checked), its devices, and every result. Passes are stored without
-their ``expected`` operators (the baseline digest says which rules they were), which keeps a
-100k-GPU run small. The schema is versioned (``PRAGMA user_version``) and migrated forward on
+counts, the snapshot folder it checked), its devices, and every result: non-pass results one row
+each with everything the JSON report has, passes grouped per check and device (subjects only, no
+``expected`` operators: the baseline digest says which rules they were), which keeps recording a
+100k-GPU run to seconds. The schema is versioned (``PRAGMA user_version``) and migrated forward on
 open; WAL journaling lets readers run beside the one writer, and writers queue on
 ``BEGIN IMMEDIATE`` with a long busy timeout, so concurrent runs never corrupt the file.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import heapq
 import json
 import re
 import secrets
@@ -90,6 +92,20 @@ MIGRATIONS: tuple[str, ...] = (
         run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
         pinned REAL NOT NULL
     );
+    """,
+    # Passes grouped per (check, device) run of results: a 100k-GPU run has ~10M passes but only
+    # ~500k groups, which is what makes recording it fit in seconds. ``seq`` keeps run order.
+    """
+    ALTER TABLE results ADD COLUMN seq INTEGER;
+    CREATE TABLE passes (
+        run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        check_id TEXT NOT NULL,
+        device TEXT NOT NULL,
+        severity INTEGER NOT NULL,
+        subjects TEXT NOT NULL
+    );
+    CREATE INDEX passes_run ON passes(run);
     """,
 )
 
@@ -322,10 +338,15 @@ class HistoryStore:
                 "INSERT INTO devices (run, name, detail) VALUES (?, ?, ?)",
                 ((run, d["name"], json.dumps(d, default=str)) for d in outcome.devices),
             )
+            problems, passes = _rows(run, outcome.results)
             conn.executemany(
-                "INSERT INTO results (run, check_id, device, subject, status, severity, expected, actual, "
-                "message, waiver) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                _result_rows(run, outcome.results),
+                "INSERT INTO results (run, seq, check_id, device, subject, status, severity, expected, actual, "
+                "message, waiver) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                problems,
+            )
+            conn.executemany(
+                "INSERT INTO passes (run, seq, check_id, device, severity, subjects) VALUES (?, ?, ?, ?, ?, ?)",
+                passes,
             )
         return run_id
 
@@ -452,13 +473,22 @@ class HistoryStore:
             "SELECT summary, checks, warnings FROM runs WHERE id = ?", (run.id,)
         ).fetchone()
         store = ResultStore()
-        rows = self.conn.execute(
-            "SELECT check_id, device, subject, status, severity, expected, actual, message, waiver "
-            "FROM results WHERE run = ? ORDER BY rowid",
+        problems = self.conn.execute(
+            "SELECT seq, check_id, device, subject, status, severity, expected, actual, message, waiver "
+            "FROM results WHERE run = ? ORDER BY seq, rowid",
             (run.id,),
         )
-        for r in rows:
-            store.append(_result(r))
+        passes = self.conn.execute(
+            "SELECT seq, check_id, device, severity, subjects FROM passes WHERE run = ? ORDER BY seq",
+            (run.id,),
+        )
+        for row in heapq.merge(problems, passes, key=lambda r: r[0] or 0):
+            if len(row) == 5:
+                _, check, device, severity, subjects = row
+                for subject in json.loads(subjects):
+                    store.append(Result(check, device, subject, Status.PASS, Severity(severity)))
+            else:
+                store.append(_result(row[1:]))
         devices = [
             json.loads(d[0])
             for d in self.conn.execute("SELECT detail FROM devices WHERE run = ? ORDER BY rowid", (run.id,))
@@ -489,16 +519,32 @@ class HistoryStore:
         return str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])
 
 
-def _result_rows(run: int | None, results: ResultStore) -> Iterator[tuple[Any, ...]]:
+def _rows(run: int | None, results: ResultStore) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """(non-pass rows, pass group rows) of a run, numbered in run order."""
     dumps = json.dumps
-    for r in results:
+    problems: list[tuple[Any, ...]] = []
+    passes: list[tuple[Any, ...]] = []
+    group: list[str | None] = []
+    key: tuple[str, str, int] | None = None
+    start = 0
+    for seq, r in enumerate(results):
         if r.status is Status.PASS:
-            yield (run, r.check, r.device, r.subject, "pass", int(r.severity), None, None, r.message, None)
-        else:
-            yield (
-                run, r.check, r.device, r.subject, r.status.value, int(r.severity),
+            k = (r.check, r.device, int(r.severity))
+            if k != key:
+                if key is not None:
+                    passes.append((run, start, *key, dumps(group)))
+                key, group, start = k, [], seq
+            group.append(r.subject)
+            continue
+        problems.append(
+            (
+                run, seq, r.check, r.device, r.subject, r.status.value, int(r.severity),
                 dumps(r.expected, default=str), dumps(r.actual, default=str), r.message, r.waiver,
-            )  # fmt: skip
+            )
+        )  # fmt: skip
+    if key is not None:
+        passes.append((run, start, *key, dumps(group)))
+    return problems, passes
 
 
 def _result(r: Sequence[Any]) -> Result:
