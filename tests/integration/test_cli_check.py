@@ -59,6 +59,18 @@ def test_example_snapshot_reports_exactly_the_planted_faults(tmp_path: Path) -> 
         ("optics-rx-power", "gpu-002", "eth3"),
         ("optics-rx-power-margin", "gpu-002", "eth3"),
         ("fec-uncorrectable", "leaf-r0-a", "Ethernet8"),
+        # fabric checks: each link fault at both ends of its link
+        ("link-pfc", "leaf-r1-a", "swp1"),
+        ("link-pfc", "gpu-001", "eth1"),
+        ("link-dscp-map", "leaf-r2-a", "Ethernet2/1"),
+        ("link-dscp-map", "gpu-002", "eth2"),
+        ("link-fec", "leaf-r3-a", "Ethernet1/3"),
+        ("link-fec", "spine-01", "Ethernet4/1"),
+        # host ToS 104 has no ECN capability; gpu-002's correct ToS 106 (and its NCCL_IB_TC) is
+        # lossy on the rail whose leaf port remapped DSCP 26
+        ("host-tos-fabric", "gpu-001", "eth2"),
+        ("host-tos-fabric", "gpu-002", "eth2"),
+        ("host-tos-fabric", "gpu-002", "NCCL_IB_TC"),
     }
     assert len(synthetic.LAB_FAULTS) == 9  # one fault (DSCP 24 -> 3) shares a result with DSCP 26's
     assert report["summary"]["by_status"]["error"] == 0
@@ -68,7 +80,7 @@ def test_example_snapshot_reports_exactly_the_planted_faults(tmp_path: Path) -> 
     cases = junit.findall(".//testcase")
     assert len(cases) == len(ids)
     assert len({(c.get("classname"), c.get("name")) for c in cases}) == len(cases)
-    assert int(junit.get("failures", "0")) == 9
+    assert int(junit.get("failures", "0")) == 18
     md = (tmp_path / "report.md").read_text()
     assert md.startswith("# fabline compliance report: FAIL")
     assert "### `host-roce-tos` (critical): 1 failed, 0 errors" in md

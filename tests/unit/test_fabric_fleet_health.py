@@ -184,3 +184,13 @@ def test_host_tos_clean_and_not_collected(tmp_path: Path) -> None:
         ("host-tos-fabric", "gpu-001", "eth1"),
         ("host-tos-fabric", "gpu-002", "eth3"),
     }
+
+
+def test_qos_skew_watchdog_timers_not_on_off(tmp_path: Path) -> None:
+    faults = [
+        Fault("leaf-r2-000", "qos.pfc_watchdog.detection_ms", 400),
+        Fault("leaf-r5-000", "qos.pfc_watchdog.enabled", False),
+    ]
+    out = run_fabric(tmp_path, RAIL, faults, checks=["qos-skew"])
+    assert table(out, Status.FAIL) == {("qos-skew", "leaf-r2-000", "pfc_watchdog")}
+    assert "detection_ms=400" in one(out, "qos-skew", "leaf-r2-000", "pfc_watchdog").message

@@ -152,8 +152,9 @@ class QosSkewCheck(FleetSkewCheck):
     A lossless domain is only as good as its odd switch: one leaf with another buffer model,
     watchdog timers or ECN thresholds reacts differently to the same congestion (DOMAIN "A
     single mismatched node degrades the whole lossless domain"). Fields: ``buffer_mode``,
-    ``pfc_watchdog`` (enabled/detection/restoration/action), ``ecn_profiles`` (the distinct
-    enabled per-priority ECN profiles of the device's ports).
+    ``pfc_watchdog`` (detection/restoration timers and action), ``ecn_profiles`` (the distinct
+    enabled per-priority ECN profiles of the device's ports). Whether the watchdog is on at all is
+    the ``switch-pfc-watchdog`` rule's business, so it is not part of the comparison.
     """
 
     id = "qos-skew"
@@ -167,9 +168,10 @@ class QosSkewCheck(FleetSkewCheck):
         mode = qos.get("buffer_mode")
         wd = qos.get("pfc_watchdog")
         watchdog = None
-        if isinstance(wd, Mapping) and wd:
-            watchdog = "enabled={} detection_ms={} restoration_ms={} action={}".format(
-                wd.get("enabled"), wd.get("detection_ms"), wd.get("restoration_ms"), wd.get("action")
+        if isinstance(wd, Mapping) and any(k in wd for k in ("detection_ms", "restoration_ms", "action")):
+            # on/off is the switch-pfc-watchdog rule's business; the timers have no single right value
+            watchdog = "detection_ms={} restoration_ms={} action={}".format(
+                wd.get("detection_ms"), wd.get("restoration_ms"), wd.get("action")
             )
         return (mode if isinstance(mode, str) else None, watchdog, _ecn_profiles(device.interfaces))
 
