@@ -194,3 +194,37 @@ def test_qos_skew_watchdog_timers_not_on_off(tmp_path: Path) -> None:
     out = run_fabric(tmp_path, RAIL, faults, checks=["qos-skew"])
     assert table(out, Status.FAIL) == {("qos-skew", "leaf-r2-000", "pfc_watchdog")}
     assert "detection_ms=400" in one(out, "qos-skew", "leaf-r2-000", "pfc_watchdog").message
+
+
+# ------------------------------------------------------------------------------ PFC headroom
+
+# the buffer data of the SONiC parser case tests/parsers/cases/sonic/local-configdb-breakout-roce.yml
+PROFILES = {"pg_lossless_100000_5m_profile": {"pool": "ingress_lossless_pool", "size_bytes": 19456,
+            "xon_bytes": 19456, "xoff_bytes": 37888, "dynamic_th": 1}}  # fmt: skip
+
+
+def _buffers(leaf: str, port: str, speed: int = 100) -> list[Fault]:
+    return [
+        Fault(leaf, "qos.buffer_profiles", PROFILES),
+        Fault(leaf, "buffer_pg", {"3": "pg_lossless_100000_5m_profile"}, port),
+        Fault(leaf, "speed_gbps", speed, port),
+    ]
+
+
+def test_pfc_headroom_against_cable_length(tmp_path: Path) -> None:
+    faults = _buffers("leaf-r0-a", "Ethernet0")
+    out = run_fabric(tmp_path, LAB, faults, checks=["pfc-headroom"])
+    assert one(out, "pfc-headroom", "leaf-r0-a", "Ethernet0").status is Status.PASS  # 100G, 40 m: 35,700 B
+    assert one(out, "pfc-headroom", "leaf-r1-a", None).status is Status.SKIPPED  # no buffer data
+    base = "rules:\n  - {id: pfc-headroom, params: {default_cable_length_m: 300}}\n"
+    out = run_fabric(tmp_path / "far", LAB, faults, checks=["pfc-headroom"], baseline=base)
+    r = one(out, "pfc-headroom", "leaf-r0-a", "Ethernet0")
+    assert r.status is Status.FAIL
+    assert r.message == (
+        "leaf-r0-a Ethernet0: PG 3 (pg_lossless_100000_5m_profile) xoff 37888 B < 68200 B needed "
+        "(100G, 300 m, 9100-byte frames)"
+    )
+    out = run_fabric(
+        tmp_path / "fast", LAB, _buffers("leaf-r0-a", "Ethernet0", speed=400), checks=["pfc-headroom"]
+    )
+    assert one(out, "pfc-headroom", "leaf-r0-a", "Ethernet0").status is Status.FAIL  # a 100G profile on 400G

@@ -9,7 +9,8 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from fabline.checks import Check, DeviceContext, FabricContext
-from fabline.results import Result, Severity
+from fabline.engine import natural_key
+from fabline.results import PassBlock, Result, Severity
 
 
 def _versions(ifaces: Mapping[str, Any], key: str) -> str | None:
@@ -176,4 +177,112 @@ class QosSkewCheck(FleetSkewCheck):
         return (mode if isinstance(mode, str) else None, watchdog, _ecn_profiles(device.interfaces))
 
 
-FLEET_CHECKS = (VersionSkewCheck, QosSkewCheck)
+def _pg_covers(key: str, prio: int) -> bool:
+    """Whether a SONiC BUFFER_PG key (``3`` or ``3-4``) covers a priority group.
+
+    Example:
+        >>> _pg_covers("3-4", 4), _pg_covers("3", 4)
+        (True, False)
+    """
+    lo, _, hi = key.partition("-")
+    try:
+        return int(lo) <= prio <= int(hi or lo)
+    except ValueError:
+        return False
+
+
+def headroom_bytes(speed_gbps: float, cable_m: float, response_ns: float, frame_bytes: int) -> int:
+    """PFC headroom a lossless priority group needs: line rate x round trip + 2 frames.
+
+    The round trip is twice the cable's propagation delay (5 ns/m in fibre) plus the peer's
+    response time; two maximum frames cover the one being sent when the pause arrives and the
+    one the pause frame waits behind (DOMAIN "PFC thresholds", article 004).
+
+    Example:
+        >>> headroom_bytes(100, 5, 1000, 9100)  # 12.5 B/ns x 1050 ns + 18200
+        31325
+    """
+    rtt_ns = 2 * cable_m * 5 + response_ns
+    return int(speed_gbps / 8 * rtt_ns + 2 * frame_bytes)
+
+
+class HeadroomParams(BaseModel):
+    """Parameters of pfc-headroom."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    default_cable_length_m: float = Field(
+        40.0, gt=0, description="cable length when the device has no 'cable_length_m' inventory variable"
+    )
+    response_ns: float = Field(1000.0, ge=0, description="peer's PFC response time added to the round trip")
+
+
+class PfcHeadroomCheck(Check):
+    """The lossless priority group's headroom (xoff) absorbs line rate x round trip + 2 frames.
+
+    After a switch sends PAUSE, the data already on the wire and in the peer's pipeline still
+    arrives; if the priority group's headroom is smaller, those frames are dropped and the lossless
+    class is not lossless (DOMAIN "PFC thresholds": headroom >= line rate x round-trip time + 2
+    MTU, article 004). Reads SONiC's ``buffer_pg`` and ``qos.buffer_profiles`` (``xoff_bytes``),
+    the port speed and MTU, and the cable length from the ``cable_length_m`` inventory variable
+    (default ``default_cable_length_m``). Ports whose lossless PG uses the dynamic buffer model
+    (no static profile) and devices without buffer data are ``skipped``.
+    """
+
+    id = "pfc-headroom"
+    severity = Severity.MAJOR
+    roles = ("leaf", "spine")
+    Params = HeadroomParams
+
+    def check_device(self, device: DeviceContext) -> Iterable[Result]:
+        qos = device.state.get("qos")
+        profiles = qos.get("buffer_profiles") if isinstance(qos, Mapping) else None
+        ifaces = device.interfaces
+        if not isinstance(profiles, Mapping) or not any(
+            isinstance(b, Mapping) and b.get("buffer_pg") for b in ifaces.values()
+        ):
+            yield self.skipped(
+                device.name, None, "no static buffer profiles collected (SONiC CONFIG_DB only)"
+            )
+            return
+        cable = device.vars.get("cable_length_m", self.params.default_cable_length_m)
+        cable = float(cable) if isinstance(cable, (int, float)) else self.params.default_cable_length_m
+        ok: list[str | None] = []
+        for name in sorted(ifaces, key=natural_key):
+            body = ifaces[name]
+            if not isinstance(body, Mapping) or not body.get("pfc_priorities") or not body.get("buffer_pg"):
+                continue
+            speed = body.get("speed_gbps")
+            if not isinstance(speed, (int, float)) or not speed:
+                yield self.error(device.name, name, "speed_gbps not collected: headroom needs the line rate")
+                continue
+            raw_mtu = body.get("mtu")
+            mtu = raw_mtu if isinstance(raw_mtu, int) else 9216
+            need = headroom_bytes(speed, cable, self.params.response_ns, mtu)
+            problems, dynamic = [], []
+            for prio in body["pfc_priorities"]:
+                pg = next((k for k in body["buffer_pg"] if _pg_covers(str(k), prio)), None)
+                prof = profiles.get(body["buffer_pg"][pg]) if pg is not None else None
+                xoff = prof.get("xoff_bytes") if isinstance(prof, Mapping) else None
+                if pg is None:
+                    problems.append(f"no buffer PG for lossless priority {prio}")
+                elif not isinstance(xoff, int):
+                    dynamic.append(prio)
+                elif xoff < need:
+                    problems.append(f"PG {pg} ({body['buffer_pg'][pg]}) xoff {xoff} B < {need} B needed")
+            expected = {"min_xoff_bytes": need, "speed_gbps": speed, "cable_length_m": cable}
+            if problems:
+                yield self.failed(
+                    device.name, name,
+                    f"{device.name} {name}: {'; '.join(problems)} ({speed:g}G, {cable:g} m, {mtu}-byte frames)",
+                    expected=expected, actual=problems,
+                )  # fmt: skip
+            elif dynamic:
+                yield self.skipped(device.name, name, f"priority {dynamic} uses a dynamic buffer profile")
+            else:
+                ok.append(name)
+        if ok:
+            yield PassBlock(self.id, device.name, self.effective_severity, ok)
+
+
+FLEET_CHECKS = (VersionSkewCheck, QosSkewCheck, PfcHeadroomCheck)
