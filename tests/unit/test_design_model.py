@@ -166,3 +166,12 @@ def test_addresses_are_unique_and_paired() -> None:
     back = next(p for p in topo.spine_ports(spine) if p.name == up.peer_port)
     assert back.peer == leaf.name and back.peer_port == up.name
     assert back.peer_address == up.address.split("/")[0] and up.peer_address == back.address.split("/")[0]
+
+
+@pytest.mark.parametrize("name", ["sizing", "model", "topology", "plans", "render", "intended", "diff"])
+def test_doctests(name: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"fabline.design.{name}"))
+    assert result.failed == 0
