@@ -72,6 +72,10 @@ def run_check(
     engine = build_engine(baselines, checks_dir, lambda pattern: set(inv.select(pattern, strict=False)), today)
     if cabling is not None and not cabling.is_file():
         raise ConfigError("cabling plan not found", file=cabling)
+    if cabling is not None:
+        from fabline.checks.fabric.cabling import load_cabling_plan
+
+        load_cabling_plan(cabling)  # a malformed plan is a one-line error (exit 2) before any work
     outcome = engine.run(
         devices, snap, Snapshot(previous) if previous is not None else None, {"cabling_plan": cabling}
     )

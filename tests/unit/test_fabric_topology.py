@@ -248,3 +248,32 @@ def test_unreadable_leaf_is_error_and_spines_still_see_it(tmp_path: Path) -> Non
     assert one(out, "clos-shape", "leaf-r1-a", "uplinks").status is Status.ERROR
     assert one(out, "clos-shape", "spine-01", "downlinks").status is Status.PASS  # LLDP of the spines
     assert not [r for r in out.results if r.check == "leaf-oversubscription" and r.device == "leaf-r1-a"]
+
+
+def test_cli_rejects_a_malformed_plan_before_checking(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "fabline", "check", "-i", "inventory/lab.yml", "--snapshot", "examples/lab-snapshot",
+         "-q", "--cabling", str(FIXTURES / "bad-short-row.csv")],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "Traceback" not in proc.stderr
+    assert lines[0].endswith("bad-short-row.csv:3: expected 6 fields, got 3")
+    good = subprocess.run(
+        [sys.executable, "-m", "fabline", "check", "-i", "inventory/lab.yml", "--snapshot", "examples/lab-snapshot",
+         "-q", "--cabling", str(PLAN), "-o", str(tmp_path), "-f", "json"],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert good.returncode == 4, good.stderr  # the planted faults, and no cabling finding
+    import json
+
+    plan = [
+        r
+        for r in json.loads((tmp_path / "report.json").read_text())["results"]
+        if r["check"] == "cabling-plan"
+    ]
+    assert len(plan) == 32 and {r["status"] for r in plan} == {"pass"}
