@@ -61,6 +61,7 @@ class SwitchQos(_Strict):
         180000, ge=0, description="PG headroom (xoff), bytes: >= line rate x RTT + 2 MTU"
     )
     lossless_xon_bytes: int = Field(18432, ge=0, description="PG xon, bytes")
+    cable_length_m: int = Field(40, ge=1, description="longest cable, metres (PFC headroom)")
 
     @model_validator(mode="after")
     def _distinct(self) -> SwitchQos:

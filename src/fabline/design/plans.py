@@ -19,7 +19,7 @@ def inventory_dict(design: Design, topo: Topology | None = None) -> dict[str, An
     """An Ansible YAML inventory of every switch and GPU server, with the vars the checks read.
 
     Switches: ``fabline_role``, ``fabline_platform``, ``plane``, leaves ``rail``, ``ansible_host``
-    (the loopback), ``bgp_asn``. Servers: ``rail_interfaces`` (NIC ports in rail order).
+    (the loopback), ``bgp_asn``, ``cable_length_m`` (the pfc-headroom check reads it). Servers: ``rail_interfaces`` (NIC ports in rail order).
     """
     topo = topo or Topology(design)
     spines: dict[str, Any] = {}
@@ -31,6 +31,7 @@ def inventory_dict(design: Design, topo: Topology | None = None) -> dict[str, An
             "fabline_role": sw.role,
             "plane": sw.plane,
             "bgp_asn": sw.asn,
+            "cable_length_m": getattr(design.qos, sw.role).cable_length_m,
         }
         if sw.role == "leaf":
             hv["rail"] = sw.rail
