@@ -236,3 +236,14 @@ def test_down_port_without_lldp_is_not_reported(tmp_path: Path) -> None:
 )  # fmt: skip
 def test_canonical_port(name: str, canon: str) -> None:
     assert canonical_port(name) == canon
+
+
+def test_two_ports_naming_one_port_of_an_unreadable_device_give_one_error(tmp_path: Path) -> None:
+    faults = [Fault("gpu-002", "lldp.port", "swp1", "eth1")]  # gpu-002 eth1 also claims leaf-r1-a swp1
+    out = run_fabric(tmp_path, LAB, faults, drop=["leaf-r1-a"], checks=["link-fec"])
+    errs = [r for r in out.results if r.status is Status.ERROR]
+    assert sorted((r.device, r.subject) for r in errs) == [("leaf-r1-a", f"swp{i}") for i in (1, 3, 4)]
+    assert {(r.device, r.subject) for r in out.results if r.status is Status.SKIPPED} == {
+        ("gpu-001", "eth1"),
+        ("gpu-002", "eth1"),
+    }

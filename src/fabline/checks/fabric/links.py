@@ -51,7 +51,8 @@ class LinkCheck(Check):
         return project(device)
 
     def graph(self, fabric: FabricContext) -> LinkGraph:
-        """The run's link graph."""
+        """The run's link graph (each ``check_fabric`` starts with this call)."""
+        self._reported: set[tuple[str, str]] = set()
         return graph_of(fabric, self.params.ignore_peers)
 
     def unpaired(self, end: End) -> Iterator[Result]:
@@ -61,6 +62,10 @@ class LinkCheck(Check):
             yield self.skipped(
                 end.device, end.port.name, f"not compared: {end.detail} (error reported there)"
             )
+            key = (end.peer_device, end.peer_port_name)
+            if key in self._reported:  # two ports name the same port of the unreadable device
+                return
+            self._reported.add(key)
             yield self.error(
                 end.peer_device,
                 end.peer_port_name,
