@@ -7,7 +7,8 @@ Uses the fabric of ``bench/generate.py`` (``bench/out/<gpus>``, generated when m
 counter moved, 1% of host ports with their MTU changed, a few leaves with an extra PFC priority, a
 few counters reset, optics readings drifted. Then, each under ``/usr/bin/time -v`` (wall, peak RSS):
 
-* ``diff``: ``fabline diff BEFORE AFTER -f json -o FILE`` (state changes + counters), and
+* ``diff``: ``fabline diff BEFORE AFTER -f json -o FILE`` (state changes + counters), beside the
+  floor of merely json-loading both snapshots in a fresh Python (``bench/run.py``'s floor), and
 * ``record``: ``fabline check --history DB`` of the after snapshot, with the seconds spent in the
   recording itself measured inside the process.
 
@@ -30,7 +31,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from run import timed  # noqa: E402  (bench/run.py, beside this file)
+from run import FLOOR, timed  # noqa: E402  (bench/run.py, beside this file)
 
 
 def timed_output(cmd: list[str]) -> tuple[float, float, int, str]:
@@ -127,7 +128,10 @@ def main() -> None:
             if code not in (0, 4):
                 raise SystemExit(f"fabline diff exited {code}")
             doc = json.loads(target.read_text())
-            diffs.append((wall, rss, len(doc["changes"]), len(doc["counters"])))
+            floor = sum(
+                timed([sys.executable, "-c", FLOOR, str(snap / "state")])[0] for snap in (before, after)
+            )
+            diffs.append((wall, rss, len(doc["changes"]), len(doc["counters"]), floor))
             db = Path(tmp) / f"h{run}.sqlite"
             cmd = [
                 sys.executable,
@@ -150,6 +154,7 @@ def main() -> None:
         "gpus": args.gpus,
         "diff_s": statistics.median(d[0] for d in diffs),
         "diff_rss_mib": statistics.median(d[1] for d in diffs),
+        "floor_s": statistics.median(d[4] for d in diffs),
         "changes": diffs[0][2],
         "counters": diffs[0][3],
         "record_s": statistics.median(r[0] for r in records),

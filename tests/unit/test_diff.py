@@ -237,3 +237,31 @@ def test_json_fields_of_the_issue(tmp_path: Path) -> None:
     for key in ("new_failures", "resolved", "persisting", "new_errors"):
         assert isinstance(doc[key], list)
     assert doc["new_failures"][0]["check"] == "x"
+
+
+def test_forked_workers_give_the_serial_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import fabline.history.diff as diff_module
+
+    fabric = synthetic.rail_fabric(512, radix=32)
+    host = next(d for d in fabric.devices if d.role == "host")
+    before = tmp_path / "b"
+    after = tmp_path / "a"
+    synthetic.write_snapshot(fabric, before)
+    faults = [
+        synthetic.Fault(host.name, "mtu", 1500, host.rail_interfaces[0]),
+        synthetic.Fault("leaf-r0-000", "counters.crc_errors", 9, "Ethernet0"),
+    ]
+    synthetic.write_snapshot(fabric, after, faults, collected_at="2026-11-29T08:00:09Z")
+    serial = diff_sides(Side("b", before), Side("a", after))
+    monkeypatch.setattr(diff_module, "PARALLEL_MIN_DEVICES", 1)
+    monkeypatch.setattr(diff_module.os, "cpu_count", lambda: 2)
+    assert diff_module._jobs(len(fabric.devices)) == 2
+    forked = diff_sides(Side("b", before), Side("a", after))
+    assert forked.to_dict() == serial.to_dict()
+    assert [(c.device, c.path) for c in forked.changes] == [
+        (host.name, f"interfaces.{host.rail_interfaces[0]}.mtu")
+    ]
+    assert [(c.device, c.counter, c.per_second) for c in forked.counters] == [
+        ("leaf-r0-000", "crc_errors", 1.0)
+    ]
+    assert forked.devices_compared == len(fabric.devices)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import multiprocessing
+import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -462,6 +464,49 @@ def compare_results(
 # the diff
 
 
+#: Below this many devices a diff runs in-line; above it, over forked worker processes.
+PARALLEL_MIN_DEVICES = 2000
+MAX_JOBS = 4
+
+
+def _jobs(n_devices: int) -> int:
+    if n_devices < PARALLEL_MIN_DEVICES or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return max(1, min(MAX_JOBS, os.cpu_count() or 1))
+
+
+def _diff_devices(
+    args: tuple[Path, Path, tuple[str, ...], list[str]],
+) -> tuple[list[Change], list[tuple[Any, ...]], list[dict[str, str]], int]:
+    """Changes, counters (as tuples: cheap to send back from a worker), unreadable states, count."""
+    root_b, root_a, ignore, names = args
+    snap_b, snap_a = Snapshot(root_b), Snapshot(root_a)
+    matcher = IgnoreSet(ignore)
+    changes: list[Change] = []
+    counters: list[tuple[Any, ...]] = []
+    unreadable: list[dict[str, str]] = []
+    compared = 0
+    for name in names:
+        docs = []
+        for side, snap in (("before", snap_b), ("after", snap_a)):
+            try:
+                docs.append(snap.load(name))
+            except StateError as exc:
+                unreadable.append({"device": name, "side": side, "message": str(exc)})
+        if len(docs) != 2:
+            continue
+        doc_b, doc_a = docs
+        if doc_b is None or doc_a is None:
+            continue
+        compared += 1
+        changes.extend(state_changes(name, doc_b, doc_a, matcher))
+        counters.extend(
+            (c.device, c.subject, c.counter, c.before, c.after, c.delta, c.per_second, c.reset, c.seconds)
+            for c in counter_deltas(name, doc_b, doc_a)
+        )
+    return changes, counters, unreadable, compared
+
+
 def diff_sides(
     before: Side,
     after: Side,
@@ -489,22 +534,22 @@ def diff_sides(
     result = DiffResult(before, after, ignored=list(ignore))
     result.only_before = sorted(names_b - names_a)
     result.only_after = sorted(names_a - names_b)
-    matcher = IgnoreSet(ignore)
-    for name in sorted(names_b & names_a):
-        docs = []
-        for side, snap in (("before", snap_b), ("after", snap_a)):
-            try:
-                docs.append(snap.load(name))
-            except StateError as exc:
-                result.unreadable.append({"device": name, "side": side, "message": str(exc)})
-        if len(docs) != 2:
-            continue
-        doc_b, doc_a = docs
-        if doc_b is None or doc_a is None:
-            continue
-        result.devices_compared += 1
-        result.changes.extend(state_changes(name, doc_b, doc_a, matcher))
-        result.counters.extend(counter_deltas(name, doc_b, doc_a))
+    names = sorted(names_b & names_a)
+    jobs = _jobs(len(names))
+    if jobs == 1:
+        parts = [_diff_devices((snap_b.root, snap_a.root, tuple(ignore), names))]
+    else:
+        step = -(-len(names) // (jobs * 4))
+        chunks = [
+            (snap_b.root, snap_a.root, tuple(ignore), names[i : i + step]) for i in range(0, len(names), step)
+        ]
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            parts = pool.map(_diff_devices, chunks)
+    for changes, counters, unreadable, compared in parts:
+        result.changes.extend(changes)
+        result.counters.extend(CounterDelta(*c) for c in counters)
+        result.unreadable.extend(unreadable)
+        result.devices_compared += compared
     if before.problems is not None and after.problems is not None:
         result.results_compared = True
         result.new_failures, result.resolved, result.persisting, result.new_errors = compare_results(
