@@ -273,18 +273,11 @@ class LinkGraph:
     ends: dict[str, list[End]]
     claims: dict[tuple[str, str], list[tuple[str, PortView]]]
     ports: dict[str, dict[str, PortView]]
-    unclaimed_down: int = 0
 
     def iter_ends(self) -> Iterator[End]:
         """All ends, device by device, in a stable order."""
         for device in sorted(self.ends):
             yield from self.ends[device]
-
-    def links(self) -> Iterator[tuple[End, str]]:
-        """Each paired link once (as the end whose device name sorts first) with the other device."""
-        for end in self.iter_ends():
-            if end.status in PAIRED and (end.device, end.port.name) < (end.peer_device, end.peer_port_name):
-                yield end, end.peer_device
 
 
 _GRAPH: list[Any] = [None, None]
