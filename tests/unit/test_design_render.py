@@ -139,3 +139,11 @@ def test_find_templates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert (packaged / "sonic" / "config_db.json.j2").is_file()
     (tmp_path / "templates" / "sonic").mkdir(parents=True)
     assert find_templates(None) == tmp_path / "templates"
+
+
+def test_worker_errors_reach_the_caller(tmp_path: Path) -> None:
+    tpl = _templates_copy(tmp_path)
+    path = tpl / "cumulus" / "startup.yaml.j2"
+    path.write_text(path.read_text().replace("{{ device.asn }}", "{{ device.as_number }}"))
+    with pytest.raises(ConfigError, match="undefined variable 'as_number'"):
+        render_design(load_design(GOLDEN / "design.yml"), tpl, tmp_path / "out", jobs=2)
