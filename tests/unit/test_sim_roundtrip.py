@@ -168,3 +168,22 @@ def test_round_trip(lab: Simulator, name: str) -> None:
     merged, failures = collect_direct(lab, name)
     assert failures == []
     assert differences(dev.platform, dev.state(), merged) == []
+
+
+MIXED = synthetic.rail_fabric(
+    64,
+    radix=8,
+    leaf_platforms=("sonic", "cumulus", "arista_eos", "cisco_nxos"),
+    spine_platforms=("cisco_nxos", "cumulus", "sonic", "arista_eos"),
+)
+
+
+@pytest.mark.parametrize("name", ["spine-000", "spine-001", "spine-002", "spine-003", "leaf-r0-000", "leaf-r0-001",
+                                  "leaf-r1-000", "leaf-r1-001", "gpu-00003"])  # fmt: skip
+def test_round_trip_mixed_clean_fabric(name: str) -> None:
+    sim = Simulator(MIXED)
+    dev = sim.devices[name]
+    merged, failures = collect_direct(sim, name)
+    assert failures == []
+    assert differences(dev.platform, dev.state(), merged) == []
+    assert {d.platform for d in MIXED.devices} == {"sonic", "cumulus", "arista_eos", "cisco_nxos", "linux"}
