@@ -354,6 +354,8 @@ class Engine:
         registry: Python checks by id (built-in and site-local).
         host_sets: Resolves an Ansible host pattern to the set of matching device names.
         today: The date waivers expire against.
+        exclude_tags: Rules carrying any of these tags do not run (``operational`` when checking
+            intended configs, which have no operational state).
     """
 
     def __init__(
@@ -362,6 +364,7 @@ class Engine:
         registry: Mapping[str, type[Check]],
         host_sets: Callable[[str], set[str]],
         today: dt.date | None = None,
+        exclude_tags: frozenset[str] = frozenset(),
     ) -> None:
         self.baseline = baseline
         self.programs: list[RuleProgram] = []
@@ -376,7 +379,7 @@ class Engine:
                         f"rule id {rule.id!r} is also a Python check id; rename the rule",
                         file=baseline.rule_source.get(rule.id),
                     )
-                if rule.enabled:
+                if rule.enabled and exclude_tags.isdisjoint(rule.tags):
                     self.programs.append(RuleProgram(rule, baseline.vars, host_sets))
                     self.order.append(rule.id)
                 continue

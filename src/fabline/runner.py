@@ -20,17 +20,21 @@ from fabline.reports import Report, write_reports
 from fabline.results import Severity, exit_code
 from fabline.snapshot import Snapshot
 
+#: Baseline tag of rules about operational state; they do not run on intended configs.
+OPERATIONAL_TAG = "operational"
+
 
 def build_engine(
     baselines: list[Path],
     checks_dir: Path | None,
     host_sets: Callable[[str], set[str]],
     today: dt.date | None = None,
+    exclude_tags: frozenset[str] = frozenset(),
 ) -> Engine:
     """Load the baseline and the checks and compile them into an engine."""
     baseline = load_baseline(baselines)
     registry = load_checks(checks_dir)
-    return Engine(baseline, registry, host_sets, today)
+    return Engine(baseline, registry, host_sets, today, exclude_tags)
 
 
 def run_check(
@@ -69,7 +73,11 @@ def run_check(
 
         reparse_snapshot(snapshot, devices)
     snap = Snapshot(snapshot)
-    engine = build_engine(baselines, checks_dir, lambda pattern: set(inv.select(pattern, strict=False)), today)
+    # Rendered configs have no operational state (link up, optics, counters): those rules stay out.
+    exclude = frozenset({OPERATIONAL_TAG}) if intended is not None else frozenset()
+    engine = build_engine(
+        baselines, checks_dir, lambda pattern: set(inv.select(pattern, strict=False)), today, exclude
+    )
     if cabling is not None and not cabling.is_file():
         raise ConfigError("cabling plan not found", file=cabling)
     if cabling is not None:

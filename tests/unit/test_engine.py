@@ -470,3 +470,24 @@ def test_parallel_pass_gives_identical_results(tmp_path: Path) -> None:
 
 
 REPO_BASELINE = Path(__file__).resolve().parents[2] / "baseline" / "roce.yml"
+
+
+def test_excluded_tags_keep_rules_out(tmp_path: Path) -> None:
+    from fabline.baseline import load_baseline
+    from fabline.engine import Engine
+    from fabline.snapshot import Snapshot
+    from tests.helpers import write_snapshot, write_yaml
+
+    rules = """
+    rules:
+      - {id: up, description: link up, severity: major, tags: [operational], expect: [{path: oper_up, equals: true}]}
+      - {id: mtu, description: mtu, severity: major, expect: [{path: mtu, equals: 9000}]}
+    """
+    bl = load_baseline([write_yaml(tmp_path / "b.yml", rules)])
+    snap = Snapshot(write_snapshot(tmp_path / "s", [state("gpu1", mtu=9000)]))
+    full = Engine(bl, {}, lambda p: set()).run([FakeDevice("gpu1")], snap)
+    assert [(r.check, r.status) for r in full.results] == [("up", Status.ERROR), ("mtu", Status.PASS)]
+    intended = Engine(bl, {}, lambda p: set(), exclude_tags=frozenset({"operational"})).run(
+        [FakeDevice("gpu1")], snap
+    )
+    assert [(r.check, r.status) for r in intended.results] == [("mtu", Status.PASS)]
