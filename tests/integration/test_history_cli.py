@@ -199,3 +199,35 @@ def test_a_run_whose_snapshot_is_gone(tmp_path: Path) -> None:
     proc = fabline("diff", "last", snap, cwd=tmp_path)
     assert proc.returncode == 2
     assert "snapshot is gone" in proc.stderr or "no state/ folder" in proc.stderr
+
+
+def test_runs_with_mismatched_inventories(tmp_path: Path) -> None:
+    """gpu-002 leaves the inventory and the snapshot; spine-02 exists only in the second snapshot's states."""
+    import shutil
+
+    inv2 = tmp_path / "inv2"
+    shutil.copytree(REPO / "inventory", inv2)
+    text = (inv2 / "lab.yml").read_text()
+    start = text.index("        gpu-002:")
+    end = text.find("\n        gpu-", start + 10)
+    (inv2 / "lab.yml").write_text(text[:start] + (text[end + 1 :] if end != -1 else ""))
+    mtu = synthetic.Fault("gpu-002", "mtu", 1500, "eth1")
+    first = _snap(tmp_path / "n1", [mtu], "2026-11-27T02:00:00Z")
+    second = _snap(tmp_path / "n2", [], "2026-11-28T02:00:00Z")
+    (second / "state" / "gpu-002.json").unlink()
+    (first / "state" / "spine-02.json").unlink()
+    fabline("check", "-i", INV, "-b", BASE, "--snapshot", first, "-q", "--history", cwd=tmp_path)
+    fabline(
+        "check", "-i", inv2 / "lab.yml", "-b", BASE, "--snapshot", second, "-q", "--history", cwd=tmp_path
+    )
+    proc = fabline("diff", "last~1", "last", "-f", "json", cwd=tmp_path)
+    assert proc.returncode in (0, 4), proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["only_before"] == ["gpu-002"]
+    assert doc["only_after"] == ["spine-02"]
+    assert any("different inventories" in w for w in doc["warnings"])
+    # gpu-002's MTU failure is not "resolved": the device is simply not in the later run.
+    assert all(r["device"] != "gpu-002" for r in doc["resolved"])
+    # spine-02 had no state in the first run (errors there), so its errors are not new.
+    assert all(r["device"] != "spine-02" for r in doc["new_errors"])
+    assert doc["devices_compared"] == 6

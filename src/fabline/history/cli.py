@@ -140,21 +140,23 @@ def history_unpin(ctx: click.Context, name: str, db: Path | None) -> None:
 # diff
 
 
-def _check_problems(
-    snapshot: Path,
+def _check_side(
+    side: Side,
     inventory: Path,
     baselines: list[Path],
     checks_dir: Path | None,
     fail_on: str,
     previous: Path | None = None,
-) -> list[Any]:
+) -> None:
+    """Check a snapshot side: its problems and covered devices."""
     from fabline.runner import run_check
 
     report, _ = run_check(
-        inventory=inventory, snapshot=snapshot, baselines=baselines, checks_dir=checks_dir, limit=None,
+        inventory=inventory, snapshot=side.snapshot, baselines=baselines, checks_dir=checks_dir, limit=None,
         out=None, formats=[], fail_on=fail_on, previous=previous,
     )  # fmt: skip
-    return list(report.outcome.results.problems)
+    side.problems = list(report.outcome.results.problems)
+    side.devices = {d["name"] for d in report.outcome.devices}
 
 
 def resolve_side(ref: str, which: str, db: Path) -> Side:
@@ -177,10 +179,11 @@ def resolve_side(ref: str, which: str, db: Path) -> Side:
     with HistoryStore(db, create=False) as store:
         row = store.resolve(ref)
         problems = store.problems(row)
+        devices = store.device_names(row)
     snap = Path(row.snapshot)
     if not (snap / "state").is_dir():
         raise ConfigError(f"{which}: run {row.run_id}'s snapshot is gone", file=snap)
-    return Side(row.run_id, snap, problems, row.run_id, row.inventory_digest)
+    return Side(row.run_id, snap, problems, row.run_id, row.inventory_digest, devices)
 
 
 def _emit_diff(result: DiffResult, fmt: str, out: Path | None) -> None:
@@ -237,11 +240,9 @@ def diff(
     if inventory is not None:
         paths, cdir = _baseline_paths(baselines), _checks_dir(checks_dir)
         if side_b.problems is None:
-            side_b.problems = _check_problems(side_b.snapshot, inventory, paths, cdir, fail_on)
+            _check_side(side_b, inventory, paths, cdir, fail_on)
         if side_a.problems is None:
-            side_a.problems = _check_problems(
-                side_a.snapshot, inventory, paths, cdir, fail_on, side_b.snapshot
-            )
+            _check_side(side_a, inventory, paths, cdir, fail_on, side_b.snapshot)
     elif (side_b.problems is None) != (side_a.problems is None):
         raise ConfigError("comparing a snapshot with a run needs -i INVENTORY to check the snapshot")
     result = diff_sides(side_b, side_a, ignore=(*DEFAULT_VOLATILE, *ignore))
@@ -317,6 +318,7 @@ def drift(
     fmts = _formats(formats)
     reference = None
     ref_problems: list[Any] = []
+    ref_devices: set[str] = set()
     if db.is_file():
         with HistoryStore(db, create=False) as store:
             if against is not None:
@@ -325,6 +327,7 @@ def drift(
                 reference = store.pinned("golden") or (store.resolve("last") if store.count() else None)
             if reference is not None:
                 ref_problems = store.problems(reference)
+                ref_devices = store.device_names(reference)
     elif against is not None:
         raise ConfigError(f"--against {against}: no run history", file=db)
     if snapshot is None:
@@ -343,9 +346,17 @@ def drift(
     result: DiffResult | None = None
     if reference is not None and ref_snapshot is not None:
         side_b = Side(
-            reference.run_id, ref_snapshot, ref_problems, reference.run_id, reference.inventory_digest
+            reference.run_id,
+            ref_snapshot,
+            ref_problems,
+            reference.run_id,
+            reference.inventory_digest,
+            ref_devices,
         )
-        side_a = Side("this run", snapshot, list(report.outcome.results.problems))
+        side_a = Side(
+            "this run", snapshot, list(report.outcome.results.problems),
+            devices={d["name"] for d in report.outcome.devices},
+        )  # fmt: skip
         result = diff_sides(side_b, side_a, ignore=(*DEFAULT_VOLATILE, *ignore))
         attach(report, diff=result)
     console = Console()

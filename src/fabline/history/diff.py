@@ -160,6 +160,7 @@ class Side:
         problems: Non-pass results (None when no check results are known for this side).
         run_id: The recorded run, when the input was a run.
         inventory_digest: Digest of the inventory the run used (runs only).
+        devices: The devices the check covered (None: unknown).
     """
 
     label: str
@@ -167,6 +168,7 @@ class Side:
     problems: list[Result] | None = None
     run_id: str | None = None
     inventory_digest: str | None = None
+    devices: set[str] | None = None
 
 
 @dataclass
@@ -429,11 +431,13 @@ def _brief(r: Result, other: Result | None) -> dict[str, Any]:
 
 
 def compare_results(
-    before: Sequence[Result], after: Sequence[Result]
+    before: Sequence[Result], after: Sequence[Result], after_devices: set[str] | None = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """(new failures, resolved, persisting, new errors) between the non-pass results of two runs.
 
-    A result absent from a side counts as not failing there (a pass, or not evaluated).
+    A result absent from a side counts as not failing there (a pass, or not evaluated), except
+    that a failure of a device the later run did not cover at all (``after_devices``) is not
+    "resolved": that device is listed as being on one side only.
     ``resolved`` entries are the *before* results with ``after_status``.
     """
     b = {r.id: r for r in before if r.status in (Status.FAIL, Status.ERROR)}
@@ -452,7 +456,7 @@ def compare_results(
             new_errors.append(_brief(r, old))
     after_all = {r.id: r for r in after}
     for rid, r in b.items():
-        if r.status is Status.FAIL and rid not in a:
+        if r.status is Status.FAIL and rid not in a and (after_devices is None or r.device in after_devices):
             entry = r.to_dict()
             now = after_all.get(rid)
             entry["after_status"] = now.status.value if now is not None else "pass"
@@ -532,8 +536,12 @@ def diff_sides(
         names_b &= wanted
         names_a &= wanted
     result = DiffResult(before, after, ignored=list(ignore))
-    result.only_before = sorted(names_b - names_a)
-    result.only_after = sorted(names_a - names_b)
+    only_b, only_a = names_b - names_a, names_a - names_b
+    if before.devices is not None and after.devices is not None:
+        only_b |= before.devices - after.devices
+        only_a |= after.devices - before.devices
+    result.only_before = sorted(only_b)
+    result.only_after = sorted(only_a)
     names = sorted(names_b & names_a)
     jobs = _jobs(len(names))
     if jobs == 1:
@@ -553,7 +561,7 @@ def diff_sides(
     if before.problems is not None and after.problems is not None:
         result.results_compared = True
         result.new_failures, result.resolved, result.persisting, result.new_errors = compare_results(
-            before.problems, after.problems
+            before.problems, after.problems, after.devices
         )
     if (
         before.inventory_digest

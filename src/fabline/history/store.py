@@ -455,6 +455,10 @@ class HistoryStore:
         """Number of recorded runs."""
         return int(self.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
 
+    def device_names(self, run: RunRow) -> set[str]:
+        """Names of the devices the run covered."""
+        return {r[0] for r in self.conn.execute("SELECT name FROM devices WHERE run = ?", (run.id,))}
+
     def problems(self, run: RunRow) -> list[Result]:
         """The run's non-pass results."""
         rows = self.conn.execute(
