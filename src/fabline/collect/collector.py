@@ -157,7 +157,7 @@ def default_session_factory(options: CollectOptions) -> Callable[[Device, Profil
     connect = ConnectOptions(timeout=options.timeout, pace=options.pace, default_port=options.default_port)
 
     def factory(device: Device, profile: Profile) -> Session:
-        return open_session(device, profile.transport, profile.device_type, store, connect)
+        return open_session(device, profile.transport, profile.device_type, store, connect, profile.shell)
 
     return factory
 

@@ -41,6 +41,8 @@ class Profile:
         rdma_commands: Templates with ``{rdma_device}`` (Linux), run for every RDMA device that the
             per-interface commands reported as some interface's ``nic.rdma_device``.
         finalize: Post-merge hook over the merged state (switch-wide defaults, RDMA-device joins).
+        shell: The CLI is a POSIX shell (bash on SONiC and Cumulus): commands go in batches as one
+            script line with end markers, instead of one prompt round trip each.
     """
 
     platform: str
@@ -51,6 +53,7 @@ class Profile:
     interface_pattern: str | None = None
     rdma_commands: tuple[str, ...] = ()
     finalize: Finalizer | None = None
+    shell: bool = False
 
     def templates(self) -> tuple[str, ...]:
         """Every command template of the profile, in run order."""
@@ -75,6 +78,7 @@ PROFILES: dict[str, Profile] = {
             # handles that prompt (its dell_sonic/edgecore_sonic drivers enter sonic-cli instead).
             transport="netmiko",
             device_type="linux",
+            shell=True,
             device_commands=(
                 "show runningconfiguration all",
                 "show version",
@@ -88,6 +92,7 @@ PROFILES: dict[str, Profile] = {
             platform="cumulus",
             transport="netmiko",
             device_type="cumulus_linux",
+            shell=True,
             device_commands=(
                 "nv config show -o json",
                 "nv show system",

@@ -422,11 +422,17 @@ class NetmikoSession:
     """A netmiko CLI session; commands run one after another."""
 
     def __init__(
-        self, device: Device, device_type: str, store: HostKeyStore, options: ConnectOptions
+        self,
+        device: Device,
+        device_type: str,
+        store: HostKeyStore,
+        options: ConnectOptions,
+        scripts: bool = False,
     ) -> None:
         from netmiko.exceptions import ReadTimeout
 
         self._read_timeout = ReadTimeout
+        self.scripts = scripts
         self.device = device
         self.options = options
         port = device.port or options.default_port
@@ -458,7 +464,11 @@ class NetmikoSession:
         self.conn = conn
 
     def run(self, commands: Sequence[str]) -> Iterator[tuple[str, Output | CommandFailure, float]]:
-        """Run commands one by one on the CLI session."""
+        """Run commands on the CLI session: as shell scripts on a POSIX shell, else one by one."""
+        if self.scripts and self.options.pace <= 0 and len(commands) > 1:
+            for i in range(0, len(commands), SCRIPT_COMMANDS):
+                yield from self._script(commands[i : i + SCRIPT_COMMANDS])
+            return
         for i, cmd in enumerate(commands):
             if i and self.options.pace > 0:
                 time.sleep(self.options.pace)
@@ -485,6 +495,58 @@ class NetmikoSession:
             text = strip_echo(str(text), str(self.conn.base_prompt), cmd)
             yield cmd, Output(text), time.monotonic() - started
 
+    def _script(self, group: Sequence[str]) -> Iterator[tuple[str, Output | CommandFailure, float]]:
+        """Run commands as one line on the device's shell, cut back per command by end markers.
+
+        In the script the markers are written ``X""_END`` so the shell's echo of the line never
+        looks like the output ``X_END`` (the quotes vanish when the shell runs ``echo``). The
+        session is read directly, so output that came before a drop or a timeout is kept.
+        """
+        started = time.monotonic()
+        marker = f"__FABLINE_{secrets.token_hex(6)}"
+        quoted = f'{marker}""'
+        line = "; ".join(
+            [
+                f"echo {quoted}_BEGIN",
+                *(f"{cmd}; echo {quoted}_END $?" for cmd in group),
+                f"echo {quoted}_DONE",
+            ]
+        )
+        done = re.compile(rf"{marker}_DONE\n[\s\S]*?{re.escape(str(self.conn.base_prompt))}")
+        deadline = started + self.options.timeout * len(group)
+        buf = ""
+        failure: CommandFailure | None = None
+        try:
+            self.conn.write_channel(line + self.conn.RETURN)
+            while True:
+                chunk = str(self.conn.read_channel())
+                buf += chunk.replace("\r\n", "\n")
+                if done.search(buf):
+                    break
+                if time.monotonic() > deadline:
+                    msg = f"script of {len(group)} commands not finished within {self.options.timeout * len(group):g} s"
+                    failure = CommandFailure("command_timeout", msg, fatal=True)
+                    break
+                if not chunk:
+                    time.sleep(0.005)
+        except (OSError, EOFError, paramiko.SSHException):
+            failure = CommandFailure("dropped", "session dropped before the command finished", fatal=True)
+        if failure is not None:
+            self._broken = True
+        seconds = time.monotonic() - started
+        begin = buf.find(f"{marker}_BEGIN\n")
+        body = buf[begin + len(marker) + 7 :] if begin >= 0 else ""
+        parts = re.split(rf"{marker}_END (-?\d+)\n", body)
+        for i, cmd in enumerate(group):
+            if 2 * i + 1 < len(parts):
+                yield cmd, Output(parts[2 * i], int(parts[2 * i + 1])), seconds
+            else:
+                yield (
+                    cmd,
+                    failure or CommandFailure("dropped", "no end marker in the output", fatal=True),
+                    seconds,
+                )
+
     def close(self) -> None:
         """Log out (never raises); a broken session is just closed, not logged out of."""
         with contextlib.suppress(Exception):
@@ -495,7 +557,12 @@ class NetmikoSession:
 
 
 def open_session(
-    device: Device, transport: str, device_type: str | None, store: HostKeyStore, options: ConnectOptions
+    device: Device,
+    transport: str,
+    device_type: str | None,
+    store: HostKeyStore,
+    options: ConnectOptions,
+    shell: bool = False,
 ) -> Session:
     """Open the session the platform's profile names.
 
@@ -505,5 +572,5 @@ def open_session(
     if transport == "exec":
         return ExecSession(device, store, options)
     if transport == "netmiko" and device_type:
-        return NetmikoSession(device, device_type, store, options)
+        return NetmikoSession(device, device_type, store, options, scripts=shell)
     raise ValueError(f"unknown transport {transport!r}")
