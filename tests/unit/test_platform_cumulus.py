@@ -77,9 +77,14 @@ def test_merge_nvue_switch_fragments_and_port_defaults() -> None:
     assert swp11["pfc_priorities"] == [3]
     assert swp11["dscp_to_priority"]["26"] == 3 and len(swp11["dscp_to_priority"]) == 64
     assert swp11["ecn"]["3"]["min_bytes"] == 149996
-    # swp16's own status wins over the profile: only the RoCE and CNP rows, its own threshold.
-    assert swp16["dscp_to_priority"] == {"26": 3, "48": 6}
+    # swp16's own status wins over the profile leaf by leaf: its RoCE and CNP rows and its own
+    # threshold stay; the DSCP rows and the ECN probability its table lacks come from the profile.
+    assert swp16["dscp_to_priority"]["26"] == 3 and swp16["dscp_to_priority"]["48"] == 6
+    assert len(swp16["dscp_to_priority"]) == 64
     assert swp16["ecn"]["3"]["min_bytes"] == 156672
+    assert (
+        swp16["ecn"]["3"]["probability_pct"] == state["qos"]["port_defaults"]["ecn"]["3"]["probability_pct"]
+    )
     assert swp16["counters"]["ecn_marked"] == 693777677344
     assert state["qos"]["lossless_priorities"] == [3]
     jsonschema.validate(_state(state, "leaf"), schema_document())
@@ -94,6 +99,43 @@ def test_port_defaults_are_copies_not_shared() -> None:
     )
     state["interfaces"]["swp1"]["ecn"]["3"]["enabled"] = False
     assert state["interfaces"]["swp2"]["ecn"]["3"]["enabled"] is True
+
+
+def test_port_defaults_fill_missing_subkeys_port_values_win() -> None:
+    state = apply_port_defaults(
+        {
+            "qos": {
+                "port_defaults": {"ecn": {"3": {"enabled": True, "min_bytes": 1, "probability_pct": 100}}}
+            },
+            "interfaces": {"swp1": {"ecn": {"3": {"enabled": False, "min_bytes": 7}}}, "eth0": {}},
+        }
+    )
+    assert state["interfaces"]["swp1"]["ecn"] == {
+        "3": {"enabled": False, "min_bytes": 7, "probability_pct": 100}
+    }
+    assert state["interfaces"]["eth0"] == {}
+
+
+@pytest.mark.parametrize(
+    "ports,expected",
+    [
+        # every PFC port has its watchdog on: on for the switch
+        ({"swp1": {"pfc_priorities": [3], "pfc_watchdog": {"enabled": True}},
+          "swp2": {"pfc_priorities": []}}, {"enabled": True}),
+        # one PFC port off: off, naming it
+        ({"swp1": {"pfc_priorities": [3], "pfc_watchdog": {"enabled": True}},
+          "swp2": {"pfc_priorities": [3], "pfc_watchdog": {"enabled": False}}},
+         {"enabled": False, "disabled_ports": ["swp2"]}),
+        # a PFC port whose watchdog was not read: unknown, not guessed
+        ({"swp1": {"pfc_priorities": [3], "pfc_watchdog": {"enabled": True}},
+          "swp2": {"pfc_priorities": [3]}}, None),
+        # no port runs PFC: nothing to say
+        ({"swp1": {"pfc_watchdog": {"enabled": False}}}, None),
+    ],
+)  # fmt: skip
+def test_switch_pfc_watchdog_from_ports(ports: dict[str, Any], expected: dict[str, Any] | None) -> None:
+    state = apply_port_defaults({"interfaces": ports})
+    assert state.get("qos", {}).get("pfc_watchdog") == expected
 
 
 def test_merge_classic_switch_nclu_and_traffic_conf() -> None:

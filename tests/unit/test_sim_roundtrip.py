@@ -39,7 +39,7 @@ COVERED: dict[str, set[str]] = {
     "cumulus": {
         "admin_up", "oper_up", "mtu", "speed_gbps", "fec", "autoneg", "trust", "dscp_to_priority",
         "pfc_priorities", "ecn", "lldp", "facts.os_version", "facts.serial", "facts.hostname",
-        "facts.model", "counters.ecn_marked", "counters.cnp_sent",
+        "facts.model", "counters.ecn_marked", "counters.cnp_sent", "optics", "qos.pfc_watchdog.enabled",
     },
     "cisco_nxos": {
         "admin_up", "oper_up", "mtu", "speed_gbps", "fec", "autoneg", "trust", "dscp_to_priority",
@@ -53,12 +53,11 @@ COVERED: dict[str, set[str]] = {
 #: buffer sizes rounded to two decimals of KB/MB (within 0.5 %).
 PARTIAL = {("cumulus", "dscp_to_priority"): ("26", "48")}
 TOLERANCE = {("cumulus", "min_bytes"): 0.005, ("cumulus", "max_bytes"): 0.005}
-#: Fields a platform's commands do not show on a port: NVUE's 'qos roce status' has no ECN
-#: probability row (the switch-wide profile in 'nv config show' has it, but the port's own
-#: table wins the merge).
-NOT_SHOWN = {("cumulus", "probability_pct")}
-#: Version strings: NVUE's 'build' prints 'Cumulus Linux 5.9.1'; the parser keeps the words.
-PREFIXED = {("cumulus", "facts.os_version"): "Cumulus Linux "}
+#: Fields a platform's commands do not show on a port (none today: NVUE's 'qos roce status' has
+#: no ECN probability row, but cumulus.apply_port_defaults fills it from the switch-wide profile).
+NOT_SHOWN: set[tuple[str, str]] = set()
+#: State values a platform prints with a prefix the parser keeps (none today).
+PREFIXED: dict[tuple[str, str], str] = {}
 
 #: Commands left out of a platform's round trip, with the reason.
 SKIP: dict[str, dict[str, str]] = {

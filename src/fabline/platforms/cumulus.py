@@ -292,17 +292,135 @@ def parse_nv_show_interface_qos_roce_counters(output: str, ctx: ParseContext) ->
     return {"interfaces": {name: {"counters": counters}}}
 
 
+# --- nv show interface <if> qos pfc-watchdog -----------------------------------------------------
+
+
+def parse_nv_show_interface_qos_pfc_watchdog(output: str, ctx: ParseContext) -> Fragment:
+    """``nv show interface <if> qos pfc-watchdog`` (CL 5.6+): watchdog state and deadlocks of a port.
+
+    NVUE runs the PFC watchdog per port (``nv set interface <if> qos pfc-watchdog state``;
+    documented default ``disable``). Feeds the added ``pfc_watchdog.enabled`` of the port (the
+    ``state`` row) and ``pfc_watchdog.deadlock_count`` per traffic class from the ``PFC WD
+    Status`` table; :func:`apply_port_defaults` derives the switch-wide ``qos.pfc_watchdog``.
+
+    Example:
+        >>> parse_nv_show_interface_qos_pfc_watchdog('''       operational  applied
+        ... -----  -----------  -------
+        ... state  enabled      enabled
+        ... ''', ParseContext("cumulus", "x", {"interface": "swp1"}))
+        {'interfaces': {'swp1': {'pfc_watchdog': {'enabled': True}}}}
+    """
+    expected = "the NVUE per-port PFC watchdog table (a 'state' row, PFC WD Status per traffic class)"
+    name = _iface(ctx, expected)
+    table = read_tree_table(check_text(output, ctx, expected), ctx, expected)
+    state = table.get("state")
+    if state is None or flag(state.value) is None:
+        raise ctx.fail(expected, "no 'state' row with enabled/disabled")
+    watchdog: dict[str, Any] = {"enabled": flag(state.value)}
+    applied = flag(state.applied) if state.operational and state.applied else None
+    if applied is not None and applied != watchdog["enabled"]:
+        watchdog["applied"] = {"enabled": applied}
+    deadlocks: dict[str, int] = {}
+    for title, rows in table.sections.items():
+        if "PFC WD" not in title:
+            continue
+        for row in rows:
+            tc, count = row.get("traffic-class", ""), row.get("deadlock-count", "")
+            if tc.isdigit() and count.isdigit():
+                deadlocks[tc] = int(count)
+    if deadlocks:
+        watchdog["deadlock_count"] = deadlocks
+    return {"interfaces": {name: {"pfc_watchdog": watchdog}}}
+
+
+# --- nv show interface <if> transceiver ----------------------------------------------------------
+
+_POWER_KEY = re.compile(r"^ch-(?P<lane>\d+)-(?P<dir>rx|tx)-power$")
+_DBM = re.compile(r"(?P<value>[-+]?\d+(?:\.\d+)?)\s*dBm\b")
+
+
+def parse_nv_show_interface_transceiver(output: str, ctx: ParseContext) -> Fragment:
+    """``nv show interface <if> transceiver`` (CL 5.11+): the module of a port, condensed.
+
+    Feeds ``optics.{vendor, part_number, serial, temperature_c, rx_power_dbm, tx_power_dbm}``
+    (per lane, ``ch-N-rx-power`` in lane order, the dBm half of ``0.8625 mW / -0.64 dBm``) and
+    the added ``optics.{identifier, status}``. A port without a module has only the status rows:
+    it feeds ``optics.status`` and nothing else, so optics checks see no readings.
+
+    Example:
+        >>> parse_nv_show_interface_transceiver('''identifier     : QSFP28
+        ... vendor-name    : Mellanox
+        ... ch-1-rx-power  : 0.8625 mW / -0.64 dBm
+        ... ''', ParseContext("cumulus", "x", {"interface": "swp1"}))
+        {'interfaces': {'swp1': {'optics': {'identifier': 'QSFP28', 'vendor': 'Mellanox', 'rx_power_dbm': [-0.64]}}}}
+    """
+    expected = "the NVUE transceiver summary ('key : value' rows such as vendor-name, ch-1-rx-power)"
+    name = _iface(ctx, expected)
+    text = check_text(output, ctx, expected)
+    rows: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        key = key.strip()
+        if sep and key and " " not in key:
+            rows[key] = value.strip()
+    optics: dict[str, Any] = {}
+    for key, field in (
+        ("identifier", "identifier"),
+        ("vendor-name", "vendor"),
+        ("vendor-pn", "part_number"),
+        ("vendor-sn", "serial"),
+        ("status", "status"),
+    ):
+        if rows.get(key) and rows[key] != "N/A":
+            optics[field] = rows[key]
+    temp = re.match(r"([-+]?\d+(?:\.\d+)?)\s*degrees C", rows.get("temperature", ""))
+    if temp:
+        optics["temperature_c"] = float(temp.group(1))
+    lanes: dict[str, dict[int, float]] = {"rx": {}, "tx": {}}
+    for key, value in rows.items():
+        m, dbm = _POWER_KEY.match(key), _DBM.search(value)
+        if m and dbm:
+            lanes[m["dir"]][int(m["lane"])] = float(dbm["value"])
+    for direction, field in (("rx", "rx_power_dbm"), ("tx", "tx_power_dbm")):
+        if lanes[direction]:
+            optics[field] = [lanes[direction][k] for k in sorted(lanes[direction])]
+    if not optics:
+        raise ctx.fail(expected, "no identifier, vendor-name, status or ch-N-rx-power row")
+    return {"interfaces": {name: {"optics": optics}}}
+
+
 # --- nv show system / decode-syseeprom -----------------------------------------------------------
 
 
+def build_version(build: str) -> str | None:
+    """The release number of an NVUE ``build`` string, as the other platforms' ``os_version``.
+
+    Example:
+        >>> build_version("Cumulus Linux 5.9.1"), build_version("Cumulus Linux 5.11.0-rc1")
+        ('5.9.1', '5.11.0-rc1')
+        >>> build_version("custom image")
+        'custom image'
+    """
+    text = build.strip()
+    if not text:
+        return None
+    m = re.search(r"\b\d+(?:\.\d+)+\S*", text)
+    return m.group(0) if m else text
+
+
 def parse_nv_show_system(output: str, ctx: ParseContext) -> Fragment:
-    """``nv show system``: hostname, Cumulus Linux build, uptime."""
+    """``nv show system``: hostname, Cumulus Linux release (``os_version``), full build, uptime.
+
+    ``os_version`` is the release number (``5.9.1``), as EOS, NX-OS and SONiC report theirs;
+    the added ``facts.build`` keeps the words NVUE prints (``Cumulus Linux 5.9.1``).
+    """
     expected = "the NVUE system table (hostname, build)"
     table = read_tree_table(check_text(output, ctx, expected), ctx, expected)
     facts: dict[str, Any] = {}
     applied: dict[str, Any] = {}
     _record(facts, applied, "hostname", table.get("hostname"), lambda s: s.strip() or None)
-    _record(facts, applied, "os_version", table.get("build"), lambda s: s.strip() or None)
+    _record(facts, applied, "os_version", table.get("build"), build_version)
+    _record(facts, applied, "build", table.get("build"), lambda s: s.strip() or None)
     _record(facts, applied, "uptime_s", table.get("uptime"), uptime_seconds)
     if "hostname" not in facts and "os_version" not in facts:
         raise ctx.fail(expected, "no hostname or build row")
@@ -683,26 +801,87 @@ def parse_nv_config_show_json(output: str, ctx: ParseContext) -> Fragment:
 # --- merge helper --------------------------------------------------------------------------------
 
 
+def _fill_missing(into: dict[str, Any], defaults: Mapping[str, Any]) -> None:
+    """Copy into ``into`` every key of ``defaults`` it lacks; shared sub-dicts are filled the same way.
+
+    Example:
+        >>> port = {"3": {"enabled": True, "min_bytes": 1}}
+        >>> _fill_missing(port, {"3": {"min_bytes": 2, "probability_pct": 100}})
+        >>> port
+        {'3': {'enabled': True, 'min_bytes': 1, 'probability_pct': 100}}
+    """
+    for key, value in defaults.items():
+        if key not in into:
+            into[key] = copy.deepcopy(value)
+        elif isinstance(into[key], dict) and isinstance(value, Mapping):
+            _fill_missing(into[key], value)
+
+
+def _switch_watchdog(ports: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+    """``qos.pfc_watchdog`` from the per-port watchdog of the lossless (PFC-enabled) ``swp`` ports.
+
+    NVUE has no switch-wide watchdog switch: it is on for the switch when it is on for every port
+    that runs PFC. Unknown (``None``) when no port runs PFC, or when some lossless port's watchdog
+    was not read and none read is off.
+
+    Example:
+        >>> _switch_watchdog({"swp1": {"pfc_priorities": [3], "pfc_watchdog": {"enabled": False}},
+        ...                   "swp2": {"pfc_priorities": [3], "pfc_watchdog": {"enabled": True}}})
+        {'enabled': False, 'disabled_ports': ['swp1']}
+    """
+    lossless = {n: b for n, b in ports.items() if b.get("pfc_priorities")}
+    if not lossless:
+        return None
+    known = {
+        n: b["pfc_watchdog"]["enabled"]
+        for n, b in lossless.items()
+        if isinstance(b.get("pfc_watchdog"), Mapping) and isinstance(b["pfc_watchdog"].get("enabled"), bool)
+    }
+    off = sorted(n for n, on in known.items() if not on)
+    if off:
+        return {"enabled": False, "disabled_ports": off}
+    if len(known) < len(lossless):
+        return None
+    return {"enabled": True}
+
+
 def apply_port_defaults(state: dict[str, Any]) -> dict[str, Any]:
-    """Copy ``qos.port_defaults`` onto every ``swp`` port of a merged state that lacks the field.
+    """Fill every ``swp`` port of a merged state from ``qos.port_defaults``; derive ``qos.pfc_watchdog``.
 
     Cumulus configures RoCE QoS switch-wide (``nv set qos roce``, ``default-global`` profiles,
     traffic.conf classification); checks read per-interface fields, so the collector calls this
-    after merging a Cumulus device's fragments. A port's own value always wins.
+    after merging a Cumulus device's fragments. A port's own value always wins, leaf by leaf:
+    missing sub-keys are filled too, because a port's ``qos roce status`` table lists only some
+    of them (no ECN ``probability`` row, only the RoCE and CNP rows of the DSCP map), while the
+    switch-wide profile has the rest.
+
+    The switch-wide ``qos.pfc_watchdog.enabled`` (which NVUE does not have: its watchdog is per
+    port) is true when every port running PFC has its watchdog on, false with the
+    ``disabled_ports`` when some has it off; it is left out when that is unknown.
 
     Example:
-        >>> s = {"qos": {"port_defaults": {"trust": "dscp", "pfc_priorities": [3]}},
-        ...      "interfaces": {"swp1": {"pfc_priorities": [4]}, "eth0": {}}}
-        >>> apply_port_defaults(s)["interfaces"]
-        {'swp1': {'pfc_priorities': [4], 'trust': 'dscp'}, 'eth0': {}}
+        >>> s = {"qos": {"port_defaults": {"trust": "dscp", "pfc_priorities": [3],
+        ...                                "ecn": {"3": {"enabled": True, "probability_pct": 100}}}},
+        ...      "interfaces": {"swp1": {"pfc_priorities": [4], "ecn": {"3": {"enabled": True}}}, "eth0": {}}}
+        >>> apply_port_defaults(s)["interfaces"]["swp1"]
+        {'pfc_priorities': [4], 'ecn': {'3': {'enabled': True, 'probability_pct': 100}}, 'trust': 'dscp'}
     """
     defaults = (state.get("qos") or {}).get("port_defaults") or {}
+    ports: dict[str, dict[str, Any]] = {}
     for name, body in (state.get("interfaces") or {}).items():
         if not name.startswith("swp") or not isinstance(body, dict):
             continue
+        ports[name] = body
         for field in PORT_DEFAULT_FIELDS:
-            if field in defaults and field not in body:
+            if field not in defaults:
+                continue
+            if field not in body:
                 body[field] = copy.deepcopy(defaults[field])
+            elif isinstance(body[field], dict) and isinstance(defaults[field], Mapping):
+                _fill_missing(body[field], defaults[field])
+    watchdog = _switch_watchdog(ports)
+    if watchdog is not None:
+        state.setdefault("qos", {})["pfc_watchdog"] = watchdog
     return state
 
 
@@ -742,6 +921,17 @@ COMMANDS: tuple[Command, ...] = (
         "roce_rx_discards,roce_tx_discards}",
     ),
     Command(
+        "nv show interface {interface} qos pfc-watchdog",
+        parse_nv_show_interface_qos_pfc_watchdog,
+        "interfaces.IF.pfc_watchdog.{enabled,deadlock_count} (qos.pfc_watchdog via apply_port_defaults)",
+    ),
+    Command(
+        "nv show interface {interface} transceiver",
+        parse_nv_show_interface_transceiver,
+        "interfaces.IF.optics.{vendor,part_number,serial,temperature_c,rx_power_dbm,tx_power_dbm,"
+        "identifier,status}",
+    ),
+    Command(
         "cat /etc/cumulus/datapath/traffic.conf",
         parse_traffic_conf,
         "qos.port_defaults.{trust,trust_modes,dscp_to_priority,pcp_to_priority}; "
@@ -761,7 +951,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "nv show system",
         parse_nv_show_system,
-        "facts.{hostname,os_version,uptime_s}",
+        "facts.{hostname,os_version,build,uptime_s}",
     ),
     Command(
         "decode-syseeprom",

@@ -333,6 +333,58 @@ def _roce_counters(b: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _pfc_watchdog(b: dict[str, Any], state: dict[str, Any]) -> str:
+    """``nv show interface X qos pfc-watchdog``, laid out as the NVUE reference's example (CL 5.6+).
+
+    The switch state's watchdog runs on the ports with PFC (NVUE configures it only there).
+    """
+    on = bool(b.get("pfc_priorities")) and bool(state.get("qos", {}).get("pfc_watchdog", {}).get("enabled"))
+    word = "enabled" if on else "disabled"
+    out = [
+        "                 operational  applied ",
+        "---------------  -----------  ------- ",
+        f"state            {word:<11}  {word:<7} ",
+        "",
+        "PFC WD Status ",
+        "=========================== ",
+        "    traffic-class  status    deadlock-count ",
+        "    -------------  --------  -------------- ",
+        "",
+    ]
+    out += [f"    {tc:<13}  {'OK':<8}  0 " for tc in range(8)]
+    return "\n".join(out) + "\n"
+
+
+def _transceiver(b: dict[str, Any]) -> str:
+    """``nv show interface X transceiver`` (CL 5.11+), laid out as the NVUE reference's example."""
+    o = b.get("optics")
+    if not o:
+        return "status                 : unplugged \n"
+    temp = float(o.get("temperature_c", 0.0))
+    rows = [
+        ("cable-type", "Optical module"),
+        ("diagnostics-status", "Diagnostic Data Available"),
+        ("status", "plugged_enabled"),
+        ("error-status", "N/A"),
+        ("revision-compliance", "CMIS Rev 5.0"),
+        ("identifier", "OSFP 8X Pluggable Transceiver"),
+        ("vendor-rev", "A3"),
+        ("vendor-name", o.get("vendor", "")),
+        ("vendor-pn", o.get("part_number", "")),
+        ("vendor-sn", o.get("serial", "")),
+        ("temperature", f"{temp:.2f} degrees C / {temp * 9 / 5 + 32:.2f} degrees F"),
+        ("voltage", "3.2888 V"),
+    ]
+    rx, tx = o.get("rx_power_dbm", []), o.get("tx_power_dbm", [])
+    for lane in range(max(len(rx), len(tx))):
+        for name, values in (("rx-power", rx), ("tx-power", tx)):
+            if lane < len(values):
+                dbm = float(values[lane])
+                rows.append((f"ch-{lane + 1}-{name}", f"{10 ** (dbm / 10):.4f} mW / {dbm:.2f} dBm"))
+        rows.append((f"ch-{lane + 1}-tx-bias-current", "6.750 mA"))
+    return "".join(f"{k:<23}: {v} \n" for k, v in rows)
+
+
 def _nclu_config(dev: SimDevice, ports: dict[str, dict[str, Any]]) -> str:
     out = [
         f"net add hostname {dev.name}",
@@ -423,6 +475,10 @@ def render(dev: SimDevice, line: str) -> Answer:
             return Answer(_roce_status(b))
         if rest == "qos roce counters":
             return Answer(_roce_counters(b))
+        if rest == "qos pfc-watchdog":
+            return Answer(_pfc_watchdog(b, state))
+        if rest == "transceiver":
+            return Answer(_transceiver(b))
     if words[0] == "nv" and len(words) > 1 and words[1] in ("set", "unset", "config", "action"):
         return Answer(
             "", 1, "Error: insufficient privileges: the account has the nvue-monitor role (read-only)\n"
