@@ -8,6 +8,7 @@ per-command records for the manifest.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -26,7 +27,7 @@ from fabline.collect.writer import unique_file
 from fabline.errors import CommandUnavailable, FablineError, ParseError
 from fabline.inventory import Device
 from fabline.platforms import PLATFORMS
-from fabline.platforms.base import merge_fragments
+from fabline.platforms.base import Command, ParseContext, merge_fragments
 from fabline.state import SCHEMA_ID
 
 #: Command-record statuses; only ``ok`` feeds the state.
@@ -57,11 +58,33 @@ def allowed(platform: str, command: str) -> str:
         ...
         fabline.collect.device.CommandRefused: linux: 'ethtool --set-fec eth0 encoding rs' is not on the read-only allow-list; refused
     """
-    try:
-        PLATFORMS[platform].match(command)
-    except KeyError:
-        raise CommandRefused(f"{platform}: {command!r} is not on the read-only allow-list; refused") from None
+    if match_command(platform, command) is None:
+        raise CommandRefused(f"{platform}: {command!r} is not on the read-only allow-list; refused")
     return command
+
+
+@functools.cache
+def _compiled(platform: str) -> tuple[tuple[Command, re.Pattern[str]], ...]:
+    # Platform.match compiles each template's regex per call; a collection matches every command
+    # line twice (refusal guard, parser choice), so the compiled allow-list is kept per platform.
+    return tuple((cmd, cmd.pattern()) for cmd in PLATFORMS[platform].commands)
+
+
+def match_command(platform: str, command: str) -> tuple[Command, dict[str, str]] | None:
+    """The allow-listed command a concrete command line is an instance of, with its parameters.
+
+    Example:
+        >>> cmd, params = match_command("linux", "ethtool -S eth2")
+        >>> cmd.template, params
+        ('ethtool -S {interface}', {'interface': 'eth2'})
+        >>> match_command("linux", "reboot") is None
+        True
+    """
+    for cmd, rx in _compiled(platform):
+        m = rx.match(command)
+        if m:
+            return cmd, m.groupdict()
+    return None
 
 
 def render(profile: Profile, template: str, **params: str) -> str:
@@ -142,8 +165,6 @@ def now_iso() -> str:
 
 def parse_record(platform: str, record: CommandRecord, output: Output) -> dict[str, Any] | None:
     """Parse one command's output; sets the record's status and message. Returns the fragment."""
-    from fabline.platforms import parse_output
-
     if output.exit_code == 127 or (output.exit_code and "command not found" in output.stderr):
         record.status = "unavailable"
         record.message = f"command not found on the device (exit {output.exit_code})"
@@ -153,8 +174,12 @@ def parse_record(platform: str, record: CommandRecord, output: Output) -> dict[s
         first = next((ln.strip() for ln in output.stderr.splitlines() if ln.strip()), "no output")
         record.message = f"exit {output.exit_code}: {first[:160]}"
         return None
+    matched = match_command(platform, record.command)
     try:
-        fragment = parse_output(platform, record.command, output.text)
+        if matched is None:
+            raise ParseError(platform, record.command, "a command on the platform's read-only allow-list")
+        command, params = matched
+        fragment = command.parser(output.text, ParseContext(platform, record.command, params))
     except CommandUnavailable as exc:
         record.status = "unavailable"
         record.message = str(exc)
