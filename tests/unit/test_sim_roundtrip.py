@@ -43,7 +43,7 @@ COVERED: dict[str, set[str]] = {
     },
     "cisco_nxos": {
         "admin_up", "oper_up", "mtu", "speed_gbps", "fec", "autoneg", "trust", "dscp_to_priority",
-        "pfc_priorities", "ecn", "lldp", "optics", "counters.crc_errors", "facts.os_version",
+        "pfc_priorities", "ecn", "lldp", "optics", "counters.crc_errors", "facts.os_version", "qos.pfc_watchdog.enabled",
         "facts.serial", "facts.hostname",
     },
 }  # fmt: skip

@@ -17,6 +17,9 @@ NX-OS semantics applied here (also in ``docs/platforms/cisco_nxos.md``):
   interface), keyed by the queue of the class (``c-out-8q-q3`` or a class-map matching
   ``qos-group 3``); ``kbytes``/``mbytes`` are read as 1000/1,000,000 bytes.
 - Policy definitions that nothing attaches (a snippet) feed nothing: they are not state.
+- The PFC watchdog: a top-level ``priority-flow-control watch-dog-interval on|off`` line is
+  ``qos.pfc_watchdog.enabled``; the same line in an interface section is the interface's added
+  ``pfc_watchdog.enabled``. Without the line the watchdog is not collected (no guessed default).
 """
 
 from __future__ import annotations
@@ -36,6 +39,10 @@ _DSCP_NAMES = {
 }  # fmt: skip
 _FEC = {"rs-fec": "rs", "rs-ieee": "rs", "rs-cons16": "rs", "fc-fec": "fc", "off": "none", "auto": "auto"}
 _BYTE_UNITS = {"bytes": 1, "kbytes": 1000, "mbytes": 1_000_000}
+#: The PFC watchdog switch, global or per interface (Nexus 9000 QoS guide, "Configuring a
+#: Priority Flow Control Watchdog Interval"). Its default is not documented for every release,
+#: so a configuration without the line says nothing about the watchdog.
+_WATCHDOG = r"priority-flow-control watch-dog-interval (on|off)"
 
 
 def dscp_values(spec: str) -> list[int]:
@@ -183,6 +190,8 @@ def _interface(node: Node) -> tuple[dict[str, Any], dict[str, str]]:
             entry["fec"] = _FEC[m.group(1)]
         elif m := re.fullmatch(r"priority-flow-control mode (on|off|auto)", line):
             entry["pfc_mode"] = m.group(1)
+        elif m := re.fullmatch(_WATCHDOG, line):
+            entry["pfc_watchdog"] = {"enabled": m.group(1) == "on"}
         elif m := re.fullmatch(r"service-policy type (qos input|queuing output) (\S+)(?: .*)?", line):
             attached[m.group(1)] = m.group(2)
     return entry, attached
@@ -235,8 +244,14 @@ def parse_show_running_config(output: str, ctx: ParseContext) -> Fragment:
     fragment: Fragment = {}
     if hostname:
         fragment["facts"] = {"hostname": hostname}
+    qos: dict[str, Any] = {}
     if lossless is not None:
-        fragment["qos"] = {"lossless_priorities": lossless}
+        qos["lossless_priorities"] = lossless
+    watchdog = next((m.group(1) for n in tree if (m := re.fullmatch(_WATCHDOG, n.text))), None)
+    if watchdog is not None:
+        qos["pfc_watchdog"] = {"enabled": watchdog == "on"}
+    if qos:
+        fragment["qos"] = qos
     if interfaces:
         fragment["interfaces"] = interfaces
     return fragment

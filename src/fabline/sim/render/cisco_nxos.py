@@ -128,6 +128,11 @@ def running_config(dev: SimDevice, state: dict[str, Any], interfaces_only: bool 
     if interfaces_only:
         return "\n".join(["!Command: show running-config interface", "", *port_lines, ""])
     out += ["", f"hostname {dev.name}", "", "feature lldp", "feature lacp", ""]
+    wd = state.get("qos", {}).get("pfc_watchdog", {})
+    if "enabled" in wd:
+        # The global switch, as the Nexus 9000 QoS guide configures it; written either way so a
+        # disabled watchdog shows as 'off' rather than as a missing (unknown) line.
+        out += [f"priority-flow-control watch-dog-interval {'on' if wd['enabled'] else 'off'}", ""]
     out += _classify("ROCE_CLASSIFY", dmap)
     out += extra_policies
     out.append("policy-map type network-qos QOS_NETWORK")
