@@ -104,6 +104,9 @@ PROFILES: dict[str, Profile] = {
             interface_commands=(
                 "nv show interface {interface} qos roce status",
                 "nv show interface {interface} qos roce counters",
+                # After 'nv config show' so the operational watchdog state wins the merge.
+                "nv show interface {interface} qos pfc-watchdog",
+                "nv show interface {interface} transceiver",
             ),
             interface_pattern=r"swp\d+(s\d+)?",
             finalize=apply_port_defaults,
@@ -118,6 +121,9 @@ PROFILES: dict[str, Profile] = {
                 "show interfaces | json",
                 "show lldp neighbors | json",
                 "show interfaces transceiver | json",
+                # Every lane's rx/tx power (the plain view shows lane 1 of a 4-lane port only);
+                # after it, so the per-lane lists win the merge.
+                "show interfaces transceiver dom thresholds | json",
                 "show interfaces counters errors | json",
                 "show priority-flow-control",
             ),
