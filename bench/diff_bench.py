@@ -31,7 +31,17 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from run import FLOOR, timed  # noqa: E402  (bench/run.py, beside this file)
+from run import timed  # noqa: E402  (bench/run.py, beside this file)
+
+#: The floor: a fresh Python that parses every state file of a snapshot with the parser fabline uses.
+FLOOR = (
+    "import sys, pathlib\n"
+    "try:\n    from orjson import loads\nexcept ImportError:\n    from json import loads\n"
+    "n = 0\n"
+    "for p in sorted(pathlib.Path(sys.argv[1]).glob('*.json')):\n"
+    "    n += len(loads(p.read_bytes()).get('interfaces', {}))\n"
+    "print(n)\n"
+)
 
 
 def timed_output(cmd: list[str]) -> tuple[float, float, int, str]:
@@ -128,7 +138,7 @@ def main() -> None:
             if code not in (0, 4):
                 raise SystemExit(f"fabline diff exited {code}")
             doc = json.loads(target.read_text())
-            floor = sum(
+            floor = sum(  # both snapshots, one after the other (the diff reads both)
                 timed([sys.executable, "-c", FLOOR, str(snap / "state")])[0] for snap in (before, after)
             )
             diffs.append((wall, rss, len(doc["changes"]), len(doc["counters"]), floor))
@@ -166,11 +176,13 @@ def main() -> None:
     result = {"machine": platform.platform(), "python": platform.python_version(), "row": row}
     (HERE / "out" / "diff_results.json").write_text(json.dumps(result, indent=1), "utf-8")
     print(
-        "| GPUs | diff wall (s) | diff peak RSS (MiB) | changes | counters | record (s) | check+record (s) | results | DB (MiB) |"
+        "| GPUs | diff wall (s) | floor (s) | diff peak RSS (MiB) | changes | counters | record (s) "
+        "| check+record (s) | results | DB (MiB) |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     print(
-        f"| {row['gpus']:,} | {row['diff_s']:.1f} | {row['diff_rss_mib']:.0f} | {row['changes']:,} | "
+        f"| {row['gpus']:,} | {row['diff_s']:.1f} | {row['floor_s']:.1f} | {row['diff_rss_mib']:.0f} | "
+        f"{row['changes']:,} | "
         f"{row['counters']:,} | {row['record_s']:.1f} | {row['check_and_record_s']:.1f} | {row['results']:,} | "
         f"{row['db_mib']:.0f} |"
     )

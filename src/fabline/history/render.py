@@ -28,14 +28,21 @@ def _top_counters(result: DiffResult) -> list[CounterDelta]:
     return sorted(result.counters, key=lambda c: (not c.reset, -(c.per_second or 0.0), -c.delta))
 
 
+#: Above this many changes + counters the JSON is written compact (a 100k-GPU night lists a
+#: million counters: 300 MB indented, half that compact).
+INDENT_LIMIT = 10_000
+
+
 def render_json(result: DiffResult) -> str:
-    """The JSON document (orjson when installed: a 100k-GPU diff lists a million counters)."""
+    """The JSON document: indented when small, compact when large; orjson when installed."""
     doc = result.to_dict()
+    small = len(result.changes) + len(result.counters) <= INDENT_LIMIT
     try:
         import orjson
     except ImportError:  # pragma: no cover - depends on the environment
-        return json.dumps(doc, indent=1, default=str) + "\n"
-    return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE, default=str).decode()
+        return json.dumps(doc, indent=1 if small else None, default=str) + "\n"
+    option = orjson.OPT_APPEND_NEWLINE | (orjson.OPT_INDENT_2 if small else 0)
+    return orjson.dumps(doc, option=option, default=str).decode()
 
 
 def verdict(result: DiffResult) -> str:
