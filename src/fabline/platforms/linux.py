@@ -136,8 +136,27 @@ def parse_ethtool(output: str, ctx: ParseContext) -> Fragment:
     return {"interfaces": {name: fields}}
 
 
+_FW_PSID = re.compile(r"^(?P<version>\d+\.\d+\.\d+) \((?P<psid>[^()\s]+)\)$")
+
+
+def split_firmware(text: str) -> tuple[str, str | None]:
+    """(firmware version, PSID) of an ethtool ``firmware-version`` value.
+
+    The mlx5 driver prints ``maj.min.sub (board id)`` (``"%d.%d.%04d (%.16s)"`` in
+    ``mlx5e_ethtool_get_drvinfo``), the board id being the card's PSID; ``ibv_devinfo`` and sysfs
+    ``fw_ver`` print the bare version, so the version alone is what fleets compare. Other drivers'
+    strings (``8.60 0x8000bd5d 1.3140.0``) are kept whole.
+
+    Example:
+        >>> split_firmware("28.39.1002 (MT_0000000838)"), split_firmware("14.23.1020")
+        (('28.39.1002', 'MT_0000000838'), ('14.23.1020', None))
+    """
+    m = _FW_PSID.match(text.strip())
+    return (m["version"], m["psid"]) if m else (text.strip(), None)
+
+
 def parse_ethtool_i(output: str, ctx: ParseContext) -> Fragment:
-    """``ethtool -i IF``: driver, driver version, firmware, PCI address."""
+    """``ethtool -i IF``: driver, driver version, firmware (version; the mlx5 PSID as ``psid``), PCI address."""
     expected = "ethtool driver info ('driver:' and 'firmware-version:' lines)"
     name = _iface(ctx, expected)
     values = dict(_key_values(check_text(output, ctx, expected)))
@@ -152,6 +171,10 @@ def parse_ethtool_i(output: str, ctx: ParseContext) -> Fragment:
     ):
         if values.get(key):
             nic[field] = values[key]
+    if "firmware" in nic:
+        nic["firmware"], psid = split_firmware(nic["firmware"])
+        if psid:
+            nic["psid"] = psid
     return {"interfaces": {name: {"nic": nic}}}
 
 
@@ -668,7 +691,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "ethtool -i {interface}",
         parse_ethtool_i,
-        "interfaces.IF.nic.{driver,driver_version,firmware,pci_address}",
+        "interfaces.IF.nic.{driver,driver_version,firmware,psid,pci_address}",
     ),
     Command("ethtool --show-fec {interface}", parse_ethtool_show_fec, "interfaces.IF.{fec,fec_configured}"),
     Command(

@@ -123,12 +123,24 @@ def _ethtool(name: str, body: dict[str, Any]) -> str:
     )
 
 
+#: The PSID of the ConnectX-7 in the shared ibv_devinfo sample (board_id), for NICs whose state has none.
+DEFAULT_PSID = "MT_0000000838"
+
+
+def _fw_version(nic: dict[str, Any]) -> str:
+    """mlx5's ``firmware-version``: ``maj.min.sub (PSID)`` (mlx5e_ethtool_get_drvinfo)."""
+    fw = nic.get("firmware", "")
+    if nic.get("driver", "mlx5_core") != "mlx5_core" or not fw:
+        return str(fw)
+    return f"{fw} ({nic.get('psid', DEFAULT_PSID)})"
+
+
 def _ethtool_i(i: int, body: dict[str, Any]) -> str:
     nic = body.get("nic", {})
     return (
         f"driver: {nic.get('driver', 'mlx5_core')}\n"
         f"version: {nic.get('driver_version', '')}\n"
-        f"firmware-version: {nic.get('firmware', '')}\n"
+        f"firmware-version: {_fw_version(nic)}\n"
         "expansion-rom-version: \n"
         f"bus-info: {_pci(i)}\n"
         "supports-statistics: yes\n"
