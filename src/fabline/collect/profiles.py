@@ -86,6 +86,8 @@ PROFILES: dict[str, Profile] = {
                 "show lldp table",
                 "show interfaces transceiver eeprom --dom",
                 "show pfc counters",
+                # SONiC 202305+; older images answer click's 'No such command' (unavailable).
+                "show interfaces counters fec-stats",
             ),
         ),
         Profile(
