@@ -28,6 +28,7 @@ COVERED: dict[str, set[str]] = {
         "pfc_priorities", "ecn", "lldp", "optics.vendor", "optics.part_number", "optics.serial",
         "optics.temperature_c", "optics.rx_power_dbm", "optics.tx_power_dbm",
         "counters.pfc_rx_pause", "counters.pfc_tx_pause", "counters.ecn_marked",
+        "counters.fec_corrected", "counters.fec_uncorrectable",
         "qos.pfc_watchdog.enabled", "facts.os_version", "facts.serial", "facts.hostname",
     },
     "arista_eos": {

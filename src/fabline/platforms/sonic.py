@@ -14,6 +14,7 @@ from fabline.platforms.sonic_show import (
     parse_show_ecn,
     parse_show_interfaces_autoneg_status,
     parse_show_interfaces_counters,
+    parse_show_interfaces_counters_fec_stats,
     parse_show_interfaces_description,
     parse_show_interfaces_fec_status,
     parse_show_interfaces_status,
@@ -131,6 +132,11 @@ COMMANDS: tuple[Command, ...] = (
         parse_show_interfaces_counters,
         "interfaces.*.counters.{rx_ok, rx_errors, rx_drops, rx_overruns, "
         "tx_ok, tx_errors, tx_drops, tx_overruns}",
+    ),
+    Command(
+        "show interfaces counters fec-stats",
+        parse_show_interfaces_counters_fec_stats,
+        "interfaces.*.counters.{fec_corrected, fec_uncorrectable, fec_symbol_errors}",
     ),
     Command(
         "show queue wredcounters",

@@ -714,6 +714,40 @@ def parse_show_interfaces_counters(output: str, ctx: ParseContext) -> Fragment:
     return _interfaces(out)
 
 
+def parse_show_interfaces_counters_fec_stats(output: str, ctx: ParseContext) -> Fragment:
+    """``show interfaces counters fec-stats`` (``portstat -f``, SONiC 202305+): RS-FEC codewords.
+
+    ``FEC_CORR`` and ``FEC_UNCORR`` are the corrected and uncorrectable codewords (SAI
+    ``IF_IN_FEC_CORRECTABLE_FRAMES`` / ``IF_IN_FEC_NOT_CORRECTABLE_FRAMES``), cumulative since the
+    last clear: ``counters.fec_corrected`` / ``fec_uncorrectable``; ``FEC_SYMBOL_ERR`` is the added
+    ``fec_symbol_errors``. Newer releases add BER and FLR columns, which are rates and not read.
+    A port that shows N/A (no FEC counters) gets no counters.
+
+    Example:
+        >>> parse_show_interfaces_counters_fec_stats('''    IFACE    STATE    FEC_CORR    FEC_UNCORR    FEC_SYMBOL_ERR
+        ... ---------  -------  ----------  ------------  ----------------
+        ... Ethernet0        U     130,402             3                 4
+        ... ''', ParseContext("sonic", "show interfaces counters fec-stats"))
+        {'interfaces': {'Ethernet0': {'counters': {'fec_corrected': 130402, 'fec_uncorrectable': 3, 'fec_symbol_errors': 4}}}}
+    """
+    table = _table(
+        output, ctx, ("IFACE", "FEC_CORR", "FEC_UNCORR"), "a FEC counters table (IFACE, FEC_CORR, FEC_UNCORR)"
+    )
+    out: dict[str, dict[str, Any]] = {}
+    for row in table.rows:
+        counters = {
+            name: n
+            for col, name in (
+                ("FEC_CORR", "fec_corrected"),
+                ("FEC_UNCORR", "fec_uncorrectable"),
+                ("FEC_SYMBOL_ERR", "fec_symbol_errors"),
+            )
+            if (n := _count(row.get(col, ""))) is not None
+        }
+        out[row["IFACE"]] = {"counters": counters} if counters else {}
+    return _interfaces(out)
+
+
 def _queue_totals(rows: list[tuple[str, str, str, str]]) -> dict[str, dict[str, Any]]:
     """Sum ECN-marked and WRED-dropped packets of unicast queues per port.
 

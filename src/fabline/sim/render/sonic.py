@@ -440,6 +440,19 @@ def _intf_counters(ports: dict[str, dict[str, Any]]) -> str:
     return simple_table(headers, rows) + "\n"
 
 
+def _fec_stats(ports: dict[str, dict[str, Any]]) -> str:
+    """``show interfaces counters fec-stats`` (portstat -f), the 202305+ column set with BER."""
+    rows = []
+    for n, b in ports.items():
+        c = b.get("counters", {})
+        up = bool(b.get("oper_up"))
+        corr, uncorr = int(c.get("fec_corrected", 0)), int(c.get("fec_uncorrectable", 0))
+        rows.append([n, "U" if up else "D", f"{corr:,}", f"{uncorr:,}", f"{corr + uncorr:,}",
+                     "1.48e-09" if up else "0.00e+00", f"{uncorr * 1e-12:.2e}"])  # fmt: skip
+    headers = ["IFACE", "STATE", "FEC_CORR", "FEC_UNCORR", "FEC_SYMBOL_ERR", "FEC_PRE_BER", "FEC_POST_BER"]
+    return simple_table(headers, rows) + "\n"
+
+
 def _wred(ports: dict[str, dict[str, Any]], only: str | None, as_json: bool) -> str:
     if as_json:
         doc: dict[str, Any] = {}
@@ -528,6 +541,7 @@ def render(dev: SimDevice, line: str) -> Answer:
         "interfaces transceiver status": lambda: _tx_status(ports, iface),
         "pfc counters": lambda: _pfc_counters(ports),
         "interfaces counters": lambda: _intf_counters(ports),
+        "interfaces counters fec-stats": lambda: _fec_stats(ports),
         "queue wredcounters": lambda: _wred(ports, None, False),
         "queue wredcounters --json": lambda: _wred(ports, iface, True),
     }
