@@ -13,7 +13,6 @@ import contextlib
 import json
 import random
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
