@@ -1,0 +1,222 @@
+"""Collection benchmark: a simulated fabric collected end to end, against Nornir + nornir_netmiko.
+
+    python bench/collect_bench.py [--switches 64] [--hosts 256] [--workers 32] [--runs 3] [--no-nornir]
+
+The simulator (``fabline.sim``) serves the fabric from a separate process, so it does not share
+the collector's interpreter lock; both compete for the same CPUs, as on a laptop. Each run times
+
+  * fabline: ``collect`` (SSH, the profiles' commands, parse, write the snapshot) then ``check``
+    against the default baseline, in a fresh ``fabline run`` process (end to end), and
+  * nornir: Nornir 3 with nornir_netmiko (``netmiko_send_command``), the same worker count, and
+    exactly the commands fabline ran on each device (read from fabline's manifest), output kept in
+    memory and not parsed (so the baseline does less work than fabline).
+
+Prints medians as a Markdown table for docs/benchmarks.md and writes bench/out/collect.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing as mp
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fabline import synthetic
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "out" / "collect"
+PASSWORD_ENV = "FABLINE_BENCH_PASSWORD"
+PASSWORD = "bench-admin"
+LEAF_PLATFORMS = ("sonic", "arista_eos", "cisco_nxos", "cumulus")
+
+
+def bench_fabric(switches: int, hosts: int, rails: int = 8) -> synthetic.Fabric:
+    """A rail-optimized fabric with ``switches`` switches (3/4 leaves, 1/4 spines) and ``hosts`` hosts."""
+    n_spines = max(1, switches // 4)
+    per_rail = max(1, (switches - n_spines) // rails)
+    spines = [synthetic.DeviceSpec(f"spine-{s:02d}", "spine", "arista_eos") for s in range(n_spines)]
+    nics = [synthetic.port_name("linux", r) for r in range(rails)]
+    servers = [
+        synthetic.DeviceSpec(f"gpu-{h:04d}", "host", "linux", ports=rails, rail_interfaces=list(nics))
+        for h in range(hosts)
+    ]
+    per_leaf = math.ceil(hosts / per_rail)
+    leaves: list[synthetic.DeviceSpec] = []
+    links: list[tuple[str, str, str, str]] = []
+    for rail in range(rails):
+        for k in range(per_rail):
+            platform_id = LEAF_PLATFORMS[len(leaves) % len(LEAF_PLATFORMS)]
+            leaf = synthetic.DeviceSpec(f"leaf-r{rail}-{k:02d}", "leaf", platform_id, rail=rail)
+            leaves.append(leaf)
+            served = servers[k * per_leaf : (k + 1) * per_leaf]
+            for p, server in enumerate(served):
+                links.append((server.name, nics[rail], leaf.name, synthetic.port_name(platform_id, p)))
+            for s, spine in enumerate(spines):
+                up = synthetic.port_name(platform_id, len(served) + s)
+                links.append((leaf.name, up, spine.name, synthetic.port_name("arista_eos", spine.ports)))
+                spine.ports += 1
+            leaf.ports = len(served) + len(spines)
+    return synthetic.Fabric([*spines, *leaves, *servers], links)
+
+
+def serve(switches: int, hosts: int, inventory: Path, ready: Any, stop: Any) -> None:
+    """Child process: serve the fabric until ``stop`` is set."""
+    from fabline.sim import run_simulator
+
+    with run_simulator(
+        bench_fabric(switches, hosts), password=PASSWORD, address_base="127.20", port=2222
+    ) as sim:
+        inv = sim.inventory(password_env=PASSWORD_ENV)
+        inventory.write_text(yaml.safe_dump(inv, sort_keys=False))
+        ready.set()
+        stop.wait()
+
+
+def run_fabline(inventory: Path, snap: Path, workers: int) -> tuple[float, int, dict[str, int]]:
+    """``fabline run`` in a fresh process: (wall seconds, exit code, device statuses)."""
+    shutil.rmtree(snap, ignore_errors=True)
+    env = {**os.environ, PASSWORD_ENV: PASSWORD}
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "fabline", "run", "-i", str(inventory), "-s", str(snap), "-o", str(snap.parent / "reports"),
+         "-w", str(workers), "--host-key-policy", "ignore", "-q"],
+        env=env, capture_output=True, text=True, check=False, cwd=snap.parent,
+    )  # fmt: skip
+    wall = time.perf_counter() - started
+    if proc.returncode not in (0, 3, 4):
+        raise RuntimeError(f"fabline run failed ({proc.returncode}): {proc.stderr[-800:]}")
+    manifest = json.loads((snap / "manifest.json").read_text())
+    statuses: dict[str, int] = {}
+    for entry in manifest["devices"].values():
+        statuses[entry["status"]] = statuses.get(entry["status"], 0) + 1
+    return wall, proc.returncode, statuses
+
+
+NORNIR_SCRIPT = r"""
+import json, sys, time
+from nornir import InitNornir
+from nornir_netmiko.tasks import netmiko_send_command
+cfg, plan_file = sys.argv[1], sys.argv[2]
+plan = json.load(open(plan_file))
+def collect(task):
+    for cmd in plan[task.host.name]:
+        task.run(task=netmiko_send_command, command_string=cmd, read_timeout=30)
+started = time.perf_counter()
+nr = InitNornir(config_file=cfg)
+result = nr.run(task=collect)
+wall = time.perf_counter() - started
+print(json.dumps({"wall": wall, "failed": sorted(result.failed_hosts)}))
+"""
+
+NETMIKO_PLATFORM = {"sonic": "linux", "cumulus": "cumulus_linux", "arista_eos": "arista_eos",
+                    "cisco_nxos": "cisco_nxos", "linux": "linux"}  # fmt: skip
+
+
+def run_nornir(inventory: Path, snap: Path, workers: int, work: Path) -> tuple[float, int]:
+    """Nornir + nornir_netmiko with the same commands per device: (wall seconds, failed hosts)."""
+    manifest = json.loads((snap / "manifest.json").read_text())
+    plan = {
+        name: [c["command"] for c in entry["commands"] if c["status"] != "refused"]
+        for name, entry in manifest["devices"].items()
+    }
+    inv = yaml.safe_load(inventory.read_text())
+    hosts: dict[str, Any] = {}
+    stack = [inv["all"]]
+    while stack:
+        group = stack.pop()
+        for name, hv in (group.get("hosts") or {}).items():
+            hosts[name] = {
+                "hostname": hv["ansible_host"], "port": hv["ansible_port"], "username": hv["ansible_user"],
+                "password": PASSWORD, "platform": NETMIKO_PLATFORM[hv["fabline_platform"]],
+            }  # fmt: skip
+        stack.extend((group.get("children") or {}).values())
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "hosts.yaml").write_text(yaml.safe_dump(hosts))
+    (work / "plan.json").write_text(json.dumps(plan))
+    (work / "config.yaml").write_text(
+        yaml.safe_dump({
+            "inventory": {"plugin": "SimpleInventory", "options": {"host_file": str(work / "hosts.yaml")}},
+            "runner": {"plugin": "threaded", "options": {"num_workers": workers}},
+            "logging": {"enabled": False},
+        })
+    )  # fmt: skip
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-c", NORNIR_SCRIPT, str(work / "config.yaml"), str(work / "plan.json")],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    wall = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise RuntimeError(f"nornir failed: {proc.stderr[-800:]}")
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    return wall, len(out["failed"])
+
+
+def main() -> None:
+    """Run the benchmark and print the table."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--switches", type=int, default=64)
+    ap.add_argument("--hosts", type=int, default=256)
+    ap.add_argument("--workers", type=int, default=32)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--no-nornir", action="store_true", help="Only time fabline.")
+    args = ap.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    inventory = OUT / "inventory.yml"
+    ctx = mp.get_context("spawn")
+    ready, stop = ctx.Event(), ctx.Event()
+    child = ctx.Process(target=serve, args=(args.switches, args.hosts, inventory, ready, stop), daemon=True)
+    child.start()
+    if not ready.wait(120):
+        raise SystemExit("simulator did not start")
+    fab: list[float] = []
+    nor: list[float] = []
+    statuses: dict[str, int] = {}
+    failed_nornir = 0
+    try:
+        for run in range(args.runs):
+            wall, code, statuses = run_fabline(inventory, OUT / "snapshot", args.workers)
+            fab.append(wall)
+            print(
+                f"run {run + 1}: fabline run {wall:.2f} s (exit {code}, devices {statuses})", file=sys.stderr
+            )
+            if not args.no_nornir:
+                nwall, failed_nornir = run_nornir(inventory, OUT / "snapshot", args.workers, OUT / "nornir")
+                nor.append(nwall)
+                print(f"run {run + 1}: nornir {nwall:.2f} s ({failed_nornir} hosts failed)", file=sys.stderr)
+    finally:
+        stop.set()
+        child.join(30)
+    manifest = json.loads((OUT / "snapshot" / "manifest.json").read_text())
+    commands = sum(len(e["commands"]) for e in manifest["devices"].values())
+    result = {
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "system": platform.platform()},
+        "switches": args.switches, "hosts": args.hosts, "workers": args.workers, "commands": commands,
+        "fabline_s": fab, "nornir_s": nor, "statuses": statuses, "nornir_failed_hosts": failed_nornir,
+    }  # fmt: skip
+    (HERE / "out" / "collect.json").write_text(json.dumps(result, indent=1))
+    med = statistics.median(fab)
+    print(f"\n{args.switches} switches + {args.hosts} hosts, {commands} commands, {args.workers} workers, "
+          f"{os.cpu_count()} CPUs, median of {args.runs}\n")  # fmt: skip
+    print("| run | wall (s) |")
+    print("|---|---|")
+    print(f"| fabline run (collect + parse + check) | {med:.2f} |")
+    if nor:
+        nmed = statistics.median(nor)
+        print(f"| Nornir + nornir_netmiko (collect only) | {nmed:.2f} |")
+        print(f"| ratio fabline / Nornir | {med / nmed:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
