@@ -209,7 +209,7 @@ class LinkLldpCheck(LinkCheck):
                     ok.append(port.name)
                     continue
                 yield from self._port(graph, name, port, end)
-            for port in fabric.collected[name].ports:
+            for port in graph.views[name]:
                 if port.peer is None and port.oper_up and id(port) not in has_end:
                     yield from self._port(graph, name, port, None)
         yield from pass_blocks(self, passes)
