@@ -337,3 +337,29 @@ def test_doctests(name: str) -> None:
 
     result = doctest.testmod(importlib.import_module(f"fabline.collect.{name}"))
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_progress_reporters_count_devices_and_failures() -> None:
+    from fabline.collect.collector import LineProgress, RichProgress
+    from fabline.collect.device import DeviceResult
+
+    ok = DeviceResult("leaf-1", "sonic", "leaf", "ok", {"errors": []})
+    bad = DeviceResult(
+        "gpu-1", "linux", "host", "auth_failed", {"errors": [{"message": "authentication failed"}]}
+    )
+    lines: list[str] = []
+    line = LineProgress(lines.append)
+    line.start(2)
+    line.device_done(ok)
+    line.device_done(bad)
+    assert lines[0].startswith("collect [1/2] leaf-1 ok")
+    assert lines[1].startswith("collect [2/2] gpu-1 auth_failed") and lines[1].endswith(
+        ": authentication failed"
+    )
+    bar = RichProgress()
+    bar.start(2)
+    bar.device_done(ok)
+    bar.device_done(bad)
+    bar.finish()
+    task = bar.bar.tasks[0]
+    assert (task.completed, task.fields["failed"]) == (2, 1)
