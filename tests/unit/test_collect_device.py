@@ -63,6 +63,10 @@ SONIC_FILES = {
 }
 
 
+# SONiC profile commands without a shared sample: the fake answers bash's 'command not found'.
+NO_SAMPLE = {c: "unavailable" for c in PROFILES["sonic"].device_commands if c not in SONIC_FILES}
+
+
 class FakeSession:
     """Answers from files; ``failures`` maps a command to the failure it raises instead."""
 
@@ -177,14 +181,14 @@ def test_switch_outputs_parse_and_banner_means_unavailable() -> None:
     assert result.state["facts"]["os_version"]
     assert result.state["interfaces"]
     errors = {e["command"]: e["kind"] for e in result.state["errors"]}
-    assert errors == {"show pfc counters": "unavailable"}
+    assert errors == {"show pfc counters": "unavailable", **NO_SAMPLE}
     assert result.status == "partial"
 
 
 def test_garbled_output_is_a_parse_error_not_a_crash() -> None:
     session = FakeSession(SONIC_FILES, exec_style=False, extra={"show version": "\x00\x17\x99garbage\x00"})
     result = collect_device(make_device("leaf-1", "sonic", 22), factory_for(session))
-    assert {e["command"]: e["kind"] for e in result.state["errors"]} == {"show version": "parse"}
+    assert {e["command"]: e["kind"] for e in result.state["errors"]} == {"show version": "parse", **NO_SAMPLE}
 
 
 def test_dropped_session_skips_the_rest() -> None:
@@ -194,7 +198,12 @@ def test_dropped_session_skips_the_rest() -> None:
     )  # fmt: skip
     result = collect_device(make_device("leaf-1", "sonic", 22), factory_for(session))
     kinds = [e["kind"] for e in result.state["errors"]]
-    assert kinds == ["dropped", "skipped", "skipped", "skipped"]
+    after = (
+        len(PROFILES["sonic"].device_commands)
+        - 1
+        - PROFILES["sonic"].device_commands.index("show interfaces status")
+    )
+    assert kinds == ["dropped"] + ["skipped"] * after
     assert "show lldp table" not in session.sent
     assert result.status == "partial"
 
