@@ -273,17 +273,26 @@ class End:
 
 @dataclass
 class LinkGraph:
-    """Every link end of the fabric, by device, and each port's LLDP claimants."""
+    """Every link end of the fabric, by device, and which ports' LLDP names each port."""
 
     ends: dict[str, list[End]]
-    claims: dict[tuple[str, str], list[tuple[str, PortView]]]
     ports: dict[str, dict[str, PortView]]
     views: dict[str, tuple[PortView, ...]]  # each device's ports in the device's order
+    first: dict[int, tuple[str, PortView, str, PortView]]
+    more: dict[int, list[tuple[str, PortView]]]
 
     def iter_ends(self) -> Iterator[End]:
         """All ends, device by device, in a stable order."""
         for device in sorted(self.ends):
             yield from self.ends[device]
+
+    def claimants(self, port: PortView) -> list[tuple[str, PortView]]:
+        """The (device, port) pairs whose LLDP names ``port``."""
+        return _claimants(self.first, self.more, port)
+
+    def contested(self, port: PortView) -> bool:
+        """Whether several ports' LLDP name ``port``."""
+        return id(port) in self.more
 
 
 _GRAPH: list[Any] = [None, None]
@@ -336,7 +345,8 @@ def _build(fabric: FabricContext, ignore: tuple[str, ...]) -> LinkGraph:
                 index.setdefault(canonical_port(p.alias), p)
         ports[name] = index
     ends: dict[str, list[End]] = {}
-    claims: dict[tuple[str, str], list[tuple[str, PortView]]] = {}
+    first: dict[int, tuple[str, PortView, str, PortView]] = {}  # id(q) -> (claimant, its port, q's device, q)
+    more: dict[int, list[tuple[str, PortView]]] = {}  # id(q) -> the other claimants (contested ports)
     pending: list[End] = []
     target: dict[int, PortView] = {}  # id(port) -> the port its LLDP names
     resolved: dict[str, str | None] = {}
@@ -374,12 +384,10 @@ def _build(fabric: FabricContext, ignore: tuple[str, ...]) -> LinkGraph:
                 )  # fmt: skip
                 continue
             target[id(p)] = q
-            key = (peer_name, q.name)
-            who = claims.get(key)
-            if who is None:
-                claims[key] = [(name, p)]
+            if id(q) in first:
+                more.setdefault(id(q), []).append((name, p))
             else:
-                who.append((name, p))
+                first[id(q)] = (name, p, peer_name, q)
             end = End(name, p, Peering.OK, peer_name, q.name, q)
             pending.append(end)
             mine.append(end)
@@ -388,8 +396,8 @@ def _build(fabric: FabricContext, ignore: tuple[str, ...]) -> LinkGraph:
         q = end.peer
         assert q is not None
         if q.peer is None:
-            rivals = claims[(end.peer_device, q.name)]
-            if len(rivals) > 1:
+            if id(q) in more:
+                rivals = _claimants(first, more, q)
                 end.status = Peering.DISAGREE
                 names = ", ".join(f"{d} {x.name}" for d, x in rivals)
                 end.detail = f"{end.peer_device} {q.name} has no LLDP and several ports see it: {names}"
@@ -400,28 +408,37 @@ def _build(fabric: FabricContext, ignore: tuple[str, ...]) -> LinkGraph:
             end.status = Peering.DISAGREE
             end.detail = f"{end.peer_device} {q.name} sees {q.peer} {q.peer_port} as its neighbour"
     unsorted: set[str] = set()
-    for (peer_name, q_name), who in claims.items():
-        q = ports[peer_name][canonical_port(q_name)]
+    for a_name, a_port, peer_name, q in first.values():
         if q.peer is not None:
             continue
         mine = ends.setdefault(peer_name, [])
         unsorted.add(peer_name)
-        if len(who) == 1:
-            a_name, a_port = who[0]
+        if id(q) not in more:
             mine.append(
                 End(peer_name, q, Peering.CLAIMED, a_name, a_port.name, a_port,
                     f"no LLDP on this port; {a_name} {a_port.name} sees it")
             )  # fmt: skip
         else:
-            names = ", ".join(f"{d} {x.name}" for d, x in who)
+            names = ", ".join(f"{d} {x.name}" for d, x in _claimants(first, more, q))
             mine.append(
-                End(peer_name, q, Peering.DISAGREE, who[0][0], who[0][1].name, who[0][1],
+                End(peer_name, q, Peering.DISAGREE, a_name, a_port.name, a_port,
                     f"no LLDP on this port and several ports see it: {names}")
             )  # fmt: skip
     for name in unsorted:  # claimed ends were appended after the port's own: restore port order
         order = {id(p): i for i, p in enumerate(views[name])}
         ends[name].sort(key=lambda e: order[id(e.port)])
-    return LinkGraph(ends, claims, ports, views)
+    return LinkGraph(ends, ports, views, first, more)
+
+
+def _claimants(
+    first: Mapping[int, tuple[str, PortView, str, PortView]],
+    more: Mapping[int, list[tuple[str, PortView]]],
+    q: PortView,
+) -> list[tuple[str, PortView]]:
+    hit = first.get(id(q))
+    if hit is None:
+        return []
+    return [(hit[0], hit[1]), *more.get(id(q), [])]
 
 
 _UNSET: Any = object()

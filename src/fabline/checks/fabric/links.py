@@ -190,7 +190,7 @@ class LinkLldpCheck(LinkCheck):
 
     def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
         graph = self.graph(fabric)
-        contested = {key for key, who in graph.claims.items() if len(who) > 1}
+        contested = graph.more
         passes: dict[str, list[str | None]] = {}
         claimed = Peering.CLAIMED
         for name in sorted(graph.ports):
@@ -204,7 +204,7 @@ class LinkLldpCheck(LinkCheck):
                     end.status in PAIRED
                     and end.status is not claimed
                     and not port.several
-                    and not (contested and (name, port.name) in contested)
+                    and not (contested and id(port) in contested)
                 ):
                     ok.append(port.name)
                     continue
@@ -238,7 +238,7 @@ class LinkLldpCheck(LinkCheck):
         if port.peer is not None:
             others = [
                 f"{d} {p.name}"
-                for d, p in graph.claims.get((name, port.name), [])
+                for d, p in graph.claimants(port)
                 if (d, p.name) != (end.peer_device, end.peer_port_name)
             ]
             if others:
