@@ -60,6 +60,7 @@ SONIC_FILES = {
     / "sonic"
     / "show_interfaces_transceiver_eeprom_dom-cmdref-qsfp.txt",
     "show runningconfiguration all": SAMPLES / "sonic" / "configdb-mellanox-sn2700-kvm-rsyslog-test.json",
+    "show interfaces counters fec-stats": LOCAL / "sonic" / "show_interfaces_counters_fec-stats-ber-docs.txt",
 }
 
 
