@@ -344,7 +344,7 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
         ("switch-fec-rs", "leaf-r3-a", "Ethernet1/3"),
         ("switch-pfc-watchdog", "spine-02", None),
         ("switch-dscp-roce", "leaf-r0-a", "Ethernet8"),
-        ("fec-uncorrectable", "gpu-001", "eth3"),
+        ("fec-uncorrectable", "leaf-r0-a", "Ethernet8"),
         ("rail-cabling", "gpu-001", "eth0"),
         ("device-collection", "gpu-002", None),
     }

@@ -41,8 +41,8 @@ def demo_fabric() -> tuple[synthetic.Fabric, synthetic.Fabric, list[Any]]:
     built = rail_miswire(intended, "gpu-001", rails=(0, 1))
     faults: list[Any] = [
         # docs/collection.md lists each fault and the results that report it. They follow the
-        # bundled example's (synthetic.LAB_FAULTS) where the device's real output can show them;
-        # the DSCP remap and the FEC counter sit on platforms whose commands report them per port.
+        # bundled example's (synthetic.LAB_FAULTS), except the DSCP remap: EOS maps DSCP switch-wide,
+        # so it sits on the SONiC leaf, whose maps are bound per port.
         Fault("gpu-002", "mtu", 1500, "eth1", "host NIC left at the default MTU"),
         Fault("gpu-001", "nic.roce_tos", 104, "eth2", "RDMA-CM ToS without ECN capability (DSCP 26 << 2)"),
         Fault("leaf-r1-a", "pfc_priorities", [3, 4], "swp1", "PFC enabled on an extra priority"),
@@ -55,7 +55,7 @@ def demo_fabric() -> tuple[synthetic.Fabric, synthetic.Fabric, list[Any]]:
         Fault(
             "gpu-002", "optics.rx_power_dbm", [-1.2, -10.4, -1.1, -1.3], "eth3", "dirty connector on one lane"
         ),
-        Fault("gpu-001", "counters.fec_uncorrectable", 17, "eth3", "uncorrectable FEC codewords"),
+        Fault("leaf-r0-a", "counters.fec_uncorrectable", 17, "Ethernet8", "uncorrectable FEC codewords"),
         # lldpd is not installed on this host: recorded as unavailable, the device is 'partial'.
         TransportFault("gpu-002", "missing_command", "lldpctl -f json"),
     ]
