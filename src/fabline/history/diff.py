@@ -369,9 +369,19 @@ def counter_deltas(device: str, before: Mapping[str, Any], after: Mapping[str, A
         >>> c.counter, c.delta, c.per_second, c.reset
         ('cnp_sent', 50, 5.0, False)
     """
+    return [CounterDelta(*row) for row in counter_rows(device, before, after)]
+
+
+#: One counter delta as a plain tuple, in :class:`CounterDelta` field order.
+CounterRow = tuple[str, str, str, int, int, int, "float | None", bool, "float | None"]
+
+
+def counter_rows(device: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[CounterRow]:
+    """:func:`counter_deltas` as plain tuples: the hot path of a large diff (no objects made twice)."""
     tb, ta = parse_time(before.get("collected_at")), parse_time(after.get("collected_at"))
     seconds = ta - tb if tb is not None and ta is not None and ta > tb else None
-    out: list[CounterDelta] = []
+    out: list[CounterRow] = []
+    append = out.append
     ib, ia = before.get("interfaces"), after.get("interfaces")
     if type(ib) is not dict or type(ia) is not dict:
         return out
@@ -384,6 +394,8 @@ def counter_deltas(device: str, before: Mapping[str, Any], after: Mapping[str, A
             continue
         for key, va in ca.items():
             vb = cb.get(key)
+            if va == vb:
+                continue
             if type(va) is dict and type(vb) is dict:
                 for prio, xa in va.items():
                     xb = vb.get(prio)
@@ -391,19 +403,18 @@ def counter_deltas(device: str, before: Mapping[str, Any], after: Mapping[str, A
                         label = _LABELS.get((key, prio))
                         if label is None:
                             label = _LABELS[(key, prio)] = f"{key}.{prio}"
-                        out.append(_delta(device, name, label, xb, xa, seconds))
-            elif _is_count(va) and _is_count(vb) and va != vb:
-                out.append(_delta(device, name, key, vb, va, seconds))
+                        append(_row(device, name, label, xb, xa, seconds))
+            elif _is_count(va) and _is_count(vb):
+                append(_row(device, name, key, vb, va, seconds))
     return out
 
 
-def _delta(device: str, subject: str, counter: str, b: int, a: int, seconds: float | None) -> CounterDelta:
+def _row(device: str, subject: str, counter: str, b: int, a: int, seconds: float | None) -> CounterRow:
     if a < b:
         # Cleared or rebooted in between: the count since the reset, and no rate (unknown interval).
-        return CounterDelta(device, subject, counter, b, a, a, None, True, seconds)
+        return (device, subject, counter, b, a, a, None, True, seconds)
     delta = a - b
-    rate = delta / seconds if seconds else None
-    return CounterDelta(device, subject, counter, b, a, delta, rate, False, seconds)
+    return (device, subject, counter, b, a, delta, delta / seconds if seconds else None, False, seconds)
 
 
 def counters_between(before: Path, after: Path) -> list[CounterDelta]:
@@ -416,7 +427,7 @@ def counters_between(before: Path, after: Path) -> list[CounterDelta]:
         except StateError:
             continue
         if doc_b is not None and doc_a is not None:
-            out.extend(counter_deltas(name, doc_b, doc_a))
+            out.extend(CounterDelta(*row) for row in counter_rows(name, doc_b, doc_a))
     return out
 
 
@@ -504,10 +515,7 @@ def _diff_devices(
             continue
         compared += 1
         changes.extend(state_changes(name, doc_b, doc_a, matcher))
-        counters.extend(
-            (c.device, c.subject, c.counter, c.before, c.after, c.delta, c.per_second, c.reset, c.seconds)
-            for c in counter_deltas(name, doc_b, doc_a)
-        )
+        counters.extend(counter_rows(name, doc_b, doc_a))
     return changes, counters, unreadable, compared
 
 
