@@ -42,9 +42,10 @@ def test_drift_collects_checks_records_and_compares(tmp_path: Path) -> None:
         inv = tmp_path / "inv.yml"
         inv.write_text(yaml.safe_dump(sim.inventory(password_env=PASSWORD_ENV), sort_keys=False))
         db = tmp_path / "history.sqlite"
-        common = ["drift", "-i", inv, "--db", db, "-q"]
+        common = ["drift", "-i", inv, "--db", db]
         first = _cli(*common, "--collect-to", tmp_path / "night1")
-        assert first.exit_code in (0, 4), first.output
+        # The first night exits with the check's own code (the site check in ./checks errors on hosts).
+        assert first.exit_code in (0, 3, 4), first.output + repr(first.exception)
         assert (tmp_path / "night1" / "state" / "leaf-r0-a.json").is_file()
         second = _cli(*common, "--collect-to", tmp_path / "night2", "-o", tmp_path / "out", "-f", "json")
     finally:
