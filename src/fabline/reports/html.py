@@ -243,8 +243,9 @@ def _fabric_svg(view: FabricView) -> str:
             for leaf in leaves:
                 leaf_pos[leaf] = (x + 90, 150)
             x += 200
-        lo, hi, _ = rail_pos[rail]
-        parts.append(f'<text x="{(lo + hi) / 2:.1f}" y="140" text-anchor="middle">rail {_e(rail)}</text>')
+        if detailed:  # summary boxes name their rail themselves
+            lo, hi, _ = rail_pos[rail]
+            parts.append(f'<text x="{(lo + hi) / 2:.1f}" y="140" text-anchor="middle">rail {_e(rail)}</text>')
     leaf_rail = {leaf: rail for rail, leaves in view.leaves_by_rail.items() for leaf in leaves}
     # Leaf-spine links: one line per pair (detailed) or per rail (summary), red when any fails.
     agg: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
