@@ -89,6 +89,7 @@ class FabricView:
     links: dict[tuple[str, str], list[tuple[str, str, str, str, bool]]] = field(default_factory=dict)
     bad_devices: set[str] = field(default_factory=set)
     note: str = ""
+    complete: bool = True  # every link read (False: only the failing ones, for a summarized picture)
 
     def failing_links(self) -> list[tuple[str, str, str, str]]:
         """Every link with a fail or error result on either end."""
@@ -141,8 +142,16 @@ def fabric_view(report: Report) -> FabricView:
     if snap is None:
         return view
     seen: set[tuple[str, str]] = set()
-    # Switch states hold both ends' names of every fabric and host link; host states are not read.
-    for name in [*view.spines, *leaf_rail]:
+    n_leaves = len(leaf_rail)
+    view.complete = n_leaves <= DETAIL_LEAVES and len(view.spines) <= DETAIL_SPINES
+    if view.complete:
+        # Switch states name both ends of every fabric and host link; host states are not read.
+        to_read = [*view.spines, *leaf_rail]
+    else:
+        # Summarized picture: only the links with a failing end matter, so only the states of
+        # devices with failing ports are read (a 100k-GPU fabric has 1,600 switch states).
+        to_read = sorted({device for device, _ in failing if device in roles})
+    for name in to_read:
         try:
             doc = snap.load(name)
         except Exception:
@@ -156,16 +165,22 @@ def fabric_view(report: Report) -> FabricView:
             peer, peer_port = lldp["device"], str(lldp.get("port", ""))
             if (name, port) in seen or peer not in roles:
                 continue
+            bad = (name, port) in failing or (peer, peer_port) in failing
+            if not view.complete and not bad:
+                continue
             seen.add((name, port))
             seen.add((peer, peer_port))
-            bad = (name, port) in failing or (peer, peer_port) in failing
-            if roles[name] == "spine" and peer in leaf_rail:
+            role, peer_role = roles[name], roles[peer]
+            if role == "spine" and peer in leaf_rail:
                 key = (name, peer)
-            elif roles[name] == "leaf" and roles.get(peer) == "spine":
+            elif role == "leaf" and peer_role == "spine":
                 key = (peer, name)
-            elif roles[name] == "leaf" and roles.get(peer) == "host":
+            elif role == "leaf" and peer_role == "host":
                 key = (name, peer)
                 view.host_rail.setdefault(peer, set()).add(leaf_rail.get(name, "?"))
+            elif role == "host" and peer in leaf_rail:
+                key = (peer, name)
+                view.host_rail.setdefault(name, set()).add(leaf_rail[peer])
             else:
                 continue
             view.links.setdefault(key, []).append((name, port, peer, peer_port, bad))
@@ -256,6 +271,9 @@ def _fabric_svg(view: FabricView) -> str:
             count = agg[(spine_key, target)]
             count[0] += len(group)
             count[1] += sum(1 for g in group if g[4])
+    if not detailed:  # one line per rail, drawn even when none of its links was read (all fine)
+        for rail in rails:
+            agg.setdefault(("*", rail), [0, 0])
     for (s, target), (n, bad) in sorted(agg.items()):
         sx, sy = spine_pos[s]
         if detailed:
@@ -263,7 +281,9 @@ def _fabric_svg(view: FabricView) -> str:
         else:
             lo, hi, ty = rail_pos.get(target, (0.0, 0.0, 150.0))
             tx = (lo + hi) / 2
-        title = f"{s if s != '*' else 'spines'} - {target}: {n} links" + (f", {bad} failing" if bad else "")
+        title = f"{s if s != '*' else 'spines'} - {target}: " + (
+            f"{n} links" + (f", {bad} failing" if bad else "") if view.complete else f"{bad} failing links"
+        )
         lines.append(_line(sx, sy, tx, ty, bad > 0, title))
     # Hosts: each one when few, else one box per rail.
     host_links: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -286,15 +306,17 @@ def _fabric_svg(view: FabricView) -> str:
         for rail in rails:
             lo, hi, _ = rail_pos[rail]
             n, bad = host_links.get(rail, [0, 0])
-            hosts_in_rail = sum(1 for h, rs in view.host_rail.items() if rail in rs)
+            if view.complete:
+                hosts_in_rail = sum(1 for rs in view.host_rail.values() if rail in rs)
+            else:  # rail-optimized: every host has a NIC in every rail
+                hosts_in_rail = len(view.hosts)
             label = f"{hosts_in_rail} hosts"
             cx = (lo + hi) / 2
-            parts.append(
-                _box(cx - 80, 270, 160, box_h, label, bad > 0, f"rail {rail}: {n} host links, {bad} failing")
+            tip = f"rail {rail}: " + (
+                f"{n} host links, {bad} failing" if view.complete else f"{bad} failing host links"
             )
-            lines.append(
-                _line(cx, 150 + box_h, cx, 270, bad > 0, f"rail {rail}: {n} host links, {bad} failing")
-            )
+            parts.append(_box(cx - 80, 270, 160, box_h, label, bad > 0, tip))
+            lines.append(_line(cx, 150 + box_h, cx, 270, bad > 0, tip))
     return (
         f'<svg id="fabric" xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
         f'viewBox="0 0 {width:.0f} {height:.0f}" role="img" aria-label="fabric picture">'
@@ -494,8 +516,8 @@ def render(report: Report) -> str:
     out.append(
         f'<h2>Fabric</h2><p class="meta" id="fabric-counts">{len(view.spines)} spines, {n_leaves} leaves in '
         f"{len(view.leaves_by_rail)} rails, {len(view.hosts)} hosts; "
-        f'{sum(len(g) for g in view.links.values())} links seen by LLDP, <span class="bad" id="failing-links">'
-        f"{len(failing_links)}</span> failing</p>"
+        + (f"{sum(len(g) for g in view.links.values())} links seen by LLDP, " if view.complete else "")
+        + f'<span class="bad" id="failing-links">{len(failing_links)}</span> links with a failing end</p>'
     )
     if view.note:
         out.append(f'<p class="note">{_e(view.note)}</p>')
