@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import random
 import re
@@ -173,7 +174,11 @@ def main() -> None:
         "results": records[0][3],
         "db_mib": records[0][4] / 2**20,
     }
-    result = {"machine": platform.platform(), "python": platform.python_version(), "row": row}
+    # Other work on the machine inflates every figure: record how busy it was.
+    result = {
+        "machine": platform.platform(), "python": platform.python_version(), "row": row,
+        "load_average_1m_5m_15m": os.getloadavg(),
+    }  # fmt: skip
     (HERE / "out" / "diff_results.json").write_text(json.dumps(result, indent=1), "utf-8")
     print(
         "| GPUs | diff wall (s) | floor (s) | diff peak RSS (MiB) | changes | counters | record (s) "
@@ -186,6 +191,7 @@ def main() -> None:
         f"{row['counters']:,} | {row['record_s']:.1f} | {row['check_and_record_s']:.1f} | {row['results']:,} | "
         f"{row['db_mib']:.0f} |"
     )
+    print(f"load average (1, 5, 15 min) at the end: {os.getloadavg()}")
 
 
 if __name__ == "__main__":
