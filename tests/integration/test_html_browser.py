@@ -303,3 +303,29 @@ def test_the_harness_sees_console_errors_and_exceptions(browser: Browser, tmp_pa
     found = browser.problems()
     assert any("console.error" in p and "boom" in p for p in found)
     assert any(p.startswith("exception:") and "undefinedThing" in p for p in found)
+
+
+def test_device_text_is_escaped(tmp_path: Path) -> None:
+    from fabline.engine import RunOutcome
+    from fabline.reports import Report
+    from fabline.results import Result, ResultStore, Severity, Status
+
+    store = ResultStore()
+    store.append(
+        Result(
+            "mtu",
+            "leaf<1>",
+            "Ethernet0",
+            Status.FAIL,
+            Severity.MAJOR,
+            None,
+            None,
+            "<script>alert(1)</script>",
+        )
+    )
+    outcome = RunOutcome(store, [{"name": "leaf<1>", "platform": "sonic", "role": "leaf", "status": "ok"}])
+    report = Report(outcome, "inv.yml", ["b.yml"], str(tmp_path / "none"), Severity.MINOR, 4)
+    text = html.render(report)
+    assert "<script>alert(1)</script>" not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text and "leaf&lt;1&gt;" in text
+    assert "snapshot not readable" in text
