@@ -17,6 +17,7 @@ readable" and "peer port not found".
 from __future__ import annotations
 
 import fnmatch
+import gc
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
@@ -187,6 +188,18 @@ def project(device: DeviceContext) -> DeviceView:
     """
     if _PROJECTION[0] is device:
         return _PROJECTION[1]  # type: ignore[no-any-return]
+    enabled = gc.isenabled()
+    gc.disable()  # hundreds of small tuples per device, no cycles: skip the collector's rescans
+    try:
+        view = _project(device)
+    finally:
+        if enabled:
+            gc.enable()
+    _PROJECTION[0], _PROJECTION[1] = device, view
+    return view
+
+
+def _project(device: DeviceContext) -> DeviceView:
     rails = device.vars.get("rail_interfaces")
     is_host = device.role == "host"
     wanted = {str(x) for x in rails} if is_host and isinstance(rails, list) else None
@@ -234,9 +247,7 @@ def project(device: DeviceContext) -> DeviceView:
     host = device.state.get("host")
     env = host.get("nccl_env") if isinstance(host, Mapping) else None
     tc = env.get("NCCL_IB_TC") if isinstance(env, Mapping) else None
-    view = DeviceView(tuple(ports), str(tc) if tc is not None else None)
-    _PROJECTION[0], _PROJECTION[1] = device, view
-    return view
+    return DeviceView(tuple(ports), str(tc) if tc is not None else None)
 
 
 class Peering(StrEnum):
@@ -323,7 +334,13 @@ def graph_of(fabric: FabricContext, ignore_peers: Iterable[str] = ()) -> LinkGra
     patterns = tuple(ignore_peers)
     if _GRAPH[0] is fabric.devices and _GRAPH[1][0] == patterns:
         return _GRAPH[1][1]  # type: ignore[no-any-return]
-    graph = _build(fabric, patterns)
+    enabled = gc.isenabled()
+    gc.disable()  # a million new containers, no cycles: the collector would rescan the heap for nothing
+    try:
+        graph = _build(fabric, patterns)
+    finally:
+        if enabled:
+            gc.enable()
     _GRAPH[0], _GRAPH[1] = fabric.devices, (patterns, graph)
     return graph
 
