@@ -120,6 +120,8 @@ def test_commands_off_the_allow_list_and_unsafe_names_are_refused() -> None:
         allowed("linux", "mlnx_qos -i eth2 --pfc 0,0,0,1,0,0,0,0")
     with pytest.raises(CommandRefused, match="not on the read-only allow-list"):
         allowed("arista_eos", "configure terminal")
+    with pytest.raises(CommandRefused, match="not a plain name"):
+        allowed("linux", "ethtool -m eth0;reboot")
     profile = PROFILES["linux"]
     for bad in ("eth0;reboot", "eth0 && reboot", "../../etc", "$(id)", "eth0/../x"):
         with pytest.raises(CommandRefused):

@@ -58,8 +58,14 @@ def allowed(platform: str, command: str) -> str:
         ...
         fabline.collect.device.CommandRefused: linux: 'ethtool --set-fec eth0 encoding rs' is not on the read-only allow-list; refused
     """
-    if match_command(platform, command) is None:
+    matched = match_command(platform, command)
+    if matched is None:
         raise CommandRefused(f"{platform}: {command!r} is not on the read-only allow-list; refused")
+    # A template parameter matches any non-blank text ('eth0;reboot' too): only plain names pass.
+    rx = _SAFE_PARAM[PROFILES[platform].transport]
+    for value in matched[1].values():
+        if not rx.fullmatch(value) or ".." in value:
+            raise CommandRefused(f"{platform}: {command!r}: {value!r} is not a plain name; refused")
     return command
 
 
