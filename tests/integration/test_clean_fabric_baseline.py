@@ -11,20 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import random
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import yaml
-from click.testing import CliRunner
 
 from fabline import synthetic
-from fabline.cli import main
-from fabline.sim import run_simulator
-
-PASSWORD = "clean-Pw-93c1"
-PASSWORD_ENV = "FABLINE_TEST_CLEAN_PASSWORD"
+from tests.integration.test_collect_sim import cli, simulator, write_inventory
 
 FABRICS = {
     "lab": synthetic.lab_fabric(),
@@ -38,39 +30,16 @@ FABRICS = {
 BASES = {"lab": "127.46", "mixed": "127.47"}
 
 
-@contextlib.contextmanager
-def simulator(fabric: synthetic.Fabric, base: str) -> Iterator[Any]:
-    """The clean simulator (no faults) on a random high port, retried if the port is taken."""
-    for _ in range(20):
-        try:
-            cm = run_simulator(
-                fabric, (), password=PASSWORD, address_base=base, port=random.randint(20000, 60000)
-            )
-            sim = cm.__enter__()
-        except OSError:
-            continue
-        try:
-            yield sim
-        finally:
-            cm.__exit__(None, None, None)
-        return
-    raise RuntimeError("no free port for the simulator")
-
-
 @pytest.fixture(scope="module", params=sorted(FABRICS))
 def clean_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """``fabline run`` over one clean simulated fabric, from a workspace with only the packaged files."""
+    """``fabline run`` over one clean simulated fabric (no faults), from a workspace with only the packaged files."""
     name = request.param
     tmp = tmp_path_factory.mktemp(f"clean-{name}")
-    with simulator(FABRICS[name], BASES[name]) as sim, contextlib.chdir(tmp):
-        inv = tmp / "inv.yml"
-        inv.write_text(yaml.safe_dump(sim.inventory(password_env=PASSWORD_ENV), sort_keys=False))
-        result = CliRunner().invoke(
-            main,
-            ["run", "-i", str(inv), "-s", str(tmp / "snap"), "-o", str(tmp / "reports"),
-             "--host-key-policy", "ignore"],
-            env={PASSWORD_ENV: PASSWORD, "COLUMNS": "200"},
-        )  # fmt: skip
+    with simulator(FABRICS[name], base=BASES[name]) as sim, contextlib.chdir(tmp):
+        inv = write_inventory(sim, tmp / "inv.yml")
+        result = cli(
+            "run", "-i", inv, "-s", tmp / "snap", "-o", tmp / "reports", "--host-key-policy", "ignore"
+        )
     report = json.loads((tmp / "reports" / "report.json").read_text())
     return {"name": name, "tmp": tmp, "result": result, "report": report, "fabric": FABRICS[name]}
 
