@@ -13,28 +13,34 @@ from fabline.engine import natural_key
 from fabline.results import PassBlock, Result, Severity
 
 
-def _versions(ifaces: Mapping[str, Any], key: str) -> str | None:
-    found = set()
+def _nic_versions(ifaces: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """The NICs' firmware and driver versions (several distinct values joined by ", ")."""
+    firmware: set[str] = set()
+    driver: set[str] = set()
     for body in ifaces.values():
-        nic = body.get("nic") if isinstance(body, Mapping) else None
-        value = nic.get(key) if isinstance(nic, Mapping) else None
-        if isinstance(value, str) and value:
-            found.add(value)
-    return ", ".join(sorted(found)) if found else None
+        nic = body.get("nic") if type(body) is dict else None
+        if type(nic) is not dict:
+            continue
+        fw, drv = nic.get("firmware"), nic.get("driver_version")
+        if type(fw) is str and fw:
+            firmware.add(fw)
+        if type(drv) is str and drv:
+            driver.add(drv)
+    return (", ".join(sorted(firmware)) or None, ", ".join(sorted(driver)) or None)
 
 
 def _ecn_profiles(ifaces: Mapping[str, Any]) -> str | None:
-    found = set()
+    found: set[tuple[str, Any, Any, Any]] = set()
     for body in ifaces.values():
-        ecn = body.get("ecn") if isinstance(body, Mapping) else None
-        if not isinstance(ecn, Mapping):
+        ecn = body.get("ecn") if type(body) is dict else None
+        if type(ecn) is not dict:
             continue
         for prio, prof in ecn.items():
-            if isinstance(prof, Mapping) and prof.get("enabled"):
-                found.add(
-                    f"{prio}: {prof.get('min_bytes')}/{prof.get('max_bytes')} B {prof.get('probability_pct')}%"
-                )
-    return "; ".join(sorted(found)) if found else None
+            if type(prof) is dict and prof.get("enabled"):
+                found.add((prio, prof.get("min_bytes"), prof.get("max_bytes"), prof.get("probability_pct")))
+    if not found:
+        return None
+    return "; ".join(sorted(f"{p}: {lo}/{hi} B {pct}%" for p, lo, hi, pct in found))
 
 
 class SkewParams(BaseModel):
@@ -71,6 +77,7 @@ class FleetSkewCheck(Check):
         return (device.role, device.platform, model, *self.values(device))
 
     def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
+        passes: dict[str, list[str | None]] = {}
         groups: dict[tuple[Any, ...], list[str]] = {}
         for name, row in fabric.collected.items():
             groups.setdefault(tuple(row[:3]), []).append(name)
@@ -81,10 +88,17 @@ class FleetSkewCheck(Check):
             for i, field in enumerate(self.fields):
                 values = {n: fabric.collected[n][3 + i] for n in members}
                 counts = Counter(v for v in values.values() if v is not None)
-                yield from self._field(field, values, counts, where)
+                yield from self._field(field, values, counts, where, passes)
+        for name in sorted(passes):
+            yield PassBlock(self.id, name, self.effective_severity, passes[name])
 
     def _field(
-        self, field: str, values: Mapping[str, str | None], counts: Counter[str], where: str
+        self,
+        field: str,
+        values: Mapping[str, str | None],
+        counts: Counter[str],
+        where: str,
+        passes: dict[str, list[str | None]],
     ) -> Iterable[Result]:
         pinned = self.params.allowed.get(field)
         top = counts.most_common(2)
@@ -101,7 +115,7 @@ class FleetSkewCheck(Check):
                 )  # fmt: skip
             elif pinned is not None:
                 if value in pinned:
-                    yield self.passed(name, field, expected=pinned, actual=value)
+                    passes.setdefault(name, []).append(field)
                 else:
                     yield self.failed(
                         name, field, f"{name}: {field} {value} is not a pinned version ({', '.join(pinned)})",
@@ -113,7 +127,7 @@ class FleetSkewCheck(Check):
                     expected="one version", actual=value,
                 )  # fmt: skip
             elif value == majority:
-                yield self.passed(name, field, expected=majority, actual=value)
+                passes.setdefault(name, []).append(field)
             else:
                 yield self.failed(
                     name, field,
@@ -139,12 +153,7 @@ class VersionSkewCheck(FleetSkewCheck):
     def values(self, device: DeviceContext) -> tuple[str | None, ...]:
         facts = device.state.get("facts")
         os_version = facts.get("os_version") if isinstance(facts, Mapping) else None
-        ifaces = device.interfaces
-        return (
-            os_version if isinstance(os_version, str) else None,
-            _versions(ifaces, "firmware"),
-            _versions(ifaces, "driver_version"),
-        )
+        return (os_version if isinstance(os_version, str) else None, *_nic_versions(device.interfaces))
 
 
 class QosSkewCheck(FleetSkewCheck):
