@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from fabline.history.diff import CounterDelta, DiffResult
+from fabline.history.diff import CounterDelta, DiffResult, no_gc
 
 #: Rows per section in the console and Markdown outputs; the JSON has every row.
 MAX_ROWS = 50
@@ -35,14 +35,15 @@ INDENT_LIMIT = 10_000
 
 def render_json(result: DiffResult) -> str:
     """The JSON document: indented when small, compact when large; orjson when installed."""
-    doc = result.to_dict()
     small = len(result.changes) + len(result.counters) <= INDENT_LIMIT
-    try:
-        import orjson
-    except ImportError:  # pragma: no cover - depends on the environment
-        return json.dumps(doc, indent=1 if small else None, default=str) + "\n"
-    option = orjson.OPT_APPEND_NEWLINE | (orjson.OPT_INDENT_2 if small else 0)
-    return orjson.dumps(doc, option=option, default=str).decode()
+    with no_gc():
+        doc = result.to_dict()
+        try:
+            import orjson
+        except ImportError:  # pragma: no cover - depends on the environment
+            return json.dumps(doc, indent=1 if small else None, default=str) + "\n"
+        option = orjson.OPT_APPEND_NEWLINE | (orjson.OPT_INDENT_2 if small else 0)
+        return orjson.dumps(doc, option=option, default=str).decode()
 
 
 def verdict(result: DiffResult) -> str:

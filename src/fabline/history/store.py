@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fabline.errors import ConfigError
+from fabline.history.diff import no_gc
 from fabline.results import Result, ResultStore, Severity, Status
 
 if TYPE_CHECKING:
@@ -338,7 +339,8 @@ class HistoryStore:
                 "INSERT INTO devices (run, name, detail) VALUES (?, ?, ?)",
                 ((run, d["name"], json.dumps(d, default=str)) for d in outcome.devices),
             )
-            problems, passes = _rows(run, outcome.results)
+            with no_gc():
+                problems, passes = _rows(run, outcome.results)
             conn.executemany(
                 "INSERT INTO results (run, seq, check_id, device, subject, status, severity, expected, actual, "
                 "message, waiver) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
