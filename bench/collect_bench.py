@@ -92,6 +92,7 @@ def serve(switches: int, hosts: int, inventory: Path, ready: Any, stop: Any) -> 
 def run_fabline(inventory: Path, snap: Path, workers: int) -> tuple[float, int, dict[str, int]]:
     """``fabline run`` in a fresh process: (wall seconds, exit code, device statuses)."""
     shutil.rmtree(snap, ignore_errors=True)
+    snap.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, PASSWORD_ENV: PASSWORD}
     started = time.perf_counter()
     proc = subprocess.run(
