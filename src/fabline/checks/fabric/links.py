@@ -82,6 +82,38 @@ def pass_blocks(check: Check, passes: dict[str, list[str | None]]) -> Iterator[R
             yield PassBlock(check.id, device, check.effective_severity, subjects)
 
 
+_COMPARED: list[Any] = [None, None]
+#: The attributes compared by plain equality (every property check but MTU).
+EQUALITY_ATTRS = ("speed_gbps", "fec", "autoneg", "trust", "pfc", "dscp")
+
+
+def _comparison(graph: LinkGraph) -> dict[str, tuple[dict[str, list[str]], dict[str, list[End]]]]:
+    """Per attribute: the paired ends' port names per device, and the ends whose two values differ
+    or are missing (computed once per graph for all equality checks)."""
+    if _COMPARED[0] is graph:
+        return _COMPARED[1]  # type: ignore[no-any-return]
+    paired: dict[str, list[str]] = {}
+    flagged: dict[str, dict[str, list[End]]] = {a: {} for a in EQUALITY_ATTRS}
+    for device, ends in graph.ends.items():
+        names = paired[device] = []
+        for end in ends:
+            if end.status not in PAIRED:
+                continue
+            names.append(end.port.name)
+            a, b = end.port, end.peer
+            assert b is not None
+            if a.speed_gbps == b.speed_gbps and a.fec == b.fec and a.autoneg == b.autoneg and a.trust == b.trust \
+                    and a.pfc == b.pfc and a.dscp == b.dscp and None not in (a.speed_gbps, a.fec, a.autoneg, a.trust, a.pfc, a.dscp):  # fmt: skip
+                continue
+            for attr in EQUALITY_ATTRS:
+                x, y = getattr(a, attr), getattr(b, attr)
+                if x is None or y is None or x != y:
+                    flagged[attr].setdefault(device, []).append(end)
+    out = {attr: (paired, flagged[attr]) for attr in EQUALITY_ATTRS}
+    _COMPARED[0], _COMPARED[1] = graph, out
+    return out
+
+
 def link_label(end: End) -> str:
     """``dev port <-> peer port`` of an end."""
     return f"{end.device} {end.port.name} <-> {end.peer_device} {end.peer_port_name}"
@@ -101,8 +133,35 @@ class LinkPropertyCheck(LinkCheck):
 
     def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
         graph = self.graph(fabric)
+        if not self.equal_passes:
+            yield from self._every_end(fabric, graph)
+            return
+        # Equal, collected values pass: only the ends the shared one-pass comparison flagged for
+        # this attribute need a look (7 checks, one loop over 800k ends instead of seven).
+        paired, flagged = _comparison(graph)[self.attr]
+        for device in sorted(graph.ends):
+            ends = graph.ends[device]
+            look = flagged.get(device)
+            if look is None and len(paired.get(device, ())) == len(ends):
+                if ends:
+                    yield PassBlock(self.id, device, self.effective_severity, list(paired[device]))
+                continue
+            ok: list[str | None] = []
+            suspects = set(map(id, look or ()))
+            for end in ends:
+                if end.status not in PAIRED:
+                    yield from self.unpaired(end)
+                elif id(end) in suspects:
+                    yield from self._compare(
+                        fabric, end, getattr(end.port, self.attr), getattr(end.peer, self.attr), ok
+                    )
+                else:
+                    ok.append(end.port.name)
+            if ok:
+                yield PassBlock(self.id, device, self.effective_severity, ok)
+
+    def _every_end(self, fabric: FabricContext, graph: LinkGraph) -> Iterator[Result]:
         attr = self.attr
-        fast = self.equal_passes
         passes: dict[str, list[str | None]] = {}
         for device in sorted(graph.ends):
             ok = passes[device] = []
@@ -110,11 +169,7 @@ class LinkPropertyCheck(LinkCheck):
                 if end.status not in PAIRED:
                     yield from self.unpaired(end)
                     continue
-                mine, theirs = getattr(end.port, attr), getattr(end.peer, attr)
-                if mine is not None and theirs is not None and fast and mine == theirs:
-                    ok.append(end.port.name)
-                    continue
-                yield from self._compare(fabric, end, mine, theirs, ok)
+                yield from self._compare(fabric, end, getattr(end.port, attr), getattr(end.peer, attr), ok)
         yield from pass_blocks(self, passes)
 
     def _compare(
