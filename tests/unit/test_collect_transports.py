@@ -65,6 +65,18 @@ class MiniServer:
             return self.answers[command], 0
         return f"bash: {command.split(maxsplit=1)[0]}: command not found\n", 127
 
+    def _shell_script(self, line: str) -> str:
+        """A shell line: one command, or the collector's 'echo X""_BEGIN; cmd; echo X""_END $?; ...'."""
+        out, code = "", 0
+        for part in line.split("; "):
+            if part.startswith("echo "):
+                words = part[5:].replace('""', "").split()
+                out += " ".join(str(code) if w == "$?" else w for w in words) + "\n"
+            else:
+                text, code = self._answer(part)
+                out += text
+        return out
+
     async def _handle(self, process: asyncssh.SSHServerProcess[str]) -> None:
         if process.command is not None:
             if process.command == self.drop_on:
@@ -80,7 +92,9 @@ class MiniServer:
                 elif part.startswith("echo ") and part.endswith(" >&2"):
                     process.stderr.write(f"{part[5:-4]}\n")
                 else:
-                    if part == self.drop_on:
+                    if part == self.drop_on:  # what was answered before the drop reaches the client
+                        await process.stdout.drain()
+                        await asyncio.sleep(0.05)
                         process.channel.get_connection().abort()
                         return
                     text, code = self._answer(part)
@@ -100,8 +114,7 @@ class MiniServer:
                     process.exit(0)
                     return
                 if line:
-                    text, _code = self._answer(line)
-                    process.stdout.write(text.replace("\n", "\r\n"))
+                    process.stdout.write(self._shell_script(line).replace("\n", "\r\n"))
                 process.stdout.write(self.prompt)
         except (
             asyncssh.BreakReceived,
@@ -137,6 +150,9 @@ class MiniServer:
 
     def __exit__(self, *exc: object) -> None:
         async def stop() -> None:
+            for task in asyncio.all_tasks():  # sessions still hanging on purpose (hang_on)
+                if task is not asyncio.current_task():
+                    task.cancel()
             self._server.close()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 2)
@@ -226,10 +242,11 @@ def test_tcp_accepted_but_no_banner_is_a_timeout(store: HostKeyStore) -> None:
     assert info.value.status == "timeout" and "banner" in info.value.message
 
 
-def test_dropped_session_is_reported_per_command(store: HostKeyStore) -> None:
+@pytest.mark.parametrize("pace", [0.0, 0.01])  # one script / one command per channel
+def test_dropped_session_is_reported_per_command(store: HostKeyStore, pace: float) -> None:
     with MiniServer(LINUX_ANSWERS, drop_on="lsmod") as srv:
         session = ExecSession(
-            make_device("gpu-1", "linux", srv.port), store, ConnectOptions(timeout=3, pace=0.01)
+            make_device("gpu-1", "linux", srv.port), store, ConnectOptions(timeout=3, pace=pace)
         )
         try:
             results = list(session.run(["cat /etc/nccl.conf", "lsmod", "cat /etc/nccl.conf"]))
@@ -237,6 +254,24 @@ def test_dropped_session_is_reported_per_command(store: HostKeyStore) -> None:
             session.close()
     assert isinstance(results[0][1], Output)
     assert isinstance(results[1][1], CommandFailure) and results[1][1].kind == "dropped"
+
+
+def test_netmiko_shell_scripts_split_per_command(store: HostKeyStore) -> None:
+    with MiniServer(SONIC_ANSWERS) as srv:
+        session = NetmikoSession(make_device("leaf-1", "sonic", srv.port), "linux", store, OPTS, scripts=True)
+        try:
+            results = {
+                c: o
+                for c, o, _s in session.run(["show version", "show pfc counters", "show interfaces status"])
+            }
+        finally:
+            session.close()
+    for cmd in ("show version", "show interfaces status"):
+        out = results[cmd]
+        assert isinstance(out, Output) and out.exit_code == 0
+        assert out.text == SONIC_ANSWERS[cmd]  # exactly the device's answer, nothing of the script
+    missing = results["show pfc counters"]
+    assert isinstance(missing, Output) and missing.exit_code == 127 and "command not found" in missing.text
 
 
 def test_netmiko_command_timeout(store: HostKeyStore) -> None:

@@ -154,11 +154,13 @@ def script(commands: Sequence[str], marker: str) -> str:
     return "; ".join(f"{cmd}; echo {marker} $?; echo {marker} >&2" for cmd in commands)
 
 
-def split_script_output(whole: Output, marker: str, count: int) -> list[Output | CommandFailure]:
+def split_script_output(
+    whole: Output, marker: str, count: int, failure: CommandFailure | None = None
+) -> list[Output | CommandFailure]:
     r"""Cut a script's output back into one :class:`Output` per command.
 
-    A command whose end marker never came was cut by a dropped session (or a script that died):
-    it and every later one become a ``dropped`` failure.
+    A command whose end marker never came was cut short (``failure``: the session dropped or went
+    silent; by default a drop): it and every later one get that failure.
 
     Example:
         >>> whole = Output("a\n__M 0\nno newline__M 127\n", 0, "__M\nbash: x: command not found\n__M\n")
@@ -170,7 +172,10 @@ def split_script_output(whole: Output, marker: str, count: int) -> list[Output |
     out: list[Output | CommandFailure] = []
     for i in range(count):
         if 2 * i + 1 >= len(parts):
-            out.append(CommandFailure("dropped", "session dropped before the command finished", fatal=True))
+            out.append(
+                failure
+                or CommandFailure("dropped", "session dropped before the command finished", fatal=True)
+            )
             continue
         out.append(Output(parts[2 * i], int(parts[2 * i + 1]), errs[i] if i < len(errs) else ""))
     return out
@@ -327,19 +332,21 @@ class ExecSession:
                 for cmd in group:
                     yield cmd, chan, 0.0
                 continue
-            whole = self._collect(chan)
+            whole, failure = self._collect(chan)
             seconds = time.monotonic() - started
-            if len(group) == 1 or isinstance(whole, CommandFailure):
-                for cmd in group:
-                    yield cmd, whole, seconds
+            if len(group) == 1:
+                yield group[0], failure or whole, seconds
                 continue
-            outputs = split_script_output(whole, marker, len(group))
+            outputs = split_script_output(whole, marker, len(group), failure)
             for cmd, out in zip(group, outputs, strict=True):
                 yield cmd, out, seconds
 
-    def _collect(self, chan: paramiko.Channel) -> Output | CommandFailure:
+    def _collect(self, chan: paramiko.Channel) -> tuple[Output, CommandFailure | None]:
+        """Read a channel to its end: the output (partial when cut short) and the failure, if any."""
         out: list[bytes] = []
         err: list[bytes] = []
+        failure: CommandFailure | None = None
+        code: int | None = None
         try:
             while True:
                 data = chan.recv(65536)
@@ -352,24 +359,20 @@ class ExecSession:
                     break
                 err.append(data)
             # Waits for the exit status, which may follow the end of the streams; the channel
-            # closing without one gives -1.
+            # closing without one gives -1 (the session went away mid-command).
             code = chan.recv_exit_status()
             if code == -1:
-                # paramiko's "no exit status": the channel closed without one (session dropped).
-                return CommandFailure("dropped", "session dropped before the command finished", fatal=True)
+                failure = CommandFailure("dropped", "session dropped before the command finished", fatal=True)
         except TimeoutError:
-            return CommandFailure(
+            failure = CommandFailure(
                 "command_timeout", f"no complete answer within {self.options.timeout:g} s", fatal=False
             )
         except (paramiko.SSHException, OSError, EOFError):
-            return CommandFailure("dropped", "session dropped before the command finished", fatal=True)
+            failure = CommandFailure("dropped", "session dropped before the command finished", fatal=True)
         finally:
             chan.close()
-        return Output(
-            b"".join(out).decode("utf-8", errors="replace"),
-            code,
-            b"".join(err).decode("utf-8", errors="replace"),
-        )
+        text = b"".join(out).decode("utf-8", errors="replace")
+        return Output(text, code, b"".join(err).decode("utf-8", errors="replace")), failure
 
     def close(self) -> None:
         """Close the connection."""
