@@ -133,7 +133,7 @@ class LinkPropertyCheck(LinkCheck):
 
     def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
         graph = self.graph(fabric)
-        if not self.equal_passes:
+        if not self.equal_passes or self.attr not in EQUALITY_ATTRS:
             yield from self._every_end(fabric, graph)
             return
         # Equal, collected values pass: only the ends the shared one-pass comparison flagged for
@@ -185,7 +185,11 @@ class LinkPropertyCheck(LinkCheck):
         if problem is None:
             ok.append(end.port.name)
             return
-        yield self.failed(
+        yield self.finding(end, problem, mine, theirs)
+
+    def finding(self, end: End, problem: str, mine: Any, theirs: Any) -> Result:
+        """The fail result of one end, naming both ends in message, ``actual`` and ``expected``."""
+        return self.failed(
             end.device,
             end.port.name,
             f"{link_label(end)}: {problem}",
@@ -336,6 +340,33 @@ class LinkMtuCheck(LinkPropertyCheck):
 
     attr = "mtu"
     equal_passes = False
+
+    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
+        graph = self.graph(fabric)
+        kind = {name: (d.platform, d.role == "host") for name, d in fabric.devices.items()}
+        memo: dict[tuple[Any, ...], str | None] = {}  # a handful of distinct MTU pairings per fabric
+        for device in sorted(graph.ends):
+            ok: list[str | None] = []
+            mine_kind = kind[device]
+            for end in graph.ends[device]:
+                if end.status not in PAIRED:
+                    yield from self.unpaired(end)
+                    continue
+                a, b = end.port, end.peer
+                assert b is not None
+                if a.mtu is None or b.mtu is None:
+                    yield from self._compare(fabric, end, a.mtu, b.mtu, ok)
+                    continue
+                key = (mine_kind, a.mtu, a.l2_mtu, kind[end.peer_device], b.mtu, b.l2_mtu)
+                if key not in memo:
+                    memo[key] = self.mismatch(fabric, end, a.mtu, b.mtu)
+                problem = memo[key]
+                if problem is None:
+                    ok.append(a.name)
+                else:
+                    yield self.finding(end, problem, a.mtu, b.mtu)
+            if ok:
+                yield PassBlock(self.id, device, self.effective_severity, ok)
 
     def mismatch(self, fabric: FabricContext, end: End, mine: Any, theirs: Any) -> str | None:
         assert end.peer is not None
