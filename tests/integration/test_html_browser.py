@@ -97,15 +97,16 @@ class Browser:
                 return answer.get("result", {})  # type: ignore[no-any-return]
             self.events.append(answer)
 
-    def wait_event(self, method: str, timeout: float = 30) -> dict[str, Any]:
-        for e in self.events:
-            if e.get("method") == method:
+    def wait_event(self, method: str, session: str, since: int = 0, timeout: float = 30) -> dict[str, Any]:
+        """The first ``method`` event of ``session`` received at or after index ``since``."""
+        for e in self.events[since:]:
+            if e.get("method") == method and e.get("sessionId") == session:
                 return e
         deadline = time.monotonic() + timeout
         while True:
             e = self._read_message(deadline)
             self.events.append(e)
-            if e.get("method") == method:
+            if e.get("method") == method and e.get("sessionId") == session:
                 return e
 
     def open(self, url: str) -> str:
@@ -114,9 +115,16 @@ class Browser:
         session = self.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
         for domain in ("Page", "Runtime", "Log", "Network"):
             self.send(f"{domain}.enable", session)
+        mark = len(self.events)  # a late load event of about:blank must not count
         self.send("Page.navigate", session, url=url)
-        self.wait_event("Page.loadEventFired")
-        return session
+        deadline = time.monotonic() + 30
+        while True:
+            self.wait_event(
+                "Page.loadEventFired", session, mark, timeout=max(deadline - time.monotonic(), 0.1)
+            )
+            if self.evaluate(session, "location.href + ' ' + document.readyState") == f"{url} complete":
+                return session
+            mark = len(self.events)
 
     def evaluate(self, session: str, expression: str) -> Any:
         answer = self.send("Runtime.evaluate", session, expression=expression, returnByValue=True)
