@@ -9,7 +9,9 @@ say why it could not be read).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import functools
+import gc
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -40,11 +42,40 @@ class LinkParams(BaseModel):
     )
 
 
+def without_gc(
+    method: Callable[[Any, FabricContext], Iterable[Result]],
+) -> Callable[[Any, FabricContext], Iterator[Result]]:
+    """Run a ``check_fabric`` generator with the cyclic garbage collector paused.
+
+    A check over 800k link ends allocates hundreds of thousands of small objects and no cycles;
+    with millions of long-lived objects on the heap, the collector's rescans cost more than the
+    check itself (measured: link-mtu 1.6 s -> 0.4 s on 100k GPUs).
+    """
+
+    @functools.wraps(method)
+    def run(self: Any, fabric: FabricContext) -> Iterator[Result]:
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            yield from method(self, fabric)
+        finally:
+            if enabled:
+                gc.enable()
+
+    return run
+
+
 class LinkCheck(Check):
     """Base of checks over the link graph (not registered itself)."""
 
     scope = "fabric"
     Params: ClassVar[type[BaseModel]] = LinkParams
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("check_fabric")
+        if own is not None:
+            cls.check_fabric = without_gc(own)  # type: ignore[method-assign,assignment]
 
     def collect(self, device: DeviceContext) -> DeviceView:
         """The shared port projection (one object per device for every link check)."""
