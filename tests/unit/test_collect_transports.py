@@ -314,3 +314,35 @@ def test_strict_refuses_unknown_host(tmp_path: Path) -> None:
         assert srv.auth_attempts == 0
     assert info.value.kind == "host_key" and "not in known_hosts" in info.value.message
     assert known.read_text() == ""
+
+
+def test_script_forms_cut_back_exactly_under_real_bash(tmp_path: Path) -> None:
+    """Both batching forms run by a real bash: outputs, exit codes and stderr land per command."""
+    import subprocess
+
+    from fabline.collect.transports import script, shell_line, split_script_output, split_shell_output
+
+    sample = SAMPLES / "sonic" / "show_version-cmdref-msn2700.txt"
+    (tmp_path / "nonl.txt").write_text("no newline at the end")
+    commands = [
+        f"cat {sample}",
+        f"cat {tmp_path / 'missing.txt'}",
+        "fabline-no-such-command-xyz",
+        f"cat {tmp_path / 'nonl.txt'}",
+    ]
+    run = subprocess.run(
+        ["bash", "-c", script(commands, "__FBL_T")], capture_output=True, text=True, check=False
+    )
+    exec_outs = split_script_output(Output(run.stdout, run.returncode, run.stderr), "__FBL_T", len(commands))
+    # The interactive form: the shell echoes the line first (here: printed by hand), then runs it.
+    line = shell_line(commands, "__FBL_S")
+    shown = subprocess.run(["bash", "-c", line], capture_output=True, text=True, check=False).stdout
+    shell_outs = split_shell_output(f"user@host:~$ {line}\n{shown}user@host:~$ ", "__FBL_S", len(commands))
+    for outs in (exec_outs, shell_outs):
+        assert all(isinstance(o, Output) for o in outs)
+        first, missing, unknown, nonl = (o for o in outs if isinstance(o, Output))
+        assert (first.text, first.exit_code) == (sample.read_text(), 0)
+        assert missing.exit_code == 1 and unknown.exit_code == 127
+        assert nonl.text == "no newline at the end"
+    assert "No such file or directory" in exec_outs[1].stderr  # type: ignore[union-attr]
+    assert "command not found" in exec_outs[2].stderr  # type: ignore[union-attr]

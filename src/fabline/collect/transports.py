@@ -181,6 +181,46 @@ def split_script_output(
     return out
 
 
+def shell_line(commands: Sequence[str], marker: str) -> str:
+    """One interactive shell line running the commands, framed by markers the echo cannot fake.
+
+    Example:
+        >>> shell_line(["show version"], "__M")
+        'echo __M""_BEGIN; show version; echo __M""_END $?; echo __M""_DONE'
+    """
+    quoted = f'{marker}""'
+    parts = [
+        f"echo {quoted}_BEGIN",
+        *(f"{cmd}; echo {quoted}_END $?" for cmd in commands),
+        f"echo {quoted}_DONE",
+    ]
+    return "; ".join(parts)
+
+
+def split_shell_output(
+    text: str, marker: str, count: int, failure: CommandFailure | None = None
+) -> list[Output | CommandFailure]:
+    r"""Cut what an interactive shell printed for :func:`shell_line` back into one output per command.
+
+    Everything before the ``BEGIN`` marker (the echoed line, a prompt) is dropped; a command
+    without its ``END`` marker gets ``failure`` (by default a drop).
+
+    Example:
+        >>> split_shell_output('p$ echo __M""_BEGIN; ...\n__M_BEGIN\nv1\n__M_END 0\n__M_DONE\np$ ', "__M", 1)
+        [Output(text='v1\n', exit_code=0, stderr='')]
+    """
+    begin = text.find(f"{marker}_BEGIN\n")
+    body = text[begin + len(marker) + 7 :] if begin >= 0 else ""
+    parts = re.split(rf"{re.escape(marker)}_END (-?\d+)\n", body)
+    out: list[Output | CommandFailure] = []
+    for i in range(count):
+        if 2 * i + 1 < len(parts):
+            out.append(Output(parts[2 * i], int(parts[2 * i + 1])))
+        else:
+            out.append(failure or CommandFailure("dropped", "no end marker in the output", fatal=True))
+    return out
+
+
 def _chain(exc: BaseException) -> Iterator[BaseException]:
     seen: set[int] = set()
     cur: BaseException | None = exc
@@ -507,14 +547,7 @@ class NetmikoSession:
         """
         started = time.monotonic()
         marker = f"__FABLINE_{secrets.token_hex(6)}"
-        quoted = f'{marker}""'
-        line = "; ".join(
-            [
-                f"echo {quoted}_BEGIN",
-                *(f"{cmd}; echo {quoted}_END $?" for cmd in group),
-                f"echo {quoted}_DONE",
-            ]
-        )
+        line = shell_line(group, marker)
         done = re.compile(rf"{marker}_DONE\n[\s\S]*?{re.escape(str(self.conn.base_prompt))}")
         deadline = started + self.options.timeout * len(group)
         buf = ""
@@ -537,18 +570,8 @@ class NetmikoSession:
         if failure is not None:
             self._broken = True
         seconds = time.monotonic() - started
-        begin = buf.find(f"{marker}_BEGIN\n")
-        body = buf[begin + len(marker) + 7 :] if begin >= 0 else ""
-        parts = re.split(rf"{marker}_END (-?\d+)\n", body)
-        for i, cmd in enumerate(group):
-            if 2 * i + 1 < len(parts):
-                yield cmd, Output(parts[2 * i], int(parts[2 * i + 1])), seconds
-            else:
-                yield (
-                    cmd,
-                    failure or CommandFailure("dropped", "no end marker in the output", fatal=True),
-                    seconds,
-                )
+        for cmd, out in zip(group, split_shell_output(buf, marker, len(group), failure), strict=True):
+            yield cmd, out, seconds
 
     def close(self) -> None:
         """Log out (never raises); a broken session is just closed, not logged out of."""
