@@ -58,13 +58,13 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def simulator(
-    fabric: synthetic.Fabric, faults: Any = (), *, base: str, port: int | None = None
+    fabric: synthetic.Fabric, faults: Any = (), *, base: str, port: int | None = None, **kwargs: Any
 ) -> Iterator[Any]:
     """The simulator on a random high port (retried if taken), so concurrent test runs do not collide."""
     for _ in range(20):
         chosen = port or random.randint(20000, 60000)
         try:
-            cm = run_simulator(fabric, faults, password=PASSWORD, address_base=base, port=chosen)
+            cm = run_simulator(fabric, faults, password=PASSWORD, address_base=base, port=chosen, **kwargs)
             sim = cm.__enter__()
         except OSError:
             if port is not None:
@@ -302,6 +302,27 @@ def test_host_key_policies(tmp_path: Path) -> None:
         )
         assert ignored.exit_code == 0
     assert known.read_text() == recorded
+
+
+def test_ssh_key_login_without_password(tmp_path: Path) -> None:
+    import asyncssh
+
+    key = asyncssh.generate_private_key("ssh-ed25519")
+    key.write_private_key(tmp_path / "id_ed25519")
+    public = key.export_public_key("openssh").decode()
+    fabric = synthetic.Fabric([LAB.devices[0], LAB.devices[-1]], [])  # an EOS spine (netmiko), a host (exec)
+    with simulator(fabric, base="127.45", authorized_keys=[public]) as sim:
+        inv = sim.inventory()  # no password anywhere
+        inv["all"]["vars"] = {"ansible_ssh_private_key_file": str(tmp_path / "id_ed25519")}
+        (tmp_path / "inv.yml").write_text(yaml.safe_dump(inv))
+        result = cli(
+            "collect", "-i", tmp_path / "inv.yml", "-o", tmp_path / "snap", "--host-key-policy", "ignore"
+        )
+    assert result.exit_code == 0, result.output
+    for device in fabric.devices:  # logged in and read (the host's uncabled ports have no optics: partial)
+        got = state(tmp_path / "snap", device.name)
+        assert got["status"] in ("ok", "partial") and got["interfaces"], got["errors"]
+    assert state(tmp_path / "snap", "spine-01")["status"] == "ok"
 
 
 def test_run_collects_and_checks_a_clean_fabric(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
