@@ -375,3 +375,30 @@ def test_progress_reporters_count_devices_and_failures() -> None:
     bar.finish()
     task = bar.bar.tasks[0]
     assert (task.completed, task.fields["failed"]) == (2, 1)
+
+
+def test_interrupted_run_keeps_finished_devices_and_resume_completes(tmp_path: Path) -> None:
+    out = tmp_path / "snap"
+    devices = [make_device(f"gpu-{i}", "linux", 22, rail_interfaces=["eth2"]) for i in range(4)]
+
+    def interrupting(device: Any, profile: Any) -> Any:
+        if device.name == "gpu-2":
+            raise KeyboardInterrupt  # Ctrl-C while this device is being collected
+        return FakeSession(HOST_FILES)
+
+    with pytest.raises(KeyboardInterrupt):
+        collect(devices, out, CollectOptions(workers=1), session_factory=interrupting)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["complete"] is False and set(manifest["devices"]) == {"gpu-0", "gpu-1"}
+    assert sorted(p.stem for p in (out / "state").glob("*.json")) == ["gpu-0", "gpu-1"]
+    assert not [p for p in (out / "raw").iterdir() if p.name.startswith(".")]  # no half-written folder
+
+    seen: list[str] = []
+
+    def normal(device: Any, profile: Any) -> Any:
+        seen.append(device.name)
+        return FakeSession(HOST_FILES)
+
+    summary = collect(devices, out, CollectOptions(workers=1), session_factory=normal, resume=True)
+    assert seen == ["gpu-2", "gpu-3"] and summary.skipped_done == 2
+    assert json.loads((out / "manifest.json").read_text())["complete"] is True
