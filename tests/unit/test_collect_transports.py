@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import socket
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -346,3 +347,18 @@ def test_script_forms_cut_back_exactly_under_real_bash(tmp_path: Path) -> None:
         assert nonl.text == "no newline at the end"
     assert "No such file or directory" in exec_outs[1].stderr  # type: ignore[union-attr]
     assert "command not found" in exec_outs[2].stderr  # type: ignore[union-attr]
+
+
+def test_pacing_spaces_commands_on_one_device(store: HostKeyStore) -> None:
+    with MiniServer(LINUX_ANSWERS) as srv:
+        session = ExecSession(
+            make_device("gpu-1", "linux", srv.port), store, ConnectOptions(timeout=5, pace=0.3)
+        )
+        try:
+            started = time.monotonic()
+            results = list(session.run(["lsmod", "cat /etc/nccl.conf", "lsmod"]))
+            elapsed = time.monotonic() - started
+        finally:
+            session.close()
+    assert all(isinstance(out, Output) and out.exit_code == 0 for _c, out, _s in results)
+    assert elapsed >= 0.6  # two gaps of at least 0.3 s between three commands
