@@ -40,7 +40,8 @@ class CollectOptions:
         retries: Extra connect attempts after a connect failure (never after an auth failure).
         pace: Minimum seconds between two commands on one device.
         host_key_policy: ``accept-new`` (trust on first use), ``strict`` or ``ignore``.
-        known_hosts: The known_hosts file (default ``<out>/../.fabline/known_hosts`` is the CLI's choice).
+        known_hosts: The known_hosts file (None: first-seen keys are kept for this run only, in memory;
+            the CLI default is ``./.fabline/known_hosts``).
         default_port: SSH port for devices without ``ansible_port``.
     """
 
