@@ -265,3 +265,9 @@ def test_forked_workers_give_the_serial_answer(tmp_path: Path, monkeypatch: pyte
         ("leaf-r0-000", "crc_errors", 1.0)
     ]
     assert forked.devices_compared == len(fabric.devices)
+
+
+def test_every_default_volatile_pattern_is_documented() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text("utf-8")
+    for pattern in DEFAULT_VOLATILE:
+        assert f"`{pattern}`" in doc, pattern
