@@ -216,7 +216,7 @@ def run(
 
 
 @click.command()
-@click.option("--out", type=click.Path(path_type=Path), default=Path("fabline-demo"), show_default=True,
+@click.option("--out", type=click.Path(path_type=Path), default=Path("reports") / "demo", show_default=True,
               help="Folder for the demo's inventory, snapshot and reports.")  # fmt: skip
 @_friendly
 def demo(out: Path) -> None:
