@@ -80,6 +80,19 @@ class CollectSummary:
         return f"collected {self.collected} devices{resumed} in {self.seconds:.1f} s: {parts or 'nothing'} -> {self.out}"
 
 
+def first_error(errors: list[dict[str, Any]]) -> str:
+    """The first error of a device as one line, naming its command, with a count of the others.
+
+    Example:
+        >>> first_error([{"command": "lldpctl -f json", "kind": "unavailable", "message": "command not found"},
+        ...              {"command": "lsmod", "kind": "parse", "message": "binary output"}])
+        'lldpctl -f json: command not found (and 1 more)'
+    """
+    err = errors[0]
+    text = f"{err['command']}: {err['message']}" if err.get("command") else str(err.get("message", ""))
+    return text + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
+
+
 class Progress:
     """Progress reporting interface: a rich bar on a terminal, log lines otherwise."""
 
@@ -109,7 +122,7 @@ class LineProgress(Progress):
         """Print ``[n/total] device status (commands, seconds)`` with the first error if any."""
         self.done += 1
         errors = result.state.get("errors") or []
-        first = f": {errors[0]['message']}" if errors else ""
+        first = f": {first_error(errors)}" if errors else ""
         self.emit(
             f"collect [{self.done}/{self.total}] {result.name} {result.status} "
             f"({len(result.records)} commands, {result.duration_s:.1f} s){first}"
@@ -262,7 +275,7 @@ def collect(
             summary.by_status[result.status] += 1
             if result.status != "ok":
                 errors = result.state.get("errors") or []
-                summary.failed.append((result.name, result.status, errors[0]["message"] if errors else ""))
+                summary.failed.append((result.name, result.status, first_error(errors) if errors else ""))
             progress.device_done(result)
             save()
         manifest["complete"] = True
