@@ -250,3 +250,18 @@ def test_two_ports_naming_one_port_of_an_unreadable_device_give_one_error(tmp_pa
         ("spine-01", "Ethernet2/1"),
         ("spine-02", "Ethernet2/1"),
     }
+
+
+def test_hosts_without_lldp_agent_can_be_exempted(tmp_path: Path) -> None:
+    faults = [Fault("gpu-001", "lldp", None, f"eth{i}") for i in range(4)]
+    faults.append(Fault("gpu-002", "lldp", None, "eth0"))
+    faults.append(Fault("leaf-r0-a", "lldp", None, "Ethernet8"))  # gpu-002 eth0: no LLDP at either end
+    out = run_fabric(tmp_path, LAB, faults, checks=["link-lldp"])
+    assert table(out, Status.FAIL) == {("link-lldp", "gpu-001", f"eth{i}") for i in range(4)} | {
+        ("link-lldp", "gpu-002", "eth0"),
+        ("link-lldp", "leaf-r0-a", "Ethernet8"),
+    }
+    base = "rules:\n  - {id: link-lldp, params: {require_lldp_roles: [spine, leaf]}}\n"
+    out = run_fabric(tmp_path / "x", LAB, faults, checks=["link-lldp"], baseline=base)
+    assert table(out, Status.FAIL) == {("link-lldp", "leaf-r0-a", "Ethernet8")}
+    assert one(out, "link-lldp", "gpu-001", "eth0").status is Status.PASS  # paired from the leaf's LLDP

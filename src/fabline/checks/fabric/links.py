@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import gc
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -263,6 +263,16 @@ def jsonable(value: Any) -> Any:
 # --------------------------------------------------------------------------------------------
 
 
+class LinkLldpParams(LinkParams):
+    """Parameters of link-lldp."""
+
+    require_lldp_roles: list[Literal["spine", "leaf", "host"]] = Field(
+        ["spine", "leaf", "host"],
+        description="roles whose up ports must hear an LLDP neighbour themselves (drop 'host' "
+        "when GPU servers run no LLDP agent: their links are then paired from the leaf's LLDP)",
+    )
+
+
 class LinkLldpCheck(LinkCheck):
     """Every up fabric port has one LLDP neighbour, in the inventory, that sees this port back.
 
@@ -277,14 +287,17 @@ class LinkLldpCheck(LinkCheck):
 
     id = "link-lldp"
     severity = Severity.MAJOR
+    Params = LinkLldpParams
 
     def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
         graph = self.graph(fabric)
         contested = graph.more
         passes: dict[str, list[str | None]] = {}
-        claimed = Peering.CLAIMED
+        roles = set(self.params.require_lldp_roles)
         for name in sorted(graph.ports):
             ok = passes[name] = []
+            # a device that need not send LLDP (hosts without lldpd) passes when its peer sees it
+            claimed = Peering.CLAIMED if fabric.devices[name].role in roles else None
             has_end: set[int] = set()
             for end in graph.ends.get(name, ()):
                 port = end.port
@@ -299,6 +312,8 @@ class LinkLldpCheck(LinkCheck):
                     ok.append(port.name)
                     continue
                 yield from self._port(graph, name, port, end)
+            if claimed is None:
+                continue
             for port in graph.views[name]:
                 if port.peer is None and port.oper_up and id(port) not in has_end:
                     yield from self._port(graph, name, port, None)
