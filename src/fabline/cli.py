@@ -7,52 +7,26 @@ a bug prints one line and exits 1 (set ``FABLINE_DEBUG=1`` for the traceback).
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import json
-import os
 import shutil
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
 
 import click
 from rich.console import Console
 
 from fabline import __version__
-from fabline.errors import ConfigError, FablineError
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-FORMATS = ("json", "junit", "md", "html", "prom")
-SEVERITIES = ("critical", "major", "minor", "info")
-
-
-def _friendly(func: F) -> F:
-    """Turn fabline errors into one line + exit 2, and bugs into one line + exit 1."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except FablineError as exc:
-            click.echo(f"fabline: error: {exc}", err=True)
-            sys.exit(2)
-        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort, SystemExit):
-            raise
-        except KeyboardInterrupt:
-            click.echo("fabline: interrupted", err=True)
-            sys.exit(130)
-        except Exception as exc:
-            if os.environ.get("FABLINE_DEBUG"):
-                raise
-            click.echo(
-                f"fabline: internal error: {type(exc).__name__}: {exc} (set FABLINE_DEBUG=1 for a traceback)",
-                err=True,
-            )
-            sys.exit(1)
-
-    return wrapper  # type: ignore[return-value]
+from fabline.clicommon import (
+    SEVERITIES,
+    baseline_option,
+    baseline_paths,
+    checks_dir_or_default,
+    checks_option,
+    friendly,
+    inventory_option,
+    parse_formats,
+)
+from fabline.errors import ConfigError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
@@ -65,61 +39,16 @@ def main() -> None:
     """
 
 
-def _inventory_option(func: F) -> F:
-    return click.option(
-        "-i", "--inventory", "inventory", required=True, type=click.Path(path_type=Path),
-        help="Ansible inventory: a YAML/INI file or a directory of them.",
-    )(func)  # fmt: skip
-
-
-def _baseline_option(func: F) -> F:
-    return click.option(
-        "-b", "--baseline", "baselines", multiple=True, type=click.Path(path_type=Path),
-        help="Baseline file (repeatable; later files overlay earlier ones by rule id). "
-        "Default: ./baseline/roce.yml if present, else the packaged default.",
-    )(func)  # fmt: skip
-
-
-def _checks_option(func: F) -> F:
-    return click.option(
-        "--checks", "checks_dir", type=click.Path(path_type=Path), default=None,
-        help="Folder of site-local Python checks (default: ./checks if present).",
-    )(func)  # fmt: skip
-
-
-def _baseline_paths(given: tuple[Path, ...]) -> list[Path]:
-    from fabline.baseline import default_baseline_path
-
-    return list(given) if given else [default_baseline_path()]
-
-
-def _checks_dir(given: Path | None) -> Path | None:
-    if given is not None:
-        if not given.is_dir():
-            raise ConfigError("checks folder not found", file=given)
-        return given
-    local = Path.cwd() / "checks"
-    return local if local.is_dir() else None
-
-
-def _formats(value: str) -> list[str]:
-    fmts = [f.strip() for f in value.split(",") if f.strip()]
-    for f in fmts:
-        if f not in FORMATS:
-            raise click.BadParameter(f"unknown format {f!r}; choose from {', '.join(FORMATS)}")
-    return fmts
-
-
 @main.command()
-@_inventory_option
+@inventory_option
 @click.option(
     "--snapshot", type=click.Path(path_type=Path), default=None, help="Snapshot folder (state/*.json)."
 )
 @click.option("--intended", type=click.Path(path_type=Path), default=None,
               help="Instead of a snapshot: a folder of rendered configs (fabline render), parsed as if collected.")  # fmt: skip
 @click.option("--reparse", is_flag=True, help="Re-parse the snapshot's raw/ evidence into state/ first.")
-@_baseline_option
-@_checks_option
+@baseline_option
+@checks_option
 @click.option("-l", "--limit", default=None, help="Ansible host pattern, e.g. 'leaf*', 'fabric:!leaf-r2-a'.")
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None, help="Folder for report files.")
 @click.option("-f", "--format", "formats", default="json,junit,md", show_default=True,
@@ -136,7 +65,7 @@ def _formats(value: str) -> list[str]:
               type=click.Path(path_type=Path), metavar="[DB]",
               help="Record the run in the history (default DB .fabline/history.sqlite).")  # fmt: skip
 @click.option("-q", "--quiet", is_flag=True, help="No console summary.")
-@_friendly
+@friendly
 def check(
     inventory: Path,
     snapshot: Path | None,
@@ -157,7 +86,7 @@ def check(
     """Check a snapshot against the baseline and write reports."""
     from fabline.runner import run_check
 
-    fmts = _formats(formats)
+    fmts = parse_formats(formats)
     if (snapshot is None) == (intended is None):
         raise ConfigError("give exactly one of --snapshot DIR and --intended CONFIGS_DIR")
     report, written = run_check(
@@ -165,8 +94,8 @@ def check(
         snapshot=snapshot or Path(),
         intended=intended,
         reparse=reparse,
-        baselines=_baseline_paths(baselines),
-        checks_dir=_checks_dir(checks_dir),
+        baselines=baseline_paths(baselines),
+        checks_dir=checks_dir_or_default(checks_dir),
         limit=limit,
         out=out,
         formats=fmts,
@@ -187,19 +116,21 @@ def check(
 
 
 @main.command()
-@_inventory_option
-@_baseline_option
-@_checks_option
+@inventory_option
+@baseline_option
+@checks_option
 @click.option("--snapshot", type=click.Path(path_type=Path), default=None,
               help="Also validate every state file against the state schema v1 JSON Schema.")  # fmt: skip
-@_friendly
+@friendly
 def validate(
     inventory: Path, baselines: tuple[Path, ...], checks_dir: Path | None, snapshot: Path | None
 ) -> None:
     """Lint the inventory, the baseline and site checks (and optionally a snapshot) without running."""
     from fabline.runner import validate_all
 
-    lines, problems = validate_all(inventory, _baseline_paths(baselines), _checks_dir(checks_dir), snapshot)
+    lines, problems = validate_all(
+        inventory, baseline_paths(baselines), checks_dir_or_default(checks_dir), snapshot
+    )
     for line in lines:
         click.echo(line)
     for line in problems:
@@ -208,7 +139,7 @@ def validate(
 
 
 @main.command("inventory")
-@_inventory_option
+@inventory_option
 @click.option(
     "--list", "as_list", is_flag=True, help="Print the inventory as `ansible-inventory --list` does."
 )
@@ -216,7 +147,7 @@ def validate(
 @click.option(
     "-l", "--limit", default=None, help="Ansible host pattern (with --list: as ansible-inventory --limit)."
 )
-@_friendly
+@friendly
 def inventory_cmd(inventory: Path, as_list: bool, host: str | None, limit: str | None) -> None:
     """Show the resolved inventory."""
     from fabline.engine import public_vars
@@ -239,7 +170,7 @@ def inventory_cmd(inventory: Path, as_list: bool, host: str | None, limit: str |
 @main.command()
 @click.argument("directory", type=click.Path(path_type=Path))
 @click.option("--force", is_flag=True, help="Write into a folder that is not empty.")
-@_friendly
+@friendly
 def init(directory: Path, force: bool) -> None:
     """Create a fabline workspace: inventory/, baseline/, checks/, templates/, reports/, examples/."""
     from fabline.baseline import packaged_workspace
@@ -271,15 +202,17 @@ def checks() -> None:
 
 
 @checks.command("list")
-@_baseline_option
-@_checks_option
+@baseline_option
+@checks_option
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@_friendly
+@friendly
 def checks_list(baselines: tuple[Path, ...], checks_dir: Path | None, as_json: bool) -> None:
     """List every rule and Python check with its severity and description."""
     from fabline.runner import build_engine
 
-    engine = build_engine(_baseline_paths(baselines), _checks_dir(checks_dir), host_sets=lambda _p: set())
+    engine = build_engine(
+        baseline_paths(baselines), checks_dir_or_default(checks_dir), host_sets=lambda _p: set()
+    )
     rows = engine.describe_checks()
     if as_json:
         click.echo(json.dumps(rows, indent=2))
@@ -300,7 +233,7 @@ def checks_list(baselines: tuple[Path, ...], checks_dir: Path | None, as_json: b
 )
 @click.option("--command", "command_line", required=True, help="The command that produced the output.")
 @click.argument("file", type=click.Path(path_type=Path))
-@_friendly
+@friendly
 def parse(platform_id: str, command_line: str, file: Path) -> None:
     """Parse one command's saved output and print the state fragment as JSON."""
     from fabline.platforms import parse_output

@@ -11,15 +11,15 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 
-from fabline.cli import (
+from fabline.clicommon import (
     SEVERITIES,
-    _baseline_option,
-    _baseline_paths,
-    _checks_dir,
-    _checks_option,
-    _formats,
-    _friendly,
-    _inventory_option,
+    baseline_option,
+    baseline_paths,
+    checks_dir_or_default,
+    checks_option,
+    friendly,
+    inventory_option,
+    parse_formats,
 )
 from fabline.collect.hostkeys import HOST_KEY_POLICIES
 from fabline.errors import ConfigError
@@ -102,12 +102,12 @@ def _print_collect_summary(summary: Any) -> None:
 
 
 @click.command()
-@_inventory_option
+@inventory_option
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None, help="Snapshot folder to write.")
 @click.option("--resume", type=click.Path(path_type=Path), default=None,
               help="Snapshot folder of an interrupted or partly failed run: collect only what is missing.")  # fmt: skip
 @_collect_options
-@_friendly
+@friendly
 def collect(
     inventory: Path,
     out: Path | None,
@@ -150,12 +150,12 @@ def collect(
 
 
 @click.command()
-@_inventory_option
+@inventory_option
 @click.option("-s", "--snapshot", type=click.Path(path_type=Path), default=None,
               help="Snapshot folder to write (default: snapshots/<UTC time>).")  # fmt: skip
 @_collect_options
-@_baseline_option
-@_checks_option
+@baseline_option
+@checks_option
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
               help="Folder for report files.")  # fmt: skip
 @click.option("-f", "--format", "formats", default="json,junit,md", show_default=True,
@@ -167,7 +167,7 @@ def collect(
 @click.option("--cabling", type=click.Path(path_type=Path), default=None,
               help="Cabling plan CSV (expected links) for the rail and Clos checks.")  # fmt: skip
 @click.option("-q", "--quiet", is_flag=True, help="No console summary.")
-@_friendly
+@friendly
 def run(
     inventory: Path,
     snapshot: Path | None,
@@ -193,9 +193,9 @@ def run(
     """
     from fabline.runner import run_check
 
-    fmts = _formats(formats)
-    paths = _baseline_paths(baselines)
-    checks = _checks_dir(checks_dir)
+    fmts = parse_formats(formats)
+    paths = baseline_paths(baselines)
+    checks = checks_dir_or_default(checks_dir)
     target = snapshot or Path("snapshots") / dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     summary = _do_collect(
         inventory, target, limit, workers, timeout, retries, pace, host_key_policy, known_hosts, False
@@ -218,7 +218,7 @@ def run(
 @click.command()
 @click.option("--out", type=click.Path(path_type=Path), default=Path("reports") / "demo", show_default=True,
               help="Folder for the demo's inventory, snapshot and reports.")  # fmt: skip
-@_friendly
+@friendly
 def demo(out: Path) -> None:
     """Run the main job on a bundled simulated fabric: serve it over SSH, collect, check, report.
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from fabline.cli import _friendly
+from fabline.clicommon import friendly
 from fabline.errors import ConfigError
 from fabline.inventory import Device
 
@@ -36,7 +36,7 @@ from fabline.inventory import Device
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Write design.yml, inventory.yml and cabling.csv into this folder.")  # fmt: skip
-@_friendly
+@friendly
 def design(
     design_file: Path | None,
     gpus: int | None,
@@ -107,7 +107,7 @@ def _baseline_vars(given: tuple[Path, ...]) -> dict[str, object]:
               help="A collected snapshot: show per device what differs between intended and running.")  # fmt: skip
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="Output of --diff.")  # fmt: skip
-@_friendly
+@friendly
 def render(
     design_file: Path,
     templates: Path | None,

@@ -11,15 +11,15 @@ from typing import Any
 import click
 from rich.console import Console
 
-from fabline.cli import (
+from fabline.clicommon import (
     FORMATS,
     SEVERITIES,
-    _baseline_option,
-    _baseline_paths,
-    _checks_dir,
-    _checks_option,
-    _formats,
-    _friendly,
+    baseline_option,
+    baseline_paths,
+    checks_dir_or_default,
+    checks_option,
+    friendly,
+    parse_formats,
 )
 from fabline.errors import ConfigError
 from fabline.history.diff import DEFAULT_VOLATILE, DiffResult, Side, diff_sides
@@ -54,7 +54,7 @@ def _ignore_option(func: Any) -> Any:
 @click.option("-n", "--last", "last", type=int, default=None, help="Only the newest N runs.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
-@_friendly
+@friendly
 def history(ctx: click.Context, db: Path, since: str | None, last: int | None, as_json: bool) -> None:
     """List recorded runs with their counts (record with fabline check --history)."""
     ctx.ensure_object(dict)
@@ -93,7 +93,7 @@ def _db_of(ctx: click.Context, db: Path | None) -> Path:
 @click.option("-f", "--format", "fmt", type=click.Choice(["console", *FORMATS]), default="console",
               show_default=True, help="How to print the run's report.")  # fmt: skip
 @click.pass_context
-@_friendly
+@friendly
 def history_show(ctx: click.Context, run: str, db: Path | None, fmt: str) -> None:
     """Reprint a recorded run's report (RUN: id, id prefix, last, last~N or a pin name)."""
     from fabline.reports import writers
@@ -116,7 +116,7 @@ def history_show(ctx: click.Context, run: str, db: Path | None, fmt: str) -> Non
 @click.option("--name", default="golden", show_default=True, help="Pin name (drift compares with it).")
 @click.option("--db", "db", type=click.Path(path_type=Path), default=None, help="History database.")
 @click.pass_context
-@_friendly
+@friendly
 def history_pin(ctx: click.Context, run: str, name: str, db: Path | None) -> None:
     """Pin a run as the golden reference for fabline drift."""
     with HistoryStore(_db_of(ctx, db), create=False) as store:
@@ -128,7 +128,7 @@ def history_pin(ctx: click.Context, run: str, name: str, db: Path | None) -> Non
 @click.option("--name", default="golden", show_default=True, help="Pin name.")
 @click.option("--db", "db", type=click.Path(path_type=Path), default=None, help="History database.")
 @click.pass_context
-@_friendly
+@friendly
 def history_unpin(ctx: click.Context, name: str, db: Path | None) -> None:
     """Remove a pin (drift then compares with the last run)."""
     with HistoryStore(_db_of(ctx, db), create=False) as store:
@@ -208,8 +208,8 @@ def _emit_diff(result: DiffResult, fmt: str, out: Path | None) -> None:
 @click.argument("after")
 @click.option("-i", "--inventory", "inventory", type=click.Path(path_type=Path), default=None,
               help="Inventory: with two snapshots, both are checked and the results compared.")  # fmt: skip
-@_baseline_option
-@_checks_option
+@baseline_option
+@checks_option
 @_db_option
 @_ignore_option
 @click.option("-f", "--format", "fmt", type=click.Choice(DIFF_FORMATS), default="console", show_default=True)
@@ -217,7 +217,7 @@ def _emit_diff(result: DiffResult, fmt: str, out: Path | None) -> None:
               help="Write the json/md output to this file instead of standard output.")  # fmt: skip
 @click.option("--fail-on", type=click.Choice(SEVERITIES), default="minor", show_default=True,
               help="Lowest severity of a new failure that makes the exit code 4.")  # fmt: skip
-@_friendly
+@friendly
 def diff(
     before: str,
     after: str,
@@ -238,7 +238,7 @@ def diff(
     side_b = resolve_side(before, "BEFORE", db)
     side_a = resolve_side(after, "AFTER", db)
     if inventory is not None:
-        paths, cdir = _baseline_paths(baselines), _checks_dir(checks_dir)
+        paths, cdir = baseline_paths(baselines), checks_dir_or_default(checks_dir)
         if side_b.problems is None:
             _check_side(side_b, inventory, paths, cdir, fail_on)
         if side_a.problems is None:
@@ -270,8 +270,8 @@ def _collect(inventory: Path, out_dir: Path, limit: str | None) -> Path:
 @click.command("drift")
 @click.option("-i", "--inventory", "inventory", required=True, type=click.Path(path_type=Path),
               help="Ansible inventory: a YAML/INI file or a directory of them.")  # fmt: skip
-@_baseline_option
-@_checks_option
+@baseline_option
+@checks_option
 @click.option("--snapshot", type=click.Path(path_type=Path), default=None,
               help="Check this snapshot instead of collecting a fresh one.")  # fmt: skip
 @click.option("--collect-to", type=click.Path(path_type=Path), default=None,
@@ -288,7 +288,7 @@ def _collect(inventory: Path, out_dir: Path, limit: str | None) -> Path:
               help=f"Report files to write with --out: comma-separated {', '.join(FORMATS)}.")  # fmt: skip
 @click.option("--fail-on", type=click.Choice(SEVERITIES), default="minor", show_default=True)
 @click.option("-q", "--quiet", is_flag=True, help="No console output but errors.")
-@_friendly
+@friendly
 def drift(
     inventory: Path,
     baselines: tuple[Path, ...],
@@ -315,7 +315,7 @@ def drift(
     from fabline.reports import write_reports
     from fabline.runner import run_check
 
-    fmts = _formats(formats)
+    fmts = parse_formats(formats)
     reference = None
     ref_problems: list[Any] = []
     ref_devices: set[str] = set()
@@ -339,8 +339,8 @@ def drift(
             f"reference run {reference.run_id if reference else ''}'s snapshot is gone", file=ref_snapshot
         )
     report, _ = run_check(
-        inventory=inventory, snapshot=snapshot, baselines=_baseline_paths(baselines),
-        checks_dir=_checks_dir(checks_dir), limit=limit, out=None, formats=[], fail_on=fail_on,
+        inventory=inventory, snapshot=snapshot, baselines=baseline_paths(baselines),
+        checks_dir=checks_dir_or_default(checks_dir), limit=limit, out=None, formats=[], fail_on=fail_on,
         previous=ref_snapshot, history=db if record else None,
     )  # fmt: skip
     result: DiffResult | None = None

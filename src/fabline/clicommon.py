@@ -1,0 +1,101 @@
+"""Pieces shared by every ``fabline`` command module: error handling, common options, parsing.
+
+The main group lives in :mod:`fabline.cli`; feature modules (collection, simulator, design,
+history) import what they share from here, so any of them can be imported on its own.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from fabline.errors import ConfigError, FablineError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+FORMATS = ("json", "junit", "md", "html", "prom")
+SEVERITIES = ("critical", "major", "minor", "info")
+
+
+def friendly(func: F) -> F:
+    """Turn fabline errors into one line + exit 2, and bugs into one line + exit 1."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except FablineError as exc:
+            click.echo(f"fabline: error: {exc}", err=True)
+            sys.exit(2)
+        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort, SystemExit):
+            raise
+        except KeyboardInterrupt:
+            click.echo("fabline: interrupted", err=True)
+            sys.exit(130)
+        except Exception as exc:
+            if os.environ.get("FABLINE_DEBUG"):
+                raise
+            click.echo(
+                f"fabline: internal error: {type(exc).__name__}: {exc} (set FABLINE_DEBUG=1 for a traceback)",
+                err=True,
+            )
+            sys.exit(1)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def inventory_option(func: F) -> F:
+    """``-i/--inventory PATH`` (required)."""
+    return click.option(
+        "-i", "--inventory", "inventory", required=True, type=click.Path(path_type=Path),
+        help="Ansible inventory: a YAML/INI file or a directory of them.",
+    )(func)  # fmt: skip
+
+
+def baseline_option(func: F) -> F:
+    """``-b/--baseline FILE`` (repeatable)."""
+    return click.option(
+        "-b", "--baseline", "baselines", multiple=True, type=click.Path(path_type=Path),
+        help="Baseline file (repeatable; later files overlay earlier ones by rule id). "
+        "Default: ./baseline/roce.yml if present, else the packaged default.",
+    )(func)  # fmt: skip
+
+
+def checks_option(func: F) -> F:
+    """``--checks DIR``: site-local Python checks."""
+    return click.option(
+        "--checks", "checks_dir", type=click.Path(path_type=Path), default=None,
+        help="Folder of site-local Python checks (default: ./checks if present).",
+    )(func)  # fmt: skip
+
+
+def baseline_paths(given: tuple[Path, ...]) -> list[Path]:
+    """The baseline files given, or the default one."""
+    from fabline.baseline import default_baseline_path
+
+    return list(given) if given else [default_baseline_path()]
+
+
+def checks_dir_or_default(given: Path | None) -> Path | None:
+    """The site checks folder given (it must exist), else ``./checks`` if present."""
+    if given is not None:
+        if not given.is_dir():
+            raise ConfigError("checks folder not found", file=given)
+        return given
+    local = Path.cwd() / "checks"
+    return local if local.is_dir() else None
+
+
+def parse_formats(value: str) -> list[str]:
+    """Report formats from ``json,junit,md``; an unknown one is a usage error."""
+    fmts = [f.strip() for f in value.split(",") if f.strip()]
+    for f in fmts:
+        if f not in FORMATS:
+            raise click.BadParameter(f"unknown format {f!r}; choose from {', '.join(FORMATS)}")
+    return fmts
