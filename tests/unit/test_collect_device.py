@@ -402,3 +402,27 @@ def test_interrupted_run_keeps_finished_devices_and_resume_completes(tmp_path: P
     summary = collect(devices, out, CollectOptions(workers=1), session_factory=normal, resume=True)
     assert seen == ["gpu-2", "gpu-3"] and summary.skipped_done == 2
     assert json.loads((out / "manifest.json").read_text())["complete"] is True
+
+
+def test_reparse_over_worker_processes_writes_the_same_states(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fabline.collect.reparse as reparse_mod
+
+    out = tmp_path / "snap"
+    devices = [
+        make_device(f"gpu-{i}", "linux", 22, password=SECRET, rail_interfaces=["eth2"]) for i in range(3)
+    ]
+    collect(devices, out, session_factory=factory_for(FakeSession(HOST_FILES)))
+    serial = {d.name: json.loads((out / "state" / f"{d.name}.json").read_text()) for d in devices}
+    statuses = {n: e["status"] for n, e in json.loads((out / "manifest.json").read_text())["devices"].items()}
+    for d in devices:
+        (out / "state" / f"{d.name}.json").write_text("{}")
+    monkeypatch.setattr(reparse_mod, "PARALLEL_MIN_DEVICES", 1)
+    monkeypatch.setattr(reparse_mod.os, "cpu_count", lambda: 2)
+    assert reparse_snapshot(out, devices) == 3
+    for d in devices:
+        assert json.loads((out / "state" / f"{d.name}.json").read_text()) == serial[d.name]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert "reparsed_at" in manifest
+    assert {n: e["status"] for n, e in manifest["devices"].items()} == statuses

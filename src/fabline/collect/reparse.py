@@ -8,6 +8,9 @@ with the same code a collection uses, so a re-parse of an unchanged snapshot giv
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,30 +40,67 @@ def reparse_snapshot(snapshot: Path, devices: list[Device]) -> int:
             file=snapshot / "manifest.json",
         )
     entries: dict[str, Any] = manifest.get("devices") or {}
+    work = [
+        (device, entries[device.name])
+        for device in devices
+        if isinstance(entries.get(device.name), dict)
+        and device.platform in PROFILES
+        and entries[device.name].get("status") not in UNREADABLE_STATUSES - {"error"}
+        and entries[device.name].get("commands")
+    ]
     count = 0
-    for device in devices:
-        entry = entries.get(device.name)
-        profile = PROFILES.get(device.platform)
-        if (
-            not isinstance(entry, dict)
-            or profile is None
-            or entry.get("status") in UNREADABLE_STATUSES - {"error"}
-        ):
-            continue
-        commands = entry.get("commands") or []
-        if not commands:
-            continue
-        records, fragments = _reparse_commands(snapshot / "raw" / device.name, device.platform, commands)
-        collected_at = entry.get("started_at") or now_iso()
-        status, state = assemble_state(device, profile, fragments, records, collected_at)
-        write_json_atomic(snapshot / "state" / f"{device.name}.json", state)
-        entry["status"] = status
-        entry["errors"] = state["errors"]
-        entry["commands"] = [r.to_json() for r in records]
+    for name, update in _reparse_all(snapshot, work):
+        entries[name].update(update)
         count += 1
     manifest["reparsed_at"] = now_iso()
     write_json_atomic(snapshot / "manifest.json", manifest)
     return count
+
+
+#: Below this many devices a re-parse stays in one process (a pool costs more than it saves).
+PARALLEL_MIN_DEVICES = 200
+
+_FORKED: tuple[Path, list[tuple[Device, dict[str, Any]]]] | None = None
+
+
+def _reparse_one(snapshot: Path, device: Device, entry: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Re-parse one device, write its state; returns the manifest fields that changed."""
+    profile = PROFILES[device.platform]
+    records, fragments = _reparse_commands(snapshot / "raw" / device.name, device.platform, entry["commands"])
+    collected_at = entry.get("started_at") or now_iso()
+    status, state = assemble_state(device, profile, fragments, records, collected_at)
+    write_json_atomic(snapshot / "state" / f"{device.name}.json", state)
+    return device.name, {
+        "status": status,
+        "errors": state["errors"],
+        "commands": [r.to_json() for r in records],
+    }
+
+
+def _forked_one(index: int) -> tuple[str, dict[str, Any]]:
+    assert _FORKED is not None
+    snapshot, work = _FORKED
+    device, entry = work[index]
+    return _reparse_one(snapshot, device, entry)
+
+
+def _reparse_all(
+    snapshot: Path, work: list[tuple[Device, dict[str, Any]]]
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Re-parse every device: in-line for a few, else over forked worker processes (parsing is
+    CPU-bound: one process per core; the parent only merges the manifest entries)."""
+    jobs = min(4, os.cpu_count() or 1)
+    if len(work) < PARALLEL_MIN_DEVICES or jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        for device, entry in work:
+            yield _reparse_one(snapshot, device, entry)
+        return
+    global _FORKED  # noqa: PLW0603 - the fork start method shares it with the workers
+    _FORKED = (snapshot, work)
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            yield from pool.imap(_forked_one, range(len(work)), chunksize=16)
+    finally:
+        _FORKED = None
 
 
 def _reparse_commands(

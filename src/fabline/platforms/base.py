@@ -8,6 +8,7 @@ the parser that turns its output into a state-schema-v1 fragment. Parsers are pu
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -58,6 +59,13 @@ def _literal_rx(text: str) -> str:
     return lead + words + trail
 
 
+@functools.lru_cache(maxsize=1024)
+def _template_pattern(template: str) -> re.Pattern[str]:
+    parts = re.split(r"(\{\w+\})", template)
+    rx = "".join(f"(?P<{p[1:-1]}>\\S+)" if p.startswith("{") else _literal_rx(p) for p in parts)
+    return re.compile(rf"^\s*{rx}\s*$")
+
+
 @dataclass(frozen=True)
 class Command:
     """One read-only command of a platform.
@@ -80,10 +88,8 @@ class Command:
         return tuple(re.findall(r"\{(\w+)\}", self.template))
 
     def pattern(self) -> re.Pattern[str]:
-        """A regex that matches a concrete command line of this template."""
-        parts = re.split(r"(\{\w+\})", self.template)
-        rx = "".join(f"(?P<{p[1:-1]}>\\S+)" if p.startswith("{") else _literal_rx(p) for p in parts)
-        return re.compile(rf"^\s*{rx}\s*$")
+        """A regex that matches a concrete command line of this template (built once per template)."""
+        return _template_pattern(self.template)
 
     def render(self, **params: str) -> str:
         """The concrete command line for the given parameters."""

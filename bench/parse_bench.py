@@ -1,0 +1,108 @@
+"""Parse benchmark: every collected output of one 64-port leaf per switch platform and one 8-NIC host.
+
+    python bench/parse_bench.py [--runs 5] [--repeat 20]
+
+The outputs are what the collection profiles (`fabline.collect.profiles.PROFILES`) run on each
+device, rendered by the simulator's renderers (`fabline.sim.render`, the formats of the real samples)
+for a clean rail-optimized fabric, without SSH. Each run parses every output of the device with
+`fabline.platforms.parse_output`, merges the fragments and applies the profile's finalize hook,
+`--repeat` times; the figure is the median per-device time over `--runs` runs, in one process on one
+core. The 100k-GPU estimate multiplies it out for 12,500 hosts and 2,400 switches (the switch figure
+taken from the slowest platform), on one core; collection parses in worker threads of one process,
+so one core is the honest bound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import time
+from typing import Any
+
+from fabline import synthetic
+from fabline.collect.profiles import PROFILES
+from fabline.platforms import merge_fragments, parse_output
+from fabline.sim.render import render
+from fabline.sim.server import Simulator
+
+HOSTS_100K = 12_500
+SWITCHES_100K = 2_400
+
+
+def outputs(sim: Simulator, name: str) -> list[tuple[str, str]]:
+    """(command, output) of every profile command on the device, as the simulator answers them."""
+    dev = sim.devices[name]
+    profile = PROFILES[dev.platform]
+    state = dev.state()
+    lines = list(profile.device_commands)
+    ifaces = [i for i in state.get("interfaces", {}) if profile.wants_interface(i)]
+    lines += [t.format(interface=i) for t in profile.interface_commands for i in ifaces]
+    rdma = [
+        b["nic"]["rdma_device"] for b in state["interfaces"].values() if "rdma_device" in b.get("nic", {})
+    ]
+    lines += [t.format(rdma_device=r) for t in profile.rdma_commands for r in rdma]
+    return [(line, dev.answer(line, render).out) for line in lines]
+
+
+def parse_device(platform: str, outs: list[tuple[str, str]]) -> dict[str, Any]:
+    """Parse, merge and finalize one device's outputs."""
+    state = merge_fragments(parse_output(platform, cmd, out) for cmd, out in outs)
+    finalize = PROFILES[platform].finalize
+    return finalize(state) if finalize else state
+
+
+def main() -> None:
+    """Command line entry point."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=20)
+    args = ap.parse_args()
+    rows = []
+    for platform in ("sonic", "cumulus", "arista_eos", "cisco_nxos"):
+        fabric = synthetic.rail_fabric(
+            512, radix=64, leaf_platforms=(platform,), spine_platforms=(platform,)
+        )
+        sim = Simulator(fabric)
+        leaf = next(d.name for d in fabric.devices if d.role == "leaf")
+        host = next(d.name for d in fabric.devices if d.role == "host")
+        for name in (leaf, host) if platform == "sonic" else (leaf,):
+            dev = sim.devices[name]
+            outs = outputs(sim, name)
+            n_ports = len(dev.state()["interfaces"])
+            parse_device(dev.platform, outs)  # warm-up (and proof it parses)
+            times = []
+            for _ in range(args.runs):
+                gc.collect()
+                t0 = time.perf_counter()
+                for _ in range(args.repeat):
+                    parse_device(dev.platform, outs)
+                times.append((time.perf_counter() - t0) / args.repeat)
+            rows.append(
+                {
+                    "platform": dev.platform,
+                    "device": f"{dev.spec.role} ({n_ports} ports)",
+                    "commands": len(outs),
+                    "output_kib": round(sum(len(o) for _, o in outs) / 1024),
+                    "ms_per_device": round(statistics.median(times) * 1000, 2),
+                }
+            )
+    host_ms = next(r["ms_per_device"] for r in rows if r["platform"] == "linux")
+    switch_ms = max(r["ms_per_device"] for r in rows if r["platform"] != "linux")
+    estimate = (HOSTS_100K * host_ms + SWITCHES_100K * switch_ms) / 1000
+    print("| platform | device | commands | output (KiB) | parse + merge per device (ms) |")
+    print("|---|---|---:|---:|---:|")
+    for r in rows:
+        print(
+            f"| {r['platform']} | {r['device']} | {r['commands']} | {r['output_kib']} | {r['ms_per_device']} |"
+        )
+    print(
+        f"\n100k GPUs ({HOSTS_100K:,} hosts x {host_ms} ms + {SWITCHES_100K:,} switches x {switch_ms} ms), "
+        f"one core: {estimate:.1f} s"
+    )
+    print(json.dumps({"rows": rows, "estimate_100k_s": round(estimate, 1)}))
+
+
+if __name__ == "__main__":
+    main()
