@@ -61,9 +61,7 @@ def main() -> None:
     args = ap.parse_args()
     rows = []
     for platform in ("sonic", "cumulus", "arista_eos", "cisco_nxos"):
-        fabric = synthetic.rail_fabric(
-            512, radix=64, leaf_platforms=(platform,), spine_platforms=(platform,)
-        )
+        fabric = synthetic.rail_fabric(512, radix=64, leaf_platforms=(platform,), spine_platforms=(platform,))
         sim = Simulator(fabric)
         leaf = next(d.name for d in fabric.devices if d.role == "leaf")
         host = next(d.name for d in fabric.devices if d.role == "host")
