@@ -72,3 +72,31 @@ def test_every_sample_is_accounted_for() -> None:
         if path.is_file() and rel != "MANIFEST.md" and rel not in used and rel not in uncovered:
             missing.append(rel)
     assert not missing, f"samples with neither a parser case nor a reason: {missing}"
+
+
+def test_every_expected_fragment_is_valid_state() -> None:
+    """Every expected fragment, of every platform, is valid state schema v1."""
+    import jsonschema
+
+    from fabline.state import schema_document
+
+    validator = jsonschema.Draft202012Validator(schema_document())
+    problems = []
+    for path in CASES:
+        case = _load_case(path)
+        if "expected" in case:
+            doc = {"schema": "fabline.state/1", "name": "x", **case["expected"]}
+            problems += [
+                f"{path.name}: {list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(doc)
+            ]
+    assert not problems, problems[:5]
+
+
+def test_every_command_of_every_platform_has_a_case() -> None:
+    """The allow-list is tested whole: each command template has at least one case."""
+    from fabline.platforms import PLATFORMS
+
+    for platform_id, platform in PLATFORMS.items():
+        used = [_load_case(p)["command"] for p in CASES if p.parent.name == platform_id]
+        missing = [c.template for c in platform.commands if not any(c.pattern().match(u) for u in used)]
+        assert not missing, f"{platform_id}: commands without a parser case: {missing}"
