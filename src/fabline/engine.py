@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import fnmatch
+import functools
 import gc
 import multiprocessing
 import os
@@ -19,7 +20,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from fabline.baseline import Baseline, Expectation, Rule, Waiver, severity_of
 from fabline.checks import Check, DeviceContext, DeviceSummary, FabricContext, peer_role
@@ -31,6 +32,7 @@ from fabline.state import UNREADABLE_STATUSES, StateError
 from fabline.templating import TemplateValueError, render, variables_of
 
 _MISSING: Any = object()
+F = TypeVar("F", bound=Callable[..., Any])
 _SECRET_KEY = re.compile(r"pass|secret|token|private_key", re.IGNORECASE)
 FABRIC_DEVICE = "(fabric)"
 
@@ -65,6 +67,17 @@ def paused_gc() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def gc_paused(func: F) -> F:
+    """Decorator: run ``func`` with the cyclic garbage collector paused (see :func:`paused_gc`)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with paused_gc():
+            return func(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
 
 
 def public_vars(variables: Mapping[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from fabline import __version__
 from fabline.baseline import load_baseline
 from fabline.checks.registry import load_checks
-from fabline.engine import Engine, paused_gc
+from fabline.engine import Engine, gc_paused
 from fabline.errors import ConfigError
 from fabline.reports import Report, write_reports
 from fabline.results import Severity, exit_code
@@ -37,6 +37,7 @@ def build_engine(
     return Engine(baseline, registry, host_sets, today, exclude_tags)
 
 
+@gc_paused
 def run_check(
     *,
     inventory: Path,
@@ -60,31 +61,6 @@ def run_check(
     the platform parsers into a snapshot first. ``reparse`` re-parses ``snapshot/raw/`` into
     ``snapshot/state/`` before checking, so parser fixes apply to old evidence.
     """
-    with paused_gc():
-        return _run_check(
-            inventory=inventory, snapshot=snapshot, baselines=baselines, checks_dir=checks_dir, limit=limit,
-            out=out, formats=formats, fail_on=fail_on, today=today, previous=previous, cabling=cabling,
-            reparse=reparse, intended=intended, history=history,
-        )  # fmt: skip
-
-
-def _run_check(
-    *,
-    inventory: Path,
-    snapshot: Path,
-    baselines: list[Path],
-    checks_dir: Path | None,
-    limit: str | None,
-    out: Path | None,
-    formats: list[str],
-    fail_on: str,
-    today: dt.date | None,
-    previous: Path | None,
-    cabling: Path | None,
-    reparse: bool,
-    intended: Path | None,
-    history: Path | None,
-) -> tuple[Report, list[Path]]:
     from fabline.inventory import load_inventory
 
     inv = load_inventory(inventory)
