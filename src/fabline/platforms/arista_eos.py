@@ -26,6 +26,7 @@ from fabline.platforms.base import (
     Platform,
     check_text,
     load_json,
+    table_rows,
 )
 
 
@@ -215,6 +216,7 @@ _STATUS_WORDS = (
     "connected|notconnect|disabled|errdisabled|inactive|monitoring|sfpabsent|xcvrabsent|"
     "notpresent|suspended|lowerlayerdown"
 )
+_LLDP_ROW = re.compile(r"(\S+)\s+(\S+)\s+(\S+)\s+(\d+)\s*$")
 _STATUS_ROW = re.compile(
     rf"^(?P<port>\S+)\s+(?:(?P<name>.*?)\s+)?(?P<status>{_STATUS_WORDS})\s+"
     r"(?P<vlan>in Po\d+|\S+)\s+(?P<duplex>\S+)\s+(?P<speed>\S+)(?:\s+(?P<type>.*?))?\s*$",
@@ -230,17 +232,8 @@ def parse_show_interfaces_status(output: str, ctx: ParseContext) -> Fragment:
     """
     expected = "EOS 'show interfaces status' table (Port Name Status Vlan Duplex Speed Type)"
     text = check_text(output, ctx, expected)
-    lines = text.splitlines()
-    start = next((i for i, ln in enumerate(lines) if re.match(r"^Port\s+Name\s+Status", ln)), None)
-    if start is None:
-        raise ctx.fail(expected, "no 'Port Name Status' header")
     interfaces: dict[str, Any] = {}
-    for line in lines[start + 1 :]:
-        if not line.strip() or re.fullmatch(r"[\s-]+", line):
-            continue
-        m = _STATUS_ROW.match(line)
-        if not m:
-            raise ctx.fail(expected, f"unreadable row {line.strip()!r}")
+    for m in table_rows(text, ctx, expected, r"^Port\s+Name\s+Status", _STATUS_ROW, "Port Name Status"):
         name = canonical_name(m["port"])
         if not kept(name):
             continue
@@ -352,17 +345,10 @@ def parse_show_lldp_neighbors(output: str, ctx: ParseContext) -> Fragment:
     """
     expected = "EOS 'show lldp neighbors' table (Port  Neighbor Device ID  Neighbor Port ID  TTL)"
     text = check_text(output, ctx, expected)
-    lines = text.splitlines()
-    start = next((i for i, ln in enumerate(lines) if re.match(r"^Port\s+Neighbor Device ID", ln)), None)
-    if start is None:
-        raise ctx.fail(expected, "no 'Port  Neighbor Device ID' header")
     interfaces: dict[str, Any] = {}
-    for line in lines[start + 1 :]:
-        if not line.strip() or re.fullmatch(r"[\s-]+", line):
-            continue
-        m = re.fullmatch(r"(\S+)\s+(\S+)\s+(\S+)\s+(\d+)\s*", line)
-        if not m:
-            raise ctx.fail(expected, f"unreadable row {line.strip()!r}")
+    for m in table_rows(
+        text, ctx, expected, r"^Port\s+Neighbor Device ID", _LLDP_ROW, "Port  Neighbor Device ID"
+    ):
         name = canonical_name(m.group(1))
         if kept(name):
             interfaces[name] = {"lldp": _lldp_entry(m.group(2), m.group(3))}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -196,6 +196,33 @@ def merge_fragments(fragments: Iterable[Mapping[str, Any]]) -> Fragment:
     for frag in fragments:
         deep_merge(state, frag)
     return state
+
+
+def table_rows(
+    text: str, ctx: ParseContext, expected: str, header: str, row: re.Pattern[str], title: str
+) -> Iterator[re.Match[str]]:
+    """Rows of a CLI table below its header line (regex ``header``, named ``title``), each matched by ``row``.
+
+    Lines before the header, blank lines and dash-only rulers are skipped; a row ``row`` does not
+    match is a ParseError (never silently dropped).
+
+    Example:
+        >>> ctx = ParseContext("x", "show t")
+        >>> [m["a"] for m in table_rows("Port  Speed\\n----  -----\\nEt1   400G\\n", ctx, "t", r"Port\\s+Speed",
+        ...                               re.compile(r"(?P<a>\\S+)\\s+(?P<b>\\S+)$"), "Port Speed")]
+        ['Et1']
+    """
+    lines = text.splitlines()
+    start = next((i for i, ln in enumerate(lines) if re.match(header, ln)), None)
+    if start is None:
+        raise ctx.fail(expected, f"no {title!r} header")
+    for line in lines[start + 1 :]:
+        if not line.strip() or re.fullmatch(r"[\s-]+", line):
+            continue
+        m = row.match(line)
+        if not m:
+            raise ctx.fail(expected, f"unreadable row {line.strip()!r}")
+        yield m
 
 
 def split_dashed_table(text: str) -> list[dict[str, str]]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from fabline.platforms.base import Command, Fragment, ParseContext, Platform, check_text
+from fabline.platforms.base import Command, Fragment, ParseContext, Platform, check_text, table_rows
 from fabline.platforms.cisco_nxos_config import parse_show_running_config
 from fabline.platforms.cisco_nxos_names import canonical_name, is_mac, kept
 
@@ -144,17 +144,8 @@ def parse_show_interface_status(output: str, ctx: ParseContext) -> Fragment:
     """
     expected = "NX-OS 'show interface status' table (Port Name Status Vlan Duplex Speed Type)"
     text = check_text(output, ctx, expected)
-    lines = text.splitlines()
-    start = next((i for i, ln in enumerate(lines) if re.match(r"^Port\s+Name\s+Status", ln)), None)
-    if start is None:
-        raise ctx.fail(expected, "no 'Port Name Status' header")
     interfaces: dict[str, Any] = {}
-    for line in lines[start + 1 :]:
-        if not line.strip() or re.fullmatch(r"[\s-]+", line):
-            continue
-        m = _STATUS_ROW.match(line)
-        if not m:
-            raise ctx.fail(expected, f"unreadable row {line.strip()!r}")
+    for m in table_rows(text, ctx, expected, r"^Port\s+Name\s+Status", _STATUS_ROW, "Port Name Status"):
         name = canonical_name(m["port"])
         if not kept(name):
             continue
