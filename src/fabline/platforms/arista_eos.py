@@ -27,6 +27,7 @@ from fabline.platforms.base import (
     check_text,
     load_json,
     table_rows,
+    text_blocks,
 )
 
 
@@ -183,13 +184,12 @@ def parse_show_interfaces(output: str, ctx: ParseContext) -> Fragment:
     """``show interfaces`` (text): admin/oper state, mtu, speed, autoneg, description, CRC."""
     expected = "EOS 'show interfaces' text ('<name> is up, line protocol is up' blocks)"
     text = check_text(output, ctx, expected)
-    heads = list(_TEXT_IF_HEAD.finditer(text))
-    if not heads:
+    blocks = text_blocks(text, _TEXT_IF_HEAD)
+    if not blocks:
         raise ctx.fail(expected)
     interfaces: dict[str, Any] = {}
-    for i, head in enumerate(heads):
+    for head, block in blocks:
         name = canonical_name(head["name"])
-        block = text[head.end() : heads[i + 1].start() if i + 1 < len(heads) else len(text)]
         if not kept(name):
             continue
         entry: dict[str, Any] = {
@@ -378,13 +378,12 @@ def parse_show_lldp_neighbors_detail(output: str, ctx: ParseContext) -> Fragment
     """
     expected = "EOS 'show lldp neighbors detail' text ('Interface X detected N LLDP neighbors')"
     text = check_text(output, ctx, expected)
-    heads = list(re.finditer(r"^Interface (\S+) detected (\d+) LLDP neighbors?:", text, re.MULTILINE))
-    if not heads:
+    blocks = text_blocks(text, r"^Interface (\S+) detected (\d+) LLDP neighbors?:")
+    if not blocks:
         raise ctx.fail(expected)
     interfaces: dict[str, Any] = {}
-    for i, head in enumerate(heads):
+    for head, block in blocks:
         name = canonical_name(head.group(1))
-        block = text[head.end() : heads[i + 1].start() if i + 1 < len(heads) else len(text)]
         if head.group(2) == "0" or not kept(name):
             continue
         first = re.split(r"^\s*Neighbor ", block, flags=re.MULTILINE)

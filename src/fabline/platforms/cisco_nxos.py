@@ -18,7 +18,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from fabline.platforms.base import Command, Fragment, ParseContext, Platform, check_text, table_rows
+from fabline.platforms.base import (
+    Command,
+    Fragment,
+    ParseContext,
+    Platform,
+    check_text,
+    table_rows,
+    text_blocks,
+)
 from fabline.platforms.cisco_nxos_config import parse_show_running_config
 from fabline.platforms.cisco_nxos_names import canonical_name, is_mac, kept
 
@@ -92,13 +100,12 @@ def parse_show_interface(output: str, ctx: ParseContext) -> Fragment:
     """
     expected = "NX-OS 'show interface' text ('<name> is up|down' blocks)"
     text = check_text(output, ctx, expected)
-    heads = list(_IF_HEAD.finditer(text))
-    if not heads:
+    blocks = text_blocks(text, _IF_HEAD)
+    if not blocks:
         raise ctx.fail(expected)
     interfaces: dict[str, Any] = {}
-    for i, head in enumerate(heads):
+    for head, block in blocks:
         name = canonical_name(head["name"])
-        block = text[head.end() : heads[i + 1].start() if i + 1 < len(heads) else len(text)]
         if not kept(name):
             continue
         entry: dict[str, Any] = {"oper_up": head["state"] == "up"}
@@ -265,12 +272,11 @@ def parse_show_interface_transceiver(output: str, ctx: ParseContext) -> Fragment
     """
     expected = "NX-OS 'show interface transceiver' text ('EthernetX/Y' / 'transceiver is present' blocks)"
     text = check_text(output, ctx, expected)
-    heads = list(re.finditer(r"^(Ethernet\S+)\s*$", text, re.MULTILINE))
-    if not heads or "transceiver is" not in text:
+    blocks = text_blocks(text, r"^(Ethernet\S+)\s*$")
+    if not blocks or "transceiver is" not in text:
         raise ctx.fail(expected)
     interfaces: dict[str, Any] = {}
-    for i, head in enumerate(heads):
-        block = text[head.end() : heads[i + 1].start() if i + 1 < len(heads) else len(text)]
+    for head, block in blocks:
         if not re.search(r"transceiver is present", block):
             continue
         optics: dict[str, Any] = {}
