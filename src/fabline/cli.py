@@ -17,11 +17,13 @@ from rich.console import Console
 
 from fabline import __version__
 from fabline.clicommon import (
-    SEVERITIES,
     baseline_option,
     baseline_paths,
     checks_dir_or_default,
     checks_option,
+    fabric_inputs_options,
+    fail_on_option,
+    formats_option,
     friendly,
     inventory_option,
     parse_formats,
@@ -51,16 +53,11 @@ def main() -> None:
 @checks_option
 @click.option("-l", "--limit", default=None, help="Ansible host pattern, e.g. 'leaf*', 'fabric:!leaf-r2-a'.")
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None, help="Folder for report files.")
-@click.option("-f", "--format", "formats", default="json,junit,md", show_default=True,
-              help="Report files to write with --out: comma-separated json, junit, md, html, prom.")  # fmt: skip
-@click.option("--fail-on", type=click.Choice(SEVERITIES), default="minor", show_default=True,
-              help="Lowest severity of a failure that makes the exit code 4.")  # fmt: skip
+@formats_option
+@fail_on_option
 @click.option("--today", type=click.DateTime(["%Y-%m-%d"]), default=None,
               help="Date waivers expire against (default: today).")  # fmt: skip
-@click.option("--previous", type=click.Path(path_type=Path), default=None,
-              help="An earlier snapshot: counter checks judge deltas between the two.")  # fmt: skip
-@click.option("--cabling", type=click.Path(path_type=Path), default=None,
-              help="Cabling plan CSV (expected links) for the rail and Clos checks.")  # fmt: skip
+@fabric_inputs_options
 @click.option("--history", "history", is_flag=False, flag_value=".fabline/history.sqlite", default=None,
               type=click.Path(path_type=Path), metavar="[DB]",
               help="Record the run in the history (default DB .fabline/history.sqlite).")  # fmt: skip

@@ -99,3 +99,31 @@ def parse_formats(value: str) -> list[str]:
         if f not in FORMATS:
             raise click.BadParameter(f"unknown format {f!r}; choose from {', '.join(FORMATS)}")
     return fmts
+
+
+def formats_option(func: F) -> F:
+    """``-f/--format json,junit,md``: the report files written with ``--out``."""
+    return click.option(
+        "-f", "--format", "formats", default="json,junit,md", show_default=True,
+        help=f"Report files to write with --out: comma-separated {', '.join(FORMATS)}.",
+    )(func)  # fmt: skip
+
+
+def fail_on_option(func: F) -> F:
+    """``--fail-on SEVERITY``: the lowest failure severity that makes the exit code 4."""
+    return click.option(
+        "--fail-on", type=click.Choice(SEVERITIES), default="minor", show_default=True,
+        help="Lowest severity of a failure that makes the exit code 4.",
+    )(func)  # fmt: skip
+
+
+def fabric_inputs_options(func: F) -> F:
+    """``--previous SNAPDIR`` and ``--cabling CSV``: run-wide inputs of the fabric checks."""
+    func = click.option(
+        "--cabling", type=click.Path(path_type=Path), default=None,
+        help="Cabling plan CSV (expected links) for the rail and Clos checks.",
+    )(func)  # fmt: skip
+    return click.option(
+        "--previous", type=click.Path(path_type=Path), default=None,
+        help="An earlier snapshot: counter checks judge deltas between the two.",
+    )(func)  # fmt: skip

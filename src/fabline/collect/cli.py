@@ -12,11 +12,13 @@ import click
 from rich.console import Console
 
 from fabline.clicommon import (
-    SEVERITIES,
     baseline_option,
     baseline_paths,
     checks_dir_or_default,
     checks_option,
+    fabric_inputs_options,
+    fail_on_option,
+    formats_option,
     friendly,
     inventory_option,
     parse_formats,
@@ -158,14 +160,9 @@ def collect(
 @checks_option
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
               help="Folder for report files.")  # fmt: skip
-@click.option("-f", "--format", "formats", default="json,junit,md", show_default=True,
-              help="Report files: comma-separated json, junit, md.")  # fmt: skip
-@click.option("--fail-on", type=click.Choice(SEVERITIES), default="minor", show_default=True,
-              help="Lowest severity of a failure that makes the exit code 4.")  # fmt: skip
-@click.option("--previous", type=click.Path(path_type=Path), default=None,
-              help="An earlier snapshot: counter checks judge deltas between the two.")  # fmt: skip
-@click.option("--cabling", type=click.Path(path_type=Path), default=None,
-              help="Cabling plan CSV (expected links) for the rail and Clos checks.")  # fmt: skip
+@formats_option
+@fail_on_option
+@fabric_inputs_options
 @click.option("-q", "--quiet", is_flag=True, help="No console summary.")
 @friendly
 def run(
