@@ -11,9 +11,9 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
-from rich.console import Console
 
 from fabline import __version__
 from fabline.clicommon import (
@@ -30,8 +30,61 @@ from fabline.clicommon import (
 )
 from fabline.errors import ConfigError
 
+# Commands that live with their feature (collection, simulator, design, history) are registered
+# from these modules, imported only when needed: a command's module when that command runs, every
+# module for the command list (``--help``) or a name not in the hints. ``fabline check`` thus never
+# imports the SSH stacks. The hints only save imports; a command missing from them is still found.
+_COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "fabline.collect.cli": ("collect", "run", "demo"),
+    "fabline.sim.cli": ("sim",),
+    "fabline.design.cli": ("design", "render"),
+    "fabline.history.cli": ("history", "diff", "drift"),
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+
+class _FablineGroup(click.Group):
+    """The main group: built-in commands, plus feature commands registered on first use."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._loaded: set[str] = set()
+
+    def _load(self, module_name: str) -> None:
+        import importlib
+
+        if module_name in self._loaded:
+            return
+        self._loaded.add(module_name)
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:  # a feature in progress: its commands are simply absent
+            if exc.name is not None and module_name.startswith(exc.name):
+                return
+            raise
+        for command in module.COMMANDS:
+            self.add_command(command)
+
+    def _load_all(self) -> None:
+        for module_name in _COMMAND_MODULES:
+            self._load(module_name)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            for module_name, names in _COMMAND_MODULES.items():
+                if cmd_name in names:
+                    self._load(module_name)
+        if cmd_name not in self.commands:
+            self._load_all()
+        return self.commands.get(cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        self._load_all()
+        return super().list_commands(ctx)
+
+
+@click.group(
+    cls=_FablineGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110}
+)
 @click.version_option(__version__, prog_name="fabline")
 def main() -> None:
     """fabline: compliance and baseline checks for RoCE GPU-cluster fabrics.
@@ -103,6 +156,8 @@ def check(
         history=history,
     )
     if not quiet:
+        from rich.console import Console
+
         from fabline.reports.console import print_summary
 
         console = Console(stderr=False)
@@ -214,6 +269,7 @@ def checks_list(baselines: tuple[Path, ...], checks_dir: Path | None, as_json: b
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
+    from rich.console import Console
     from rich.table import Table
 
     table = Table(title="checks")
@@ -241,30 +297,3 @@ def parse(platform_id: str, command_line: str, file: Path) -> None:
         raise ConfigError(f"cannot read: {exc.strerror}", file=file) from None
     fragment = parse_output(platform_id, command_line, text)
     click.echo(json.dumps(fragment, indent=2, sort_keys=False))
-
-
-# Commands that live with their feature (collection, simulator, design, history) register here.
-# The list is explicit; a module that is not there yet (a feature in progress) is skipped.
-_COMMAND_MODULES = (
-    "fabline.collect.cli",
-    "fabline.sim.cli",
-    "fabline.design.cli",
-    "fabline.history.cli",
-)
-
-
-def _register_feature_commands() -> None:
-    import importlib
-
-    for name in _COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name is not None and name.startswith(exc.name):
-                continue
-            raise
-        for command in module.COMMANDS:
-            main.add_command(command)
-
-
-_register_feature_commands()
