@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+import shlex
+
 import pytest
 
 from fabline import synthetic
@@ -20,9 +23,9 @@ from fabline.sim.faults import (
     wrong_mtu,
 )
 from fabline.sim.render import render
-from fabline.sim.render.common import Answer
+from fabline.sim.render.common import Answer, split_words
 from fabline.sim.server import Simulator
-from fabline.sim.shell import SessionDrop, Shell
+from fabline.sim.shell import SessionDrop, Shell, _tokens
 
 
 def _echo_shell() -> Shell:
@@ -78,6 +81,51 @@ def test_shell_drop_keeps_what_was_sent() -> None:
 def test_unterminated_quote_is_a_bash_error() -> None:
     answer = _echo_shell().run("echo 'oops")
     assert answer.code == 2 and "syntax error" in answer.err
+
+
+def _shlex_tokens(script: str) -> list[str]:
+    lex = shlex.shlex(script, posix=True, punctuation_chars=";&|<>\n")
+    lex.whitespace = " \t\r"
+    lex.whitespace_split = True
+    lex.commenters = "#"
+    return list(lex)
+
+
+def test_fast_tokenizers_split_as_shlex_does() -> None:
+    # The regex fast paths (no quotes, escapes or comments) must give shlex's words exactly.
+    pieces = [
+        *"ab01 \t\r\n;&|<>$?-=./*_\x0b\x0c\u00e9",
+        "echo",
+        "2>&1",
+        ">&2",
+        "&&",
+        "||",
+        "'",
+        '"',
+        "\\",
+        "#",
+    ]
+    rnd = random.Random(7)
+    for _ in range(5000):
+        script = "".join(rnd.choice(pieces) for _ in range(rnd.randrange(0, 20)))
+        try:
+            expected: list[str] | None = _shlex_tokens(script)
+        except ValueError:
+            expected = None
+        try:
+            got: list[str] | None = _tokens(script)
+        except ValueError:
+            got = None
+        assert got == expected, script
+        try:
+            expected = shlex.split(script)
+        except ValueError:
+            expected = None
+        try:
+            got = split_words(script)
+        except ValueError:
+            got = None
+        assert got == expected, script
 
 
 @pytest.fixture(scope="module")
@@ -222,3 +270,10 @@ def test_host_files_and_globs(lab: Simulator) -> None:
     assert out == "104\n"  # planted: RDMA-CM ToS without ECN capability on gpu-001 eth2
     out = _run(lab, "gpu-001", "cat /etc/missing")
     assert "No such file or directory" in out
+    assert "Is a directory" in _run(lab, "gpu-001", "cat /sys/class/net/eth0/")
+    assert "Is a directory" in _run(lab, "gpu-001", "cat /")
+    assert "No such file" in _run(lab, "gpu-001", "cat /sys/class/net/eth")
+    out = _run(lab, "gpu-001", "grep -H . /sys/class/net/eth0/ecn/roce_np/enable/[0-1]")
+    assert out.splitlines() == [f"/sys/class/net/eth0/ecn/roce_np/enable/{p}:0" for p in (0, 1)]
+    out = _run(lab, "gpu-001", "cat /sys/class/net/eth9*/mtu")
+    assert "cat: /sys/class/net/eth9*/mtu: No such file or directory" in out

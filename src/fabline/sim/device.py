@@ -11,7 +11,7 @@ import copy
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from fabline import synthetic
 from fabline.sim.faults import RisingCounter, TransportFault
@@ -19,6 +19,7 @@ from fabline.sim.render import normalize
 from fabline.sim.render.common import Answer
 
 Renderer = Callable[["SimDevice", str], Answer]
+T = TypeVar("T")
 
 
 @dataclass
@@ -46,6 +47,7 @@ class SimDevice:
     sessions: int = 0
     _state: dict[str, Any] | None = field(default=None, repr=False)
     _cache: dict[tuple[str, int], Answer] = field(default_factory=dict, repr=False)
+    _derived: dict[tuple[str, int], Any] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -87,6 +89,17 @@ class SimDevice:
             hit = renderer(self, key[0])
             self._cache[key] = hit
         return hit
+
+    def derived(self, name: str, build: Callable[[], T]) -> T:
+        """A value computed from the state (a host's file table), built once per state version.
+
+        ``build`` must depend only on :meth:`state`; like answers, it is built again per session
+        when counters rise.
+        """
+        key = (name, self.sessions if self.rising else 0)
+        if key not in self._derived:
+            self._derived[key] = build()
+        return cast(T, self._derived[key])
 
     def transport_fault(self, kind: str, command: str | None = None) -> TransportFault | None:
         """The transport fault of this kind that applies to ``command`` (any command when unset)."""

@@ -327,6 +327,8 @@ class Simulator:
         Raises:
             SessionDrop: A ``drop`` fault cuts this command's answer.
         """
+        if not dev.transport:
+            return dev.answer(line, render)
         allowed = _allowed(dev.platform, line)
         for kind in ("missing_command", "garbled", "drop"):
             f = dev.transport_fault(kind, line) if allowed else None

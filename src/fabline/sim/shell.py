@@ -14,14 +14,19 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fabline.sim.render.common import Answer
 
 Simple = Callable[[str], Answer]
 
+_REDIRECT = ("<", ">")
 _SAFE = re.compile(r"^[\w@%+=:,./*?\[\]{}|-]+$")
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# Characters that need shlex's state machine (quotes, escapes, comments).
+_SPECIAL = re.compile(r"['\"\\#]")
+# Otherwise a token is a run of operator characters or a run of anything but blanks and operators.
+_WORD = re.compile(r"[;&|<>\n]+|[^ \t\r;&|<>\n]+")
 
 
 class SessionDrop(Exception):
@@ -34,8 +39,9 @@ class SessionDrop(Exception):
 
 @dataclass
 class _Result:
-    out: str = ""
-    err: str = ""
+    # Output pieces, joined once at the end (a script of a hundred commands appends a hundred).
+    out: list[str] = field(default_factory=list)
+    err: list[str] = field(default_factory=list)
     code: int = 0
     exited: bool = False
 
@@ -51,6 +57,17 @@ def command_line(argv: list[str]) -> str:
 
 
 def _tokens(script: str) -> list[str]:
+    """Split a script into words and operators the way ``shlex`` (POSIX, punctuation) does.
+
+    A script without quotes, backslashes or comments (what collectors send) is split by one
+    regular expression; anything else goes through :mod:`shlex`.
+
+    Example:
+        >>> _tokens("ethtool -i eth0 2>&1; echo M $? >&2")
+        ['ethtool', '-i', 'eth0', '2', '>&', '1', ';', 'echo', 'M', '$?', '>&', '2']
+    """
+    if _SPECIAL.search(script) is None:
+        return _WORD.findall(script)
     lex = shlex.shlex(script, posix=True, punctuation_chars=";&|<>\n")
     lex.whitespace = " \t\r"
     lex.whitespace_split = True
@@ -112,8 +129,8 @@ class Shell:
         try:
             self._sequence(tokens, res)
         except SessionDrop as drop:
-            raise SessionDrop(res.out + drop.partial) from None
-        return Answer(res.out, res.code, res.err)
+            raise SessionDrop("".join(res.out) + drop.partial) from None
+        return Answer("".join(res.out), res.code, "".join(res.err))
 
     def _sequence(self, tokens: list[str], res: _Result) -> None:
         # Split into (operator, pipeline) pairs; the operator decides whether the pipeline runs.
@@ -139,11 +156,14 @@ class Shell:
 
     def _pipeline(self, words: list[str], res: _Result) -> None:
         stages: list[list[str]] = [[]]
-        for w in words:
-            if w == "|":
-                stages.append([])
-            else:
-                stages[-1].append(w)
+        if "|" in words:
+            for w in words:
+                if w == "|":
+                    stages.append([])
+                else:
+                    stages[-1].append(w)
+        else:
+            stages[0] = words
         out, err, code = self._simple(stages[0], res)
         for stage in stages[1:]:
             argv, _redir = self._redirections(stage)
@@ -155,12 +175,16 @@ class Shell:
                 out, code = "", 2
             else:
                 out, code = filtered
-        res.out += out
-        res.err += err
+        if out:
+            res.out.append(out)
+        if err:
+            res.err.append(err)
         res.code = self.last = code
 
     @staticmethod
     def _redirections(words: list[str]) -> tuple[list[str], list[str]]:
+        if not any(w[:1] in _REDIRECT for w in words):
+            return list(words), []
         argv: list[str] = []
         redir: list[str] = []
         i = 0

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import math
+import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+# Characters that need shlex's quoting rules; without them a command line splits on blanks.
+_QUOTING = re.compile(r"['\"\\]")
+_BLANKS = re.compile(r"[^ \t\r\n]+")
 
 
 @dataclass(frozen=True)
@@ -20,6 +26,21 @@ class Answer:
     out: str
     code: int = 0
     err: str = ""
+
+
+def split_words(line: str) -> list[str]:
+    """``shlex.split(line)``, without shlex's character-by-character scan when nothing is quoted.
+
+    Raises:
+        ValueError: An unterminated quote (as ``shlex.split``).
+
+    Example:
+        >>> split_words("ethtool -i eth0"), split_words("echo 'a b'")
+        (['ethtool', '-i', 'eth0'], ['echo', 'a b'])
+    """
+    if _QUOTING.search(line) is None:
+        return _BLANKS.findall(line)
+    return shlex.split(line)
 
 
 def simple_table(

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import shlex
+import re
 from typing import TYPE_CHECKING, Any
 
-from fabline.sim.render.common import Answer, dbm_text, mw
+from fabline.sim.render.common import Answer, dbm_text, mw, split_words
 
 if TYPE_CHECKING:
     from fabline.sim.device import SimDevice
@@ -354,6 +354,29 @@ def _lsmod(state: dict[str, Any]) -> str:
     return "\n".join(rows) + "\n"
 
 
+class FileTable(dict[str, str]):
+    """Path -> content of a host's readable files, with the directory levels globs match against."""
+
+    def __init__(self, files: dict[str, str]) -> None:
+        super().__init__(files)
+        self._levels: dict[int, list[str]] = {}
+        self._dirs: set[str] | None = None
+
+    def level(self, depth: int) -> list[str]:
+        """Every path cut after its ``depth``-th slash (files and directories), sorted, no repeats."""
+        found = self._levels.get(depth)
+        if found is None:
+            cut = {"/".join(f.split("/")[: depth + 1]) for f in self if f.count("/") >= depth}
+            found = self._levels[depth] = sorted(cut)
+        return found
+
+    def is_dir(self, path: str) -> bool:
+        """Whether some file lies under ``path``."""
+        if self._dirs is None:
+            self._dirs = {f[:i] for f in self for i in range(len(f)) if f[i] == "/"}
+        return path.rstrip("/") in self._dirs
+
+
 def files(dev: SimDevice, state: dict[str, Any]) -> dict[str, str]:
     """The host's readable files (sysfs, configfs, /etc) that allow-listed commands read."""
     out: dict[str, str] = {
@@ -398,26 +421,24 @@ def files(dev: SimDevice, state: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def _expand(paths: list[str], fs: dict[str, str]) -> list[str]:
+def _expand(paths: list[str], fs: FileTable) -> list[str]:
     """Shell glob expansion over the file table (an unmatched pattern stays as written)."""
     out = []
     for p in paths:
         if any(ch in p for ch in "*?["):
-            depth = p.count("/")
-            candidates = {"/".join(f.split("/")[: depth + 1]) for f in fs if f.count("/") >= depth}
-            hits = sorted(c for c in candidates if fnmatch.fnmatchcase(c, p))
+            match = re.compile(fnmatch.translate(p)).match  # fnmatchcase, compiled once per glob
+            hits = [c for c in fs.level(p.count("/")) if match(c)]
             out.extend(hits or [p])
         else:
             out.append(p)
     return out
 
 
-def _is_dir(path: str, fs: dict[str, str]) -> bool:
-    prefix = path.rstrip("/") + "/"
-    return any(f.startswith(prefix) for f in fs)
+def _is_dir(path: str, fs: FileTable) -> bool:
+    return fs.is_dir(path)
 
 
-def _cat(args: list[str], fs: dict[str, str]) -> Answer:
+def _cat(args: list[str], fs: FileTable) -> Answer:
     out, err, code = [], [], 0
     for p in _expand(args, fs):
         if p in fs:
@@ -431,7 +452,7 @@ def _cat(args: list[str], fs: dict[str, str]) -> Answer:
     return Answer("".join(out), code, "".join(err))
 
 
-def _grep(args: list[str], fs: dict[str, str]) -> Answer:
+def _grep(args: list[str], fs: FileTable) -> Answer:
     opts = [a for a in args if a.startswith("-")]
     rest = [a for a in args if not a.startswith("-")]
     if not rest or rest[0] != ".":
@@ -451,7 +472,7 @@ def _grep(args: list[str], fs: dict[str, str]) -> Answer:
     return Answer("".join(out), 0 if found else (2 if err else 1), "".join(err))
 
 
-def _ls(args: list[str], fs: dict[str, str]) -> Answer:
+def _ls(args: list[str], fs: FileTable) -> Answer:
     paths = [a for a in args if not a.startswith("-")] or ["."]
     out, err, code = [], [], 0
     expanded = _expand(paths, fs)
@@ -480,7 +501,7 @@ def render(dev: SimDevice, line: str) -> Answer:
     """Run one simple command line of a Linux GPU host against its state."""
     state = dev.state()
     try:
-        argv = shlex.split(line)
+        argv = split_words(line)
     except ValueError:
         return Answer("", 2, "bash: syntax error: unexpected end of file\n")
     if not argv:
@@ -500,7 +521,7 @@ def render(dev: SimDevice, line: str) -> Answer:
         return index[name], name, ifaces[name]
 
     if cmd in ("cat", "grep", "ls"):
-        fs = files(dev, state)
+        fs = dev.derived("files", lambda: FileTable(files(dev, state)))
         return {"cat": _cat, "grep": _grep, "ls": _ls}[cmd](args, fs)
     if cmd == "hostname":
         return Answer(dev.name + "\n")

@@ -7,11 +7,10 @@ JSON as ``show runningconfiguration all`` prints it).
 from __future__ import annotations
 
 import json
-import shlex
 from typing import TYPE_CHECKING, Any
 
 from fabline.sim.render import linux
-from fabline.sim.render.common import Answer, mw, ranges, simple_table
+from fabline.sim.render.common import Answer, mw, ranges, simple_table, split_words
 
 if TYPE_CHECKING:
     from fabline.sim.device import SimDevice
@@ -484,7 +483,7 @@ def render(dev: SimDevice, line: str) -> Answer:
     """Run one simple command line on a SONiC switch."""
     state = dev.state()
     try:
-        argv = shlex.split(line)
+        argv = split_words(line)
     except ValueError:
         return Answer("", 2, "-bash: syntax error: unexpected end of file\n")
     if not argv:
