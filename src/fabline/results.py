@@ -7,7 +7,7 @@ never yields ``pass``: its results are ``error``.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from enum import IntEnum, StrEnum
 from typing import Any
 
@@ -200,6 +200,10 @@ class PassBlock(Result):
         self.subjects: list[Any] = subjects
 
 
+#: Passes of one check on one device: ``(check, device, severity, expected, subjects)``.
+PassRun = tuple[str, str, Severity, Any, Sequence[str | None]]
+
+
 class ResultStore:
     """All results of a run, in run order, stored compactly.
 
@@ -268,6 +272,31 @@ class ResultStore:
                     if r is not None
                     else Result(check, device, subject, Status.PASS, severity, expected, None, "")
                 )
+
+    def runs(self) -> Iterator[Result | PassRun]:
+        """Every result in run order, with passes kept in runs: what report writers stream.
+
+        Yields a :class:`Result`, or a :data:`PassRun` ``(check, device, severity, expected,
+        subjects)`` standing for one ``pass`` result per subject (no ``actual``, no message).
+        Expanding the runs gives exactly what iterating the store gives.
+        """
+        for block in self._blocks:
+            if isinstance(block, Result):
+                yield block
+                continue
+            check, device, severity, expected, subjects, problems = block
+            if not problems:
+                if subjects:
+                    yield (check, device, severity, expected, subjects)
+                continue
+            start = 0
+            for i in sorted(problems):
+                if i > start:
+                    yield (check, device, severity, expected, subjects[start:i])
+                yield problems[i]
+                start = i + 1
+            if start < len(subjects):
+                yield (check, device, severity, expected, subjects[start:])
 
     def summary(self) -> dict[str, Any]:
         """Counts by status, by severity of failures and by device, without materialising passes."""

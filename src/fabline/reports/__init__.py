@@ -88,14 +88,18 @@ def write_reports(report: Report, formats: list[str], out_dir: Path) -> list[Pat
 
     Files are written atomically (temporary file, then rename) so a reader never sees half a report.
     """
-    table = writers()
+    table: dict[str, tuple[str, Callable[[Report], str | bytes]]] = dict(writers())
+    from fabline.reports import jsonreport
+
+    table["json"] = ("report.json", jsonreport.render_bytes)  # skips decoding and re-encoding 70 MB
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for fmt in formats:
         filename, render = table[fmt]
         target = out_dir / filename
         tmp = target.with_name(f".{filename}.tmp")
-        tmp.write_text(render(report), "utf-8")
+        data = render(report)
+        tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
         tmp.replace(target)
         written.append(target)
     return written
