@@ -191,6 +191,24 @@ def test_eos_pager_without_terminal_length(sim: Simulator) -> None:
         c.close()
 
 
+def test_line_editing_in_one_chunk(sim: Simulator) -> None:
+    # Typed text, DEL, ^C and control characters arriving in one packet are handled as typed.
+    c = _client(sim, "spine-01")
+    chan = c.invoke_shell(width=200, height=24)
+    try:
+        chan.send(b"terminal length 0\r\nshow verx\x7fsion\r\nfoo\x03sho\x08\x08\x08\x01bad\r\n")
+        buf = b""
+        deadline = time.time() + 5
+        while b"% Invalid input" not in buf and time.time() < deadline:
+            if chan.recv_ready():
+                buf += chan.recv(65536)
+            time.sleep(0.01)
+        assert b"spine-01#show verx\x08 \x08sion\r\nArista " in buf
+        assert b"spine-01#foo^C\r\nspine-01#sho\x08 \x08\x08 \x08\x08 \x08bad\r\n% Invalid input\r\n" in buf
+    finally:
+        c.close()
+
+
 @pytest.mark.parametrize(
     ("name", "device_type", "command", "prompt"),
     [

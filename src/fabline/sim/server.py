@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 import socket
 import threading
 from collections.abc import Iterator, Sequence
@@ -31,6 +32,10 @@ from fabline.sim.shell import SessionDrop
 __all__ = ["Simulator", "TransportFault", "run_simulator"]
 
 AnyFault = synthetic.Fault | TransportFault | RisingCounter
+
+# What a terminal echoes and adds to the input line as typed: anything but control characters (tab
+# is typed text, DEL is backspace).
+_TYPED = re.compile(r"[^\x00-\x08\x0a-\x1f\x7f]+")
 
 
 def address_of(base: str, index: int) -> str:
@@ -402,7 +407,20 @@ class Simulator:
                 continue
             if not data:
                 break
-            for ch in data.decode("utf-8", "replace"):
+            text = data.decode("utf-8", "replace")
+            i, end = 0, len(text)
+            while i < end:
+                if not pending:
+                    # Typed text up to the next control character: echoed and kept in one go.
+                    run = _TYPED.match(text, i)
+                    if run is not None:
+                        line += run.group()
+                        write(run.group())
+                        skip_lf = False
+                        i = run.end()
+                        continue
+                ch = text[i]
+                i += 1
                 if pending:
                     # The pager waits for a key: space/enter shows more, anything else stops.
                     write("\r" + " " * len(d.more) + "\r")
@@ -433,8 +451,8 @@ class Simulator:
                     if s.closed:
                         write(out)
                         break
-                    lines = out.splitlines(keepends=True)
-                    if d.pager and s.page_lines and len(lines) > s.page_lines:
+                    lines = out.splitlines(keepends=True) if d.pager and s.page_lines else []
+                    if len(lines) > s.page_lines:
                         pending.extend(lines)
                         self._page(write, d, s, pending)
                         if pending:

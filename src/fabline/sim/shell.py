@@ -23,10 +23,12 @@ Simple = Callable[[str], Answer]
 _REDIRECT = ("<", ">")
 _SAFE = re.compile(r"^[\w@%+=:,./*?\[\]{}|-]+$")
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-# Characters that need shlex's state machine (quotes, escapes, comments).
-_SPECIAL = re.compile(r"['\"\\#]")
-# Otherwise a token is a run of operator characters or a run of anything but blanks and operators.
-_WORD = re.compile(r"[;&|<>\n]+|[^ \t\r;&|<>\n]+")
+# Characters that need shlex's state machine: escapes and comments.
+_SPECIAL = re.compile(r"[\\#]")
+# Otherwise a token is a run of operator characters, or a word: a run of anything but blanks,
+# operators and quotes, and quoted strings; a quote without its closing one is an error (group 3).
+_TOKEN = re.compile(r"""([;&|<>\n]+)|((?:[^ \t\r;&|<>\n'"]|'[^']*'|"[^"]*")+)|(['"])""")
+_QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 
 
 class SessionDrop(Exception):
@@ -59,15 +61,27 @@ def command_line(argv: list[str]) -> str:
 def _tokens(script: str) -> list[str]:
     """Split a script into words and operators the way ``shlex`` (POSIX, punctuation) does.
 
-    A script without quotes, backslashes or comments (what collectors send) is split by one
-    regular expression; anything else goes through :mod:`shlex`.
+    A script without backslashes or comments (what collectors send) is split by regular
+    expressions; anything else goes through :mod:`shlex`.
 
     Example:
-        >>> _tokens("ethtool -i eth0 2>&1; echo M $? >&2")
-        ['ethtool', '-i', 'eth0', '2', '>&', '1', ';', 'echo', 'M', '$?', '>&', '2']
+        >>> _tokens("ethtool -i eth0 2>&1; echo M\"\"_END $? >&2")
+        ['ethtool', '-i', 'eth0', '2', '>&', '1', ';', 'echo', 'M_END', '$?', '>&', '2']
     """
     if _SPECIAL.search(script) is None:
-        return _WORD.findall(script)
+        tokens = []
+        for op, word, stray in _TOKEN.findall(script):
+            if stray:
+                raise ValueError("No closing quotation")
+            if op:
+                tokens.append(op)
+            elif "'" in word or '"' in word:
+                tokens.append(
+                    _QUOTED.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2), word)
+                )
+            else:
+                tokens.append(word)
+        return tokens
     lex = shlex.shlex(script, posix=True, punctuation_chars=";&|<>\n")
     lex.whitespace = " \t\r"
     lex.whitespace_split = True
