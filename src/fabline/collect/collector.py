@@ -11,18 +11,19 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fabline import __version__
-from fabline.collect.device import DeviceResult, RetryPolicy, collect_device, now_iso
+from fabline.collect.device import DeviceRef, DeviceResult, Gathered, RetryPolicy, gather_device, now_iso
+from fabline.collect.finisher import Finisher
 from fabline.collect.hostkeys import HostKeyStore
 from fabline.collect.profiles import PROFILES, Profile
 from fabline.collect.transports import ConnectOptions, Session, open_session
-from fabline.collect.writer import MANIFEST_SCHEMA, read_manifest, write_device, write_json_atomic
+from fabline.collect.writer import MANIFEST_SCHEMA, read_manifest, write_json_atomic
 from fabline.errors import ConfigError
 from fabline.inventory import Device
 from fabline.state import UNREADABLE_STATUSES, StateError, load_state_file
@@ -259,27 +260,26 @@ def collect(
             write_json_atomic(out / "manifest.json", manifest)
 
     save(final=True)
+    # Made before any collecting thread: with fork, its worker process starts now.
+    finisher = Finisher(out)
+
+    def report(result: DeviceResult) -> None:
+        with lock:
+            manifest["devices"][result.name] = result.manifest_entry()
+        summary.collected += 1
+        summary.by_status[result.status] += 1
+        if result.status != "ok":
+            errors = result.state.get("errors") or []
+            summary.failed.append((result.name, result.status, first_error(errors) if errors else ""))
+        progress.device_done(result)
+        save()
+
     progress.start(len(todo))
     try:
-
-        def work(device: Device) -> DeviceResult:
-            # Written by the worker: file I/O then overlaps other devices' network waits.
-            result = _safe_collect(device, factory, retry)
-            write_device(out, result.name, result.state, result.raw)
-            return result
-
-        for result in _pool(todo, options.workers, work):
-            with lock:
-                manifest["devices"][result.name] = result.manifest_entry()
-            summary.collected += 1
-            summary.by_status[result.status] += 1
-            if result.status != "ok":
-                errors = result.state.get("errors") or []
-                summary.failed.append((result.name, result.status, first_error(errors) if errors else ""))
-            progress.device_done(result)
-            save()
+        _run(todo, options.workers, lambda d: _safe_gather(d, factory, retry), finisher, report)
         manifest["complete"] = True
     finally:
+        finisher.close()
         progress.finish()
         manifest["finished_at"] = now_iso()
         save(final=True)
@@ -287,40 +287,72 @@ def collect(
     return summary
 
 
-def _safe_collect(
+def _safe_gather(
     device: Device, factory: Callable[[Device, Profile], Session], retry: RetryPolicy
-) -> DeviceResult:
-    """collect_device, with a bug in it turned into the device's ``error`` state (the run goes on)."""
+) -> Gathered:
+    """gather_device, with a bug in it turned into the device's ``error`` state (the run goes on)."""
     try:
-        return collect_device(device, factory, retry)
+        return gather_device(device, factory, retry)
     except Exception as exc:
-        from fabline.collect.device import assemble_state
-        from fabline.collect.transports import ConnectFailure, redact
+        from fabline.collect.transports import redact
 
         message = redact(f"internal error: {type(exc).__name__}: {exc}".splitlines()[0], device.password)
-        failure = ConnectFailure("error", "internal", message, retry=False)
-        status, state = assemble_state(device, PROFILES[device.platform], [], [], now_iso(), failure)
-        return DeviceResult(device.name, device.platform, device.role, status, state, started_at=now_iso())
+        return Gathered(
+            DeviceRef(device.name, device.platform, device.role),
+            failure=("error", "internal", message),
+            started_at=now_iso(),
+        )
 
 
-def _pool(
-    devices: list[Device], workers: int, work: Callable[[Device], DeviceResult]
-) -> Iterator[DeviceResult]:
-    """Results as devices finish, with at most ``workers`` submitted at any time."""
-    pending: set[Future[DeviceResult]] = set()
+def _run(
+    devices: list[Device],
+    workers: int,
+    gather: Callable[[Device], Gathered],
+    finisher: Finisher,
+    done: Callable[[DeviceResult], None],
+) -> None:
+    """Gather devices on at most ``workers`` threads, finish each as it comes, report each when written.
+
+    On an interruption nothing gathered is dropped: devices not started are cancelled, the ones in
+    flight run to their end and every gathered device is finished and reported before it returns.
+    """
+    gathering: set[Future[Gathered]] = set()
+    finishing: set[Future[DeviceResult]] = set()
     it = iter(devices)
+    exhausted = False
+
+    def harvest(finished: set[Future[Any]], stopping: bool = False) -> None:
+        for f in finished:
+            if f in gathering:
+                gathering.discard(f)
+                if stopping and (f.cancelled() or f.exception() is not None):
+                    continue  # interrupted itself: nothing was gathered
+                finishing.add(finisher.submit(f.result()))
+            else:
+                finishing.discard(f)
+                done(f.result())
+
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fabline-collect") as pool:
         try:
-            for device in it:
-                pending.add(pool.submit(work, device))
-                if len(pending) >= workers:
-                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for f in finished:
-                        yield f.result()
-            while pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for f in finished:
-                    yield f.result()
-        finally:
-            for f in pending:
+            while not exhausted or gathering or finishing:
+                while not exhausted and len(gathering) < workers:
+                    device = next(it, None)
+                    if device is None:
+                        exhausted = True
+                        break
+                    gathering.add(pool.submit(gather, device))
+                finished, _ = wait(_either(gathering, finishing), return_when=FIRST_COMPLETED)
+                harvest(finished)
+        except BaseException:
+            for f in gathering:
                 f.cancel()
+            while gathering or finishing:
+                finished, _ = wait(_either(gathering, finishing), return_when=FIRST_COMPLETED)
+                harvest(finished, stopping=True)
+            raise
+
+
+def _either(a: set[Future[Gathered]], b: set[Future[DeviceResult]]) -> set[Future[Any]]:
+    both: set[Future[Any]] = set(a)
+    both.update(b)
+    return both

@@ -11,9 +11,9 @@ import datetime as dt
 import functools
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from fabline.collect.profiles import PROFILES, Profile
 from fabline.collect.transports import (
@@ -86,10 +86,18 @@ def match_command(platform: str, command: str) -> tuple[Command, dict[str, str]]
         >>> match_command("linux", "reboot") is None
         True
     """
+    found = _match(platform, command)
+    return None if found is None else (found[0], dict(found[1]))
+
+
+@functools.lru_cache(maxsize=16384)
+def _match(platform: str, command: str) -> tuple[Command, tuple[tuple[str, str], ...]] | None:
+    # A command line is matched up to three times (plan, last guard, parser choice) and the same
+    # lines recur on every device of a platform: the answer is kept per (platform, line).
     for cmd, rx in _compiled(platform):
         m = rx.match(command)
         if m:
-            return cmd, m.groupdict()
+            return cmd, tuple(m.groupdict().items())
     return None
 
 
@@ -194,6 +202,11 @@ def parse_record(platform: str, record: CommandRecord, output: Output) -> dict[s
         record.status = "parse_error"
         record.message = str(exc)
         return None
+    except Exception as exc:  # a parser bug: the output stays as evidence, the run goes on
+        record.status = "parse_error"
+        first = (str(exc).splitlines() or [""])[0][:160]
+        record.message = f"{platform}: {record.command!r}: parser failed: {type(exc).__name__}: {first}"
+        return None
     record.status = "ok"
     record.message = None
     return fragment
@@ -210,8 +223,30 @@ _ERROR_KIND = {
 }
 
 
+class Named(Protocol):
+    """What state assembly needs of a device: its name, platform and role."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def platform(self) -> str: ...
+
+    @property
+    def role(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class DeviceRef:
+    """A device's name, platform and role: what crosses to the finishing process (no credentials)."""
+
+    name: str
+    platform: str
+    role: str
+
+
 def assemble_state(
-    device: Device,
+    device: Named,
     profile: Profile,
     fragments: Iterable[Mapping[str, Any]],
     records: list[CommandRecord],
@@ -342,6 +377,27 @@ class RetryPolicy:
         return float(min(8.0, self.backoff_s * 2 ** (attempt - 2)))
 
 
+@dataclass
+class Gathered:
+    """What a device's session brought back, before parsing; crosses to the finishing process.
+
+    It holds no credentials: outputs are redacted as they arrive and the device is a
+    :class:`DeviceRef`. ``outputs`` maps a record's index to the output still to be parsed;
+    ``fragments`` holds the outputs the command plan needed parsed already (and the record's
+    status says how that went).
+    """
+
+    device: DeviceRef
+    records: list[CommandRecord] = field(default_factory=list)
+    outputs: dict[int, Output] = field(default_factory=dict)
+    fragments: dict[int, dict[str, Any] | None] = field(default_factory=dict)
+    raw: dict[str, str] = field(default_factory=dict)
+    failure: tuple[str, str, str] | None = None  # (status, kind, message) of a connect failure
+    attempts: int = 1
+    started_at: str = ""
+    duration_s: float = 0.0
+
+
 def collect_device(
     device: Device,
     open_session: SessionFactory,
@@ -349,65 +405,145 @@ def collect_device(
     sleep: Callable[[float], None] = time.sleep,
 ) -> DeviceResult:
     """Log into one device, run its profile and build its state. Never raises for device problems."""
+    return finish_device(gather_device(device, open_session, retry, sleep))
+
+
+def gather_device(
+    device: Device,
+    open_session: SessionFactory,
+    retry: RetryPolicy = RetryPolicy(),
+    sleep: Callable[[float], None] = time.sleep,
+) -> Gathered:
+    """Log into one device and run its profile; parse only what the command plan needs.
+
+    Never raises for device problems. :func:`finish_device` parses the rest and builds the state,
+    so a collection can do that in another process while this thread talks to the next device.
+    """
     profile = PROFILES[device.platform]
     started = time.monotonic()
-    started_at = now_iso()
-    attempts = 0
+    ref = DeviceRef(device.name, device.platform, device.role)
+    gathered = Gathered(ref, started_at=now_iso())
     failure: ConnectFailure | None = None
     session: Session | None = None
     while True:
-        attempts += 1
         try:
             session = open_session(device, profile)
             failure = None
             break
         except ConnectFailure as exc:
             failure = exc
-            if not exc.retry or attempts > retry.retries:
+            if not exc.retry or gathered.attempts > retry.retries:
                 break
-            sleep(retry.delay(attempts + 1))
-    secrets = (device.password,)
+            sleep(retry.delay(gathered.attempts + 1))
+            gathered.attempts += 1
     if session is None:
         assert failure is not None
-        failure.message = redact(failure.message, *secrets)
-        status, state = assemble_state(device, profile, [], [], started_at, failure)
-        return DeviceResult(
-            device.name, device.platform, device.role, status, state,
-            attempts=attempts, started_at=started_at, duration_s=time.monotonic() - started,
-        )  # fmt: skip
-    run = _Run(device, profile, session, secrets)
+        gathered.failure = (failure.status, failure.kind, redact(failure.message, device.password))
+        gathered.duration_s = time.monotonic() - started
+        return gathered
+    run = _Run(device, profile, session, gathered)
     try:
         run.commands(list(profile.device_commands))
-        interfaces, _source = select_interfaces(device, profile, run.by_command)
+        interfaces, _source = select_interfaces(device, profile, run.planning_view())
         run.commands(run.expand(profile.interface_commands, "interface", interfaces))
         if profile.rdma_commands and not run.dead:
-            merged = merge_fragments(run.fragments)
+            merged = merge_fragments(run.parsed(profile.rdma_sources))
             run.commands(run.expand(profile.rdma_commands, "rdma_device", rdma_devices(merged, interfaces)))
     finally:
         session.close()
-    status, state = assemble_state(device, profile, run.fragments, run.records, started_at)
+    gathered.duration_s = time.monotonic() - started
+    return gathered
+
+
+def finish_device(gathered: Gathered) -> DeviceResult:
+    """Parse what is left of a gathered device, in command order, and assemble its state."""
+    ref = gathered.device
+    profile = PROFILES[ref.platform]
+    if gathered.failure is not None:
+        status_, kind, message = gathered.failure
+        failure = ConnectFailure(status_, kind, message, retry=False)
+        status, state = assemble_state(ref, profile, [], [], gathered.started_at, failure)
+        return DeviceResult(
+            ref.name, ref.platform, ref.role, status, state,
+            attempts=gathered.attempts, started_at=gathered.started_at, duration_s=gathered.duration_s,
+        )  # fmt: skip
+    fragments = []
+    for index, record in enumerate(gathered.records):
+        if index in gathered.fragments:
+            fragment = gathered.fragments[index]
+        elif index in gathered.outputs:
+            fragment = parse_record(ref.platform, record, gathered.outputs[index])
+        else:
+            continue
+        if fragment is not None:
+            fragments.append(fragment)
+    status, state = assemble_state(ref, profile, fragments, gathered.records, gathered.started_at)
     return DeviceResult(
-        device.name, device.platform, device.role, status, state, run.raw, run.records,
-        attempts=attempts, started_at=started_at, duration_s=time.monotonic() - started,
+        ref.name, ref.platform, ref.role, status, state, gathered.raw, gathered.records,
+        attempts=gathered.attempts, started_at=gathered.started_at, duration_s=gathered.duration_s,
     )  # fmt: skip
+
+
+class _Planning(Mapping[str, dict[str, Any]]):
+    """A device's parsed outputs by command line, parsed when the command plan first looks."""
+
+    def __init__(self, run: _Run) -> None:
+        self.run = run
+
+    def __getitem__(self, command: str) -> dict[str, Any]:
+        index = self.run.index.get(command)
+        fragment = self.run.parse(index) if index is not None else None
+        if fragment is None:
+            raise KeyError(command)
+        return fragment
+
+    def __iter__(self) -> Iterator[str]:
+        return (cmd for cmd in list(self.run.index) if cmd in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 class _Run:
     """The command loop of one device session."""
 
-    def __init__(
-        self, device: Device, profile: Profile, session: Session, secrets: tuple[str | None, ...]
-    ) -> None:
+    def __init__(self, device: Device, profile: Profile, session: Session, gathered: Gathered) -> None:
         self.device = device
         self.profile = profile
         self.session = session
-        self.secrets = secrets
-        self.records: list[CommandRecord] = []
-        self.fragments: list[dict[str, Any]] = []
-        self.by_command: dict[str, dict[str, Any]] = {}
-        self.raw: dict[str, str] = {}
+        self.secrets = (device.password,)
+        self.gathered = gathered
+        self.records = gathered.records
+        self.index: dict[str, int] = {}  # command line -> its record, for outputs kept
         self.dead: str | None = None
         self._used: set[str] = set()
+
+    def parse(self, index: int) -> dict[str, Any] | None:
+        """Parse one kept output now (the command plan needs it); cached for the state."""
+        g = self.gathered
+        if index not in g.fragments:
+            g.fragments[index] = parse_record(
+                self.profile.platform, self.records[index], g.outputs.pop(index)
+            )
+            if self.records[index].message:
+                self.records[index].message = redact(self.records[index].message or "", *self.secrets)
+        return g.fragments[index]
+
+    def planning_view(self) -> Mapping[str, dict[str, Any]]:
+        """The parsed outputs by command line, each parsed only if the plan reads it."""
+        return _Planning(self)
+
+    def parsed(self, templates: Iterable[str]) -> list[dict[str, Any]]:
+        """The fragments of the kept outputs of these command templates, in run order."""
+        names = set(templates)
+        out = []
+        for command, index in self.index.items():
+            matched = match_command(self.profile.platform, command)
+            if matched is not None and matched[0].template in names:
+                fragment = self.parse(index)
+                if fragment is not None:
+                    out.append(fragment)
+        return out
 
     def expand(self, templates: Iterable[str], param: str, values: Iterable[str]) -> list[str]:
         out = []
@@ -448,18 +584,13 @@ class _Run:
                 text = redact(outcome.text, *self.secrets)
                 record.file = unique_file(cmd, self._used)
                 record.exit_code = outcome.exit_code
-                self.raw[record.file] = text
-                fragment = parse_record(
-                    self.profile.platform,
-                    record,
-                    Output(text, outcome.exit_code, redact(outcome.stderr, *self.secrets)),
-                )
-                if record.message:
-                    record.message = redact(record.message, *self.secrets)
+                self.gathered.raw[record.file] = text
+                index = len(self.records)
                 self.records.append(record)
-                if fragment is not None:
-                    self.fragments.append(fragment)
-                    self.by_command[cmd] = fragment
+                self.gathered.outputs[index] = Output(
+                    text, outcome.exit_code, redact(outcome.stderr, *self.secrets)
+                )
+                self.index[cmd] = index
         finally:
             close = getattr(results, "close", None)
             if close is not None:

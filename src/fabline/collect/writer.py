@@ -40,10 +40,15 @@ def command_slug(command: str) -> str:
         >>> command_slug("grep -H . /sys/class/net/eth0/ecn/roce_*/enable/*")
         'grep_-H_sys_class_net_eth0_ecn_roce_enable'
     """
-    slug = re.sub(r"[^A-Za-z0-9.-]+", "_", command)
-    slug = re.sub(r"(?<![A-Za-z0-9])\.+(?![A-Za-z0-9])", "", slug)  # a lone '.' (grep's pattern)
-    slug = re.sub(r"_+", "_", slug).strip("_.")
+    slug = _UNSAFE.sub("_", command)
+    slug = _LONE_DOTS.sub("", slug)  # a lone '.' (grep's pattern)
+    slug = _UNDERSCORES.sub("_", slug).strip("_.")
     return slug[:120] or "command"
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9.-]+")
+_LONE_DOTS = re.compile(r"(?<![A-Za-z0-9])\.+(?![A-Za-z0-9])")
+_UNDERSCORES = re.compile(r"_+")
 
 
 def unique_file(command: str, used: set[str]) -> str:

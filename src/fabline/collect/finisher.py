@@ -1,0 +1,140 @@
+"""Finishing gathered devices: parse the outputs, assemble the state, write the device's files.
+
+The collecting threads only talk SSH. Each gathered device (:class:`~fabline.collect.device.Gathered`:
+raw outputs, already redacted, and command records) goes to the finisher, which parses it,
+assembles its state and writes ``raw/<device>/`` and ``state/<device>.json`` atomically.
+
+Where the OS can fork, the finisher is a worker process forked before the first SSH session starts
+(so it shares the parsers already imported and no thread is running when it is made):
+
+- parsing is CPU work; in the collecting process it would hold the interpreter lock the SSH
+  sessions need, so on two cores the collection waited on parsing rather than on the network;
+- one writer creates the snapshot's files one after another: tens of thousands of small raw files
+  created by 32 threads at once cost several times the system time on ext4 (measured in
+  ``docs/benchmarks.md``).
+
+Elsewhere, or when the worker process dies, a single thread in the collecting process does the same
+work; nothing gathered is dropped either way.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import threading
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+from fabline.collect.device import DeviceResult, Gathered, finish_device
+from fabline.collect.writer import write_device
+
+
+def finish_and_write(out: Path, gathered: Gathered) -> DeviceResult:
+    """Parse and assemble one gathered device, write its files; the result without its raw text."""
+    result = finish_device(gathered)
+    write_device(out, result.name, result.state, result.raw)
+    result.raw = {}
+    return result
+
+
+def _worker_init() -> None:
+    # Ctrl-C goes to the whole process group: the parent decides what happens (it finishes what was
+    # gathered, then stops), so the worker must not die of the same signal mid-write.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _ready() -> int:
+    return os.getpid()
+
+
+def finisher_processes() -> int:
+    """Worker processes for finishing: one per spare core beyond the collecting process, 1 to 4.
+
+    Example:
+        >>> 1 <= finisher_processes() <= 4
+        True
+    """
+    return max(1, min(4, (os.cpu_count() or 1) - 1))
+
+
+class Finisher:
+    """Finishes gathered devices in forked worker processes (a thread where fork is unavailable).
+
+    Create it before any collecting thread starts; :meth:`submit` from any thread; :meth:`close`
+    waits for every device submitted.
+    """
+
+    def __init__(self, out: Path, processes: int | None = None, use_processes: bool = True) -> None:
+        self.out = out
+        self._lock = threading.Lock()
+        self._thread: ThreadPoolExecutor | None = None
+        self._pool: Executor | None = None
+        if use_processes and "fork" in multiprocessing.get_all_start_methods():
+            pool = ProcessPoolExecutor(
+                max_workers=processes or finisher_processes(),
+                mp_context=multiprocessing.get_context("fork"),
+                initializer=_worker_init,
+            )
+            try:
+                # With fork, the executor starts every worker on the first submission: do it now,
+                # while this is still the only thread of the collection.
+                pool.submit(_ready).result()
+                self._pool = pool
+            except (OSError, BrokenProcessPool):
+                pool.shutdown(wait=False, cancel_futures=True)
+        self.in_process = self._pool is None
+
+    def _fallback(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._thread is None:
+                self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fabline-finish")
+            return self._thread
+
+    def submit(self, gathered: Gathered) -> Future[DeviceResult]:
+        """Queue one gathered device; its future gives the :class:`DeviceResult` once it is written."""
+        pool = self._pool
+        if pool is None:
+            return self._fallback().submit(finish_and_write, self.out, gathered)
+        result: Future[DeviceResult] = Future()
+        try:
+            inner = pool.submit(finish_and_write, self.out, gathered)
+        except (BrokenProcessPool, RuntimeError):
+            self._broken()
+            return self._fallback().submit(finish_and_write, self.out, gathered)
+
+        def relay(done: Future[DeviceResult]) -> None:
+            exc = done.exception()
+            if isinstance(exc, BrokenProcessPool):
+                # The worker died (killed, out of memory): finish this device here instead.
+                self._broken()
+                again = self._fallback().submit(finish_and_write, self.out, gathered)
+                again.add_done_callback(lambda f: _copy(f, result))
+                return
+            _copy(done, result)
+
+        inner.add_done_callback(relay)
+        return result
+
+    def _broken(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+            self.in_process = True
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=False)
+
+    def close(self) -> None:
+        """Wait for every submitted device, then stop the workers."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+        if self._thread is not None:
+            self._thread.shutdown(wait=True)
+
+
+def _copy(source: Future[DeviceResult], target: Future[DeviceResult]) -> None:
+    exc = source.exception()
+    if exc is not None:
+        target.set_exception(exc)
+    else:
+        target.set_result(source.result())
