@@ -1,0 +1,114 @@
+"""The finishing step of a collection: parsing off the SSH threads, in a forked worker or a thread.
+
+Outputs come from the shared samples and constructed parser inputs (see test_collect_device).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabline.collect import device as device_mod
+from fabline.collect.collector import CollectOptions, collect
+from fabline.collect.device import collect_device, finish_device, gather_device
+from fabline.collect.finisher import Finisher
+from fabline.collect.transports import AEAD_FIRST, _transport
+from tests.unit.test_collect_device import HOST_FILES, SECRET, FakeSession, factory_for, host
+
+
+def test_gathered_device_carries_no_credentials_and_finishes_like_a_direct_collection() -> None:
+    session = FakeSession(HOST_FILES, extra={"cat /etc/nccl.conf": f"NCCL_IB_TC=106\n# {SECRET}\n"})
+    gathered = gather_device(host(rail_interfaces=["eth2"]), factory_for(session))
+    blob = pickle.dumps(gathered)
+    assert SECRET.encode() not in blob  # what crosses to the worker process holds no password
+    # Only what the plan reads was parsed on the collecting thread: the RDMA sources, not ethtool.
+    parsed = {gathered.records[i].command for i in gathered.fragments}
+    assert "show_gids" in parsed and "ethtool -S eth2" not in parsed
+    result = finish_device(pickle.loads(blob))
+    assert result.status == "partial"
+    iface = result.state["interfaces"]["eth2"]
+    assert iface["nic"]["rdma_device"] == "mlx5_0" and iface["nic"]["roce_tos"] == 106
+    # The same state as gathering and finishing in one go on this thread.
+    direct = collect_device(host(rail_interfaces=["eth2"]), factory_for(session))
+    assert {**result.state, "collected_at": None} == {**direct.state, "collected_at": None}
+
+
+@pytest.mark.parametrize("use_processes", [True, False])
+def test_finisher_writes_each_device_in_a_process_or_a_thread(tmp_path: Path, use_processes: bool) -> None:
+    finisher = Finisher(tmp_path, use_processes=use_processes)
+    assert finisher.in_process is (not use_processes)
+    session = FakeSession(HOST_FILES)
+    futures = [finisher.submit(gather_device(host(rail_interfaces=["eth2"]), factory_for(session)))]
+    result = futures[0].result(timeout=60)
+    finisher.close()
+    assert result.raw == {}  # the raw text stays on disk, it is not sent back
+    state = json.loads((tmp_path / "state" / "gpu-1.json").read_text())
+    assert state["status"] == result.status == "partial"
+    assert {r.file for r in result.records if r.file} == {
+        p.name for p in (tmp_path / "raw" / "gpu-1").iterdir()
+    }
+
+
+def test_a_dead_worker_process_loses_nothing(tmp_path: Path) -> None:
+    finisher = Finisher(tmp_path, use_processes=True)
+    if finisher.in_process:
+        pytest.skip("no fork on this platform")
+    pool: Any = finisher._pool
+    for pid in list(pool._processes):
+        os.kill(pid, signal.SIGKILL)  # the worker dies (out of memory, killed by an operator)
+    session = FakeSession(HOST_FILES)
+    result = finisher.submit(gather_device(host(rail_interfaces=["eth2"]), factory_for(session))).result(60)
+    finisher.close()
+    assert result.status == "partial" and finisher.in_process
+    assert (tmp_path / "state" / "gpu-1.json").is_file()
+
+
+def test_a_parser_bug_is_a_parse_error_and_the_evidence_stays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = device_mod.match_command
+
+    def buggy(platform: str, command: str) -> Any:
+        found = real(platform, command)
+        if found is not None and command == "lsmod":
+
+            def broken(_text: str, _ctx: Any) -> Any:
+                raise KeyError("module")
+
+            return type(found[0])(found[0].template, broken, ""), found[1]
+        return found
+
+    monkeypatch.setattr(device_mod, "match_command", buggy)
+    out = tmp_path / "snap"
+    # In-process finishing, so the patched parser is the one used.
+    monkeypatch.setattr("fabline.collect.collector.Finisher", lambda o: Finisher(o, use_processes=False))
+    collect(
+        [host(rail_interfaces=["eth2"])],
+        out,
+        CollectOptions(),
+        session_factory=factory_for(FakeSession(HOST_FILES)),
+    )
+    manifest = json.loads((out / "manifest.json").read_text())
+    lsmod = next(c for c in manifest["devices"]["gpu-1"]["commands"] if c["command"] == "lsmod")
+    assert lsmod["status"] == "parse_error" and "parser failed: KeyError" in lsmod["message"]
+    assert (out / "raw" / "gpu-1" / lsmod["file"]).read_text() == HOST_FILES["lsmod"].read_text()
+
+
+def test_the_transport_prefers_aead_ciphers_and_keeps_the_rest() -> None:
+    import socket
+
+    a, b = socket.socketpair()
+    try:
+        t = _transport(a)
+        ciphers = t.get_security_options().ciphers
+        assert ciphers[: len(AEAD_FIRST)] == AEAD_FIRST
+        assert "aes128-ctr" in ciphers  # a device without GCM still negotiates
+    finally:
+        a.close()
+        b.close()
