@@ -93,6 +93,9 @@ def run_fabline(inventory: Path, snap: Path, workers: int) -> tuple[float, int, 
     """``fabline run`` in a fresh process: (wall seconds, exit code, device statuses)."""
     shutil.rmtree(snap, ignore_errors=True)
     snap.parent.mkdir(parents=True, exist_ok=True)
+    # Deleting the previous run's 25k files leaves ext4 with metadata to write back; without a sync
+    # that work lands in the timed run (4.5 s instead of 0.5 s to create 25k files, measured here).
+    os.sync()
     env = {**os.environ, PASSWORD_ENV: PASSWORD}
     started = time.perf_counter()
     proc = subprocess.run(
