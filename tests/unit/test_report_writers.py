@@ -5,15 +5,22 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import orjson
 import pytest
+from click.testing import CliRunner
 
 from fabline.engine import RunOutcome
+from fabline.errors import ConfigError, FablineError
 from fabline.reports import Report, jsonreport, junit, write_reports
 from fabline.results import PassBlock, Result, ResultStore, Severity, Status
+from tests.conftest import REPO_ROOT
+
+INVENTORY = REPO_ROOT / "inventory" / "lab.yml"
+EXAMPLE = REPO_ROOT / "examples" / "lab-snapshot"
 
 AWKWARD = [
     "Ethernet0",
@@ -108,3 +115,65 @@ def test_write_reports_writes_what_the_writers_render(tmp_path: Path, formats: l
     if "junit" in formats:
         assert (tmp_path / "report.junit.xml").read_text("utf-8") == junit.render(report)
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+# -- several processes -----------------------------------------------------------------------
+
+needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX only")
+ALL = ["json", "junit", "md", "html", "prom"]
+
+
+@needs_fork
+def test_forked_writers_write_the_same_files(tmp_path: Path) -> None:
+    report = _report(_store())
+    serial = write_reports(report, ALL, tmp_path / "serial", jobs=1)
+    forked = write_reports(report, ALL, tmp_path / "forked", jobs=2)
+    assert [p.name for p in forked] == [p.name for p in serial]
+    for a, b in zip(serial, forked, strict=True):
+        assert a.read_bytes() == b.read_bytes(), a.name
+    assert not list((tmp_path / "forked").glob(".*.tmp"))
+
+
+class _Unpicklable(FablineError):
+    def __init__(self, a: str, b: str) -> None:
+        super().__init__(f"{a} and {b}")
+
+
+@needs_fork
+@pytest.mark.parametrize(
+    "exc", [ConfigError("bad value", file="x.yml", key="k"), _Unpicklable("one", "two"), ValueError("odd")]
+)
+def test_an_error_in_a_writer_process_is_raised_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exc: Exception
+) -> None:
+    def broken(_report: Report) -> str:
+        raise exc
+
+    monkeypatch.setattr(junit, "render", broken)
+    with pytest.raises(Exception) as info:
+        write_reports(_report(_store()), ["json", "junit", "md"], tmp_path, jobs=2)
+    assert type(info.value).__name__ == type(exc).__name__
+    assert str(info.value) == str(exc)
+    assert isinstance(info.value, FablineError) == isinstance(exc, FablineError)
+    assert any("junit report" in note for note in getattr(info.value, "__notes__", []))
+    assert (tmp_path / "report.json").is_file()  # the other formats are still written
+
+
+@needs_fork
+def test_cli_error_from_a_writer_process_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same line and exit code whether the failing report is written in-process or in a child."""
+    from fabline import reports
+    from fabline.cli import main
+
+    args = ["check", "-i", INVENTORY, "--snapshot", EXAMPLE, "-q", "-f", "json,junit"]
+    outputs = []
+    for threshold in (10**9, 0):  # in-process, then forked
+        monkeypatch.setattr(reports, "PARALLEL_MIN_RESULTS", threshold)
+        out = tmp_path / str(threshold)
+        (out / "report.junit.xml" / "in-the-way").mkdir(parents=True)  # the rename fails
+        result = CliRunner().invoke(main, [*map(str, args), "-o", str(out)])
+        assert result.exit_code == 1, result.output
+        lines = [ln for ln in result.output.splitlines() if ln.strip()]
+        assert len(lines) == 1 and lines[0].startswith("fabline: internal error: IsADirectoryError"), lines
+        outputs.append(lines[0].replace(str(out), "OUT"))
+    assert outputs[0] == outputs[1]
