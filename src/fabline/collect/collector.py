@@ -7,12 +7,13 @@ the manifest is rewritten at most every couple of seconds and at the end, also a
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -318,19 +319,22 @@ def _run(
     """
     gathering: set[Future[Gathered]] = set()
     finishing: set[Future[DeviceResult]] = set()
+    # Futures report here as they complete: the loop waits on one queue, not on every future.
+    completed: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
     it = iter(devices)
     exhausted = False
 
-    def harvest(finished: set[Future[Any]], stopping: bool = False) -> None:
-        for f in finished:
-            if f in gathering:
-                gathering.discard(f)
-                if stopping and (f.cancelled() or f.exception() is not None):
-                    continue  # interrupted itself: nothing was gathered
-                finishing.add(finisher.submit(f.result()))
-            else:
-                finishing.discard(f)
-                done(f.result())
+    def handle(f: Future[Any], stopping: bool = False) -> None:
+        if f in gathering:
+            gathering.discard(f)
+            if stopping and (f.cancelled() or f.exception() is not None):
+                return  # interrupted itself: nothing was gathered
+            submitted = finisher.submit(f.result())
+            finishing.add(submitted)
+            submitted.add_done_callback(completed.put)
+        else:
+            finishing.discard(f)
+            done(f.result())
 
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fabline-collect") as pool:
         try:
@@ -340,19 +344,13 @@ def _run(
                     if device is None:
                         exhausted = True
                         break
-                    gathering.add(pool.submit(gather, device))
-                finished, _ = wait(_either(gathering, finishing), return_when=FIRST_COMPLETED)
-                harvest(finished)
+                    future = pool.submit(gather, device)
+                    gathering.add(future)
+                    future.add_done_callback(completed.put)
+                handle(completed.get())
         except BaseException:
             for f in gathering:
                 f.cancel()
             while gathering or finishing:
-                finished, _ = wait(_either(gathering, finishing), return_when=FIRST_COMPLETED)
-                harvest(finished, stopping=True)
+                handle(completed.get(), stopping=True)
             raise
-
-
-def _either(a: set[Future[Gathered]], b: set[Future[DeviceResult]]) -> set[Future[Any]]:
-    both: set[Future[Any]] = set(a)
-    both.update(b)
-    return both

@@ -329,23 +329,42 @@ def select_interfaces(
     return names, "device interfaces"
 
 
-def rdma_devices(state: Mapping[str, Any], interfaces: Iterable[str]) -> list[str]:
-    """RDMA devices behind the inspected interfaces (else every RDMA device the host listed).
+def rdma_devices(
+    fragments: Iterable[Mapping[str, Any]], interfaces: Iterable[str], complete: bool = True
+) -> list[str] | None:
+    """RDMA devices behind the inspected interfaces, from parsed fragments in run order.
+
+    Each interface's ``nic.rdma_device`` is the last one a fragment names (as when merged). With
+    ``complete`` (every source parsed) an interface may lack one, and when none has one every
+    RDMA device the host listed (``host.rdma_devices``) is used; without it, None unless every
+    interface has one (the plan then waits for more outputs).
 
     Example:
-        >>> rdma_devices({"interfaces": {"eth0": {"nic": {"rdma_device": "mlx5_0"}}},
-        ...               "host": {"rdma_devices": {"mlx5_0": {}, "mlx5_1": {}}}}, ["eth0"])
-        ['mlx5_0']
+        >>> frags = [{"interfaces": {"eth0": {"nic": {"rdma_device": "mlx5_0"}}}},
+        ...          {"host": {"rdma_devices": {"mlx5_0": {}, "mlx5_1": {}}}}]
+        >>> rdma_devices(frags, ["eth0"]), rdma_devices(frags, ["eth0", "eth1"], complete=False)
+        (['mlx5_0'], None)
+        >>> rdma_devices(frags, ["eth9"])
+        ['mlx5_0', 'mlx5_1']
     """
-    ifaces = state.get("interfaces") or {}
-    found = []
-    for name in interfaces:
-        dev = ((ifaces.get(name) or {}).get("nic") or {}).get("rdma_device")
-        if isinstance(dev, str) and dev not in found:
+    by_interface: dict[str, str] = {}
+    listed: set[str] = set()
+    for fragment in fragments:
+        for name, body in (fragment.get("interfaces") or {}).items():
+            nic = body.get("nic") if isinstance(body, dict) else None
+            dev = nic.get("rdma_device") if isinstance(nic, dict) else None
+            if isinstance(dev, str):
+                by_interface[name] = dev
+        listed.update(((fragment.get("host") or {}).get("rdma_devices") or {}).keys())
+    names = list(interfaces)
+    if not complete and any(n not in by_interface for n in names):
+        return None
+    found: list[str] = []
+    for name in names:
+        dev = by_interface.get(name)
+        if dev is not None and dev not in found:
             found.append(dev)
-    if not found:
-        found = sorted(((state.get("host") or {}).get("rdma_devices") or {}).keys())
-    return found
+    return found or sorted(listed)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -445,10 +464,18 @@ def gather_device(
     try:
         run.commands(list(profile.device_commands))
         interfaces, _source = select_interfaces(device, profile, run.planning_view())
-        run.commands(run.expand(profile.interface_commands, "interface", interfaces))
-        if profile.rdma_commands and not run.dead:
-            merged = merge_fragments(run.parsed(profile.rdma_sources))
-            run.commands(run.expand(profile.rdma_commands, "rdma_device", rdma_devices(merged, interfaces)))
+        per_interface = run.expand(profile.interface_commands, "interface", interfaces)
+        # The RDMA commands go with the per-interface ones (one round trip fewer) when the device
+        # commands already name every interface's RDMA device; else they wait for those outputs.
+        early = None
+        if profile.rdma_commands:
+            early = rdma_devices(run.parsed(profile.rdma_sources), interfaces, complete=False)
+            if early is not None:
+                per_interface += run.expand(profile.rdma_commands, "rdma_device", early)
+        run.commands(per_interface)
+        if profile.rdma_commands and early is None and not run.dead:
+            devices = rdma_devices(run.parsed(profile.rdma_sources), interfaces) or []
+            run.commands(run.expand(profile.rdma_commands, "rdma_device", devices))
     finally:
         session.close()
     gathered.duration_s = time.monotonic() - started

@@ -7,6 +7,7 @@ can tell done from missing by the state file alone.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -31,6 +32,7 @@ except ImportError:  # pragma: no cover - orjson is a dependency
         return (json.dumps(doc, indent=indent, ensure_ascii=False) + "\n").encode("utf-8")
 
 
+@functools.lru_cache(maxsize=16384)
 def command_slug(command: str) -> str:
     """The file stem of a command's raw output.
 
