@@ -112,6 +112,8 @@ def write_reports(report: Report, formats: list[str], out_dir: Path, jobs: int |
     if jobs is None:
         jobs = 2 if len(report.results) >= PARALLEL_MIN_RESULTS else 1
     forked = heavy[1:] if jobs > 1 and len(heavy) > 1 and _can_fork() else []
+    if forked:
+        report.summary  # noqa: B018 - computed once, before the children inherit the report
     children = [(fmt, _fork_writer(report, fmt, out_dir)) for fmt in forked]
     try:
         for fmt in formats:
