@@ -33,6 +33,23 @@ __all__ = ["Simulator", "TransportFault", "run_simulator"]
 
 AnyFault = synthetic.Fault | TransportFault | RisingCounter
 
+#: Key exchange methods every device offers: OpenSSH 9.2's defaults (Debian 12, the base of SONiC
+#: and Cumulus Linux 5.x; EOS and NX-OS offer a subset) that asyncssh has, without the
+#: post-quantum hybrids OpenSSH only added later (sntrup761 in 9.0, ML-KEM in 9.9). The client's
+#: order picks the method; with the hybrids offered paramiko picks mlkem768x25519, which costs
+#: each side more per login than curve25519 for no realism a switch would show.
+KEX_ALGS = (
+    "curve25519-sha256",
+    "curve25519-sha256@libssh.org",
+    "ecdh-sha2-nistp256",
+    "ecdh-sha2-nistp384",
+    "ecdh-sha2-nistp521",
+    "diffie-hellman-group-exchange-sha256",
+    "diffie-hellman-group16-sha512",
+    "diffie-hellman-group18-sha512",
+    "diffie-hellman-group14-sha256",
+)
+
 # What a terminal echoes and adds to the input line as typed: anything but control characters (tab
 # is typed text, DEL is backspace).
 _TYPED = re.compile(r"[^\x00-\x08\x0a-\x1f\x7f]+")
@@ -55,17 +72,26 @@ def _garbage(seed: str, size: int = 600) -> str:
     return chunk.decode("latin-1").replace("\r", "\x00") + "\n"
 
 
+async def _keep_config() -> None:
+    return None
+
+
 class _Server(asyncssh.SSHServer):
     def __init__(self, sim: Simulator, dev: SimDevice) -> None:
         self.sim = sim
         self.dev = dev
 
     def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
+        self.conn = conn
         self.sim._connections.add(conn)
         self.dev.sessions += 1
+        # asyncssh builds the server options again at each login, in a worker thread, to apply
+        # sshd_config Match blocks for the user and client address. The simulator has no config,
+        # so that gives the options the connection already has; skip the rebuild and the thread.
+        conn.reload_config = _keep_config  # type: ignore[method-assign]
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.sim._connections = {c for c in self.sim._connections if not c.is_closed()}
+        self.sim._connections.discard(self.conn)
 
     def begin_auth(self, username: str) -> bool:
         return True
@@ -284,6 +310,10 @@ class Simulator:
                 encoding=None,
                 line_editor=False,
                 login_timeout=60,
+                kex_algs=list(KEX_ALGS),
+                # asyncssh re-reads the server options at each login; without this it looks the
+                # machine's FQDN up again each time (for GSS-API, which no device offers).
+                gss_host=None,
             )
         except OSError as exc:
             raise OSError(
