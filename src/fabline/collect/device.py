@@ -58,15 +58,24 @@ def allowed(platform: str, command: str) -> str:
         ...
         fabline.collect.device.CommandRefused: linux: 'ethtool --set-fec eth0 encoding rs' is not on the read-only allow-list; refused
     """
-    matched = match_command(platform, command)
+    refusal = _refusal(platform, command)
+    if refusal is not None:
+        raise CommandRefused(refusal)
+    return command
+
+
+@functools.lru_cache(maxsize=16384)
+def _refusal(platform: str, command: str) -> str | None:
+    """Why a command line is refused, or None (kept per line: each is checked twice per device)."""
+    matched = _match(platform, command)
     if matched is None:
-        raise CommandRefused(f"{platform}: {command!r} is not on the read-only allow-list; refused")
+        return f"{platform}: {command!r} is not on the read-only allow-list; refused"
     # A template parameter matches any non-blank text ('eth0;reboot' too): only plain names pass.
     rx = _SAFE_PARAM[PROFILES[platform].transport]
-    for value in matched[1].values():
+    for _key, value in matched[1]:
         if not rx.fullmatch(value) or ".." in value:
-            raise CommandRefused(f"{platform}: {command!r}: {value!r} is not a plain name; refused")
-    return command
+            return f"{platform}: {command!r}: {value!r} is not a plain name; refused"
+    return None
 
 
 @functools.cache
@@ -469,12 +478,12 @@ def gather_device(
         # commands already name every interface's RDMA device; else they wait for those outputs.
         early = None
         if profile.rdma_commands:
-            early = rdma_devices(run.parsed(profile.rdma_sources), interfaces, complete=False)
+            early = run.rdma_plan(interfaces, complete=False)
             if early is not None:
                 per_interface += run.expand(profile.rdma_commands, "rdma_device", early)
         run.commands(per_interface)
         if profile.rdma_commands and early is None and not run.dead:
-            devices = rdma_devices(run.parsed(profile.rdma_sources), interfaces) or []
+            devices = run.rdma_plan(interfaces, complete=True) or []
             run.commands(run.expand(profile.rdma_commands, "rdma_device", devices))
     finally:
         session.close()
@@ -555,6 +564,16 @@ class _Run:
             if self.records[index].message:
                 self.records[index].message = redact(self.records[index].message or "", *self.secrets)
         return g.fragments[index]
+
+    def rdma_plan(self, interfaces: list[str], complete: bool) -> list[str] | None:
+        """The RDMA devices to run the RDMA commands for (see :func:`rdma_devices`).
+
+        The host's device listing is parsed only when no chosen interface names a device.
+        """
+        found = rdma_devices(self.parsed(self.profile.rdma_sources), interfaces, complete)
+        if found == [] and (complete or not interfaces):
+            found = rdma_devices(self.parsed(self.profile.rdma_listing), [])
+        return found
 
     def planning_view(self) -> Mapping[str, dict[str, Any]]:
         """The parsed outputs by command line, each parsed only if the plan reads it."""

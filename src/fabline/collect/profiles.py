@@ -40,9 +40,11 @@ class Profile:
             per-interface commands; ``None`` = every reported interface.
         rdma_commands: Templates with ``{rdma_device}`` (Linux), run for every RDMA device that the
             per-interface commands reported as some interface's ``nic.rdma_device``.
-        rdma_sources: The command templates whose outputs name RDMA devices (``nic.rdma_device``,
-            ``host.rdma_devices``): the only outputs parsed before the ``rdma_commands`` are planned
+        rdma_sources: The command templates whose outputs name each interface's RDMA device
+            (``nic.rdma_device``): parsed on the collecting thread to plan the ``rdma_commands``
             (everything else is parsed after the session, off the collecting thread).
+        rdma_listing: The command templates listing every RDMA device of the host
+            (``host.rdma_devices``): parsed to plan only when no chosen interface names one.
         finalize: Post-merge hook over the merged state (switch-wide defaults, RDMA-device joins).
         shell: The CLI is a POSIX shell (bash on SONiC and Cumulus): commands go in batches as one
             script line with end markers, instead of one prompt round trip each.
@@ -56,6 +58,7 @@ class Profile:
     interface_pattern: str | None = None
     rdma_commands: tuple[str, ...] = ()
     rdma_sources: tuple[str, ...] = ()
+    rdma_listing: tuple[str, ...] = ()
     finalize: Finalizer | None = None
     shell: bool = False
 
@@ -171,9 +174,9 @@ PROFILES: dict[str, Profile] = {
             rdma_commands=("cat /sys/kernel/config/rdma_cm/{rdma_device}/ports/1/default_roce_tos",),
             rdma_sources=(
                 "show_gids",
-                "ibv_devinfo",
                 "grep -H . /sys/class/net/{interface}/device/infiniband/*/ports/1/hw_counters/*",
             ),
+            rdma_listing=("ibv_devinfo",),
             finalize=attach_rdma_devices,
         ),
     )
@@ -191,7 +194,7 @@ def check_profiles() -> list[str]:
     for profile in PROFILES.values():
         commands = PLATFORMS[profile.platform].commands
         known = {c.template for c in commands}
-        for template in profile.templates() + profile.rdma_sources:
+        for template in profile.templates() + profile.rdma_sources + profile.rdma_listing:
             if template not in known:
                 problems.append(f"{profile.platform}: {template!r} is not on the read-only allow-list")
     return problems

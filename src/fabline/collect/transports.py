@@ -36,7 +36,10 @@ logging.getLogger("paramiko").addHandler(logging.NullHandler())
 #: Exec channels in flight per host connection (OpenSSH's sshd allows 10 sessions by default).
 EXEC_CHANNELS = 8
 #: Commands per exec-channel script. A channel costs a round trip and about a millisecond of CPU on
-#: each end (paramiko is pure Python), so a host's commands go in a few scripts, not one channel each.
+#: each end (paramiko is pure Python), so a host's commands go in a few scripts, not one channel each:
+#: a host with 8 rail NICs needs two (its device commands, then its 72 per-interface ones).
+EXEC_SCRIPT_COMMANDS = 128
+#: Commands per script line typed into an interactive shell (SONiC, Cumulus): the line stays a few KB.
 SCRIPT_COMMANDS = 32
 
 
@@ -393,7 +396,7 @@ class ExecSession:
         """Run commands as scripts on parallel exec channels (one command per channel when pacing).
 
         Up to :data:`EXEC_CHANNELS` channels are in flight, each running a script of up to
-        :data:`SCRIPT_COMMANDS` commands separated by end markers that carry each command's exit
+        :data:`EXEC_SCRIPT_COMMANDS` commands separated by end markers that carry each command's exit
         status; results are split back per command, in order.
         """
         if self.options.pace > 0:
@@ -402,7 +405,7 @@ class ExecSession:
                     time.sleep(self.options.pace)
                 yield from self._scripts([[cmd]])
             return
-        size = SCRIPT_COMMANDS
+        size = EXEC_SCRIPT_COMMANDS
         groups = [list(commands[i : i + size]) for i in range(0, len(commands), size)]
         for i in range(0, len(groups), EXEC_CHANNELS):
             yield from self._scripts(groups[i : i + EXEC_CHANNELS])
