@@ -4,7 +4,7 @@ The collecting threads only talk SSH. Each gathered device (:class:`~fabline.col
 raw outputs, already redacted, and command records) goes to the finisher, which parses it,
 assembles its state and writes ``raw/<device>/`` and ``state/<device>.json`` atomically.
 
-Where the OS can fork, the finisher is a worker process forked before the first SSH session starts
+On Linux, the finisher is a worker process forked before the first SSH session starts
 (so it shares the parsers already imported and no thread is running when it is made):
 
 - parsing is CPU work; in the collecting process it would hold the interpreter lock the SSH
@@ -22,6 +22,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -71,7 +72,9 @@ class Finisher:
         self._lock = threading.Lock()
         self._thread: ThreadPoolExecutor | None = None
         self._pool: Executor | None = None
-        if use_processes and "fork" in multiprocessing.get_all_start_methods():
+        # fork only on Linux: macOS offers it but forking a process with system frameworks loaded
+        # is unsafe there (which is why Python's default there is spawn).
+        if use_processes and sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods():
             pool = ProcessPoolExecutor(
                 max_workers=processes or finisher_processes(),
                 mp_context=multiprocessing.get_context("fork"),
