@@ -187,6 +187,11 @@ def main() -> None:
                     help="Where fabline writes its snapshot (e.g. /dev/shm to take the disk out).")  # fmt: skip
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
+    # Byte-compile fabline as installing a wheel does: with an editable install and
+    # PYTHONDONTWRITEBYTECODE set (as on the machine measured), every fresh process would otherwise
+    # compile fabline's modules from source again (about 0.3 s of start-up).
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(synthetic.__file__).parent)],
+                   check=True, capture_output=True)  # fmt: skip
     inventory = OUT / "inventory.yml"
     ctx = mp.get_context("spawn")
     ready, stop = ctx.Event(), ctx.Event()
