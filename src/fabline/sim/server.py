@@ -13,7 +13,7 @@ import random
 import re
 import socket
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -76,6 +76,28 @@ async def _keep_config() -> None:
     return None
 
 
+# SSH_MSG_IGNORE (RFC 4253) with an empty string: what asyncssh sends before every packet once
+# encryption is on (a countermeasure against chosen-plaintext attacks on CBC ciphers).
+_MSG_IGNORE = 2
+_EMPTY = (b"\0\0\0\0",)
+
+
+def _without_ignore(send: Callable[..., None]) -> Callable[..., None]:
+    """A connection's ``send_packet`` that leaves out asyncssh's empty SSH_MSG_IGNORE packets.
+
+    OpenSSH and the network OSes do not send them; here they doubled the packets of every session,
+    and the client pays for each (paramiko decrypts and checks every packet in Python). asyncssh
+    calls ``self.send_packet`` for them, so the per-connection replacement sees them.
+    """
+
+    def send_packet(pkttype: int, *args: bytes, **kwargs: Any) -> None:
+        if pkttype == _MSG_IGNORE and args == _EMPTY:
+            return
+        send(pkttype, *args, **kwargs)
+
+    return send_packet
+
+
 class _Server(asyncssh.SSHServer):
     def __init__(self, sim: Simulator, dev: SimDevice) -> None:
         self.sim = sim
@@ -89,6 +111,7 @@ class _Server(asyncssh.SSHServer):
         # sshd_config Match blocks for the user and client address. The simulator has no config,
         # so that gives the options the connection already has; skip the rebuild and the thread.
         conn.reload_config = _keep_config  # type: ignore[method-assign]
+        conn.send_packet = _without_ignore(conn.send_packet)  # type: ignore[method-assign]
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.sim._connections.discard(self.conn)

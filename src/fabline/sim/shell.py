@@ -20,14 +20,15 @@ from fabline.sim.render.common import Answer
 
 Simple = Callable[[str], Answer]
 
-_REDIRECT = ("<", ">")
+_REDIRECT = frozenset((">", ">&", ">>", "<"))
 _SAFE = re.compile(r"^[\w@%+=:,./*?\[\]{}|-]+$")
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # Characters that need shlex's state machine: escapes and comments.
 _SPECIAL = re.compile(r"[\\#]")
 # Otherwise a token is a run of operator characters, or a word: a run of anything but blanks,
 # operators and quotes, and quoted strings; a quote without its closing one is an error (group 3).
-_TOKEN = re.compile(r"""([;&|<>\n]+)|((?:[^ \t\r;&|<>\n'"]|'[^']*'|"[^"]*")+)|(['"])""")
+_TOKEN = re.compile(r"""([;&|<>\n]+)|((?:[^ \t\r;&|<>\n'"]+|'[^']*'|"[^"]*")+)|(['"])""")
+_UNQUOTED = re.compile(r"[;&|<>\n]+|[^ \t\r;&|<>\n]+")
 _QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 
 
@@ -68,6 +69,8 @@ def _tokens(script: str) -> list[str]:
         >>> _tokens("ethtool -i eth0 2>&1; echo M\"\"_END $? >&2")
         ['ethtool', '-i', 'eth0', '2', '>&', '1', ';', 'echo', 'M_END', '$?', '>&', '2']
     """
+    if "'" not in script and '"' not in script and _SPECIAL.search(script) is None:
+        return _UNQUOTED.findall(script)
     if _SPECIAL.search(script) is None:
         tokens = []
         for op, word, stray in _TOKEN.findall(script):
@@ -197,7 +200,7 @@ class Shell:
 
     @staticmethod
     def _redirections(words: list[str]) -> tuple[list[str], list[str]]:
-        if not any(w[:1] in _REDIRECT for w in words):
+        if _REDIRECT.isdisjoint(words):
             return list(words), []
         argv: list[str] = []
         redir: list[str] = []
@@ -227,7 +230,8 @@ class Shell:
                 argv.pop(0)
             while argv and (argv[0].startswith("-") or _ASSIGN.match(argv[0])):
                 argv.pop(0)
-        argv = [str(self.last) if a == "$?" else a for a in argv]
+        if "$?" in argv:
+            argv = [str(self.last) if a == "$?" else a for a in argv]
         out, err, code = "", "", 0
         if not argv:
             pass
