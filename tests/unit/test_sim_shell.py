@@ -277,3 +277,14 @@ def test_host_files_and_globs(lab: Simulator) -> None:
     assert out.splitlines() == [f"/sys/class/net/eth0/ecn/roce_np/enable/{p}:0" for p in (0, 1)]
     out = _run(lab, "gpu-001", "cat /sys/class/net/eth9*/mtu")
     assert "cat: /sys/class/net/eth9*/mtu: No such file or directory" in out
+
+
+def test_asyncssh_ignore_packets_are_left_out() -> None:
+    from fabline.sim.server import _without_ignore
+
+    sent: list[tuple[int, tuple[bytes, ...]]] = []
+    send = _without_ignore(lambda pkttype, *args, **_kw: sent.append((pkttype, args)))
+    send(2, b"\0\0\0\0")  # asyncssh's empty SSH_MSG_IGNORE
+    send(2, b"\0\0\0\1x")  # an ignore packet with data is sent
+    send(94, b"\0\0\0\0", b"\0\0\0\2hi", handler=None)
+    assert sent == [(2, (b"\0\0\0\1x",)), (94, (b"\0\0\0\0", b"\0\0\0\2hi"))]

@@ -442,9 +442,9 @@ class Simulator:
             # (netmiko's 'exit') costs one failed send, not one per echoed character.
             if buffered and not conn.is_closed():
                 text = "".join(buffered)
-                process.stdout.write(
-                    text.replace("\r\n", "\n").replace("\n", "\r\n").encode("utf-8", "replace")
-                )
+                if "\r\n" in text:
+                    text = text.replace("\r\n", "\n")
+                process.stdout.write(text.replace("\n", "\r\n").encode("utf-8", "replace"))
             buffered.clear()
 
         write(d.banner(s))
