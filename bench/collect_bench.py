@@ -196,9 +196,10 @@ def main() -> None:
     if not ready.wait(120):
         raise SystemExit("simulator did not start")
     # A new folder per run, and the runs deleted only after the last one: ext4 does not reuse an
-    # inode freed in the last minute, and its allocator scans past every such inode, so creating
-    # 25k files right after deleting 25k took 8-15 s of system time instead of 0.7 s (perf:
-    # recently_deleted() under __ext4_new_inode). A nightly run writes a new snapshot folder too.
+    # inode freed in the last 5 minutes (300 s while its table block is dirty), and its allocator
+    # scans past every such inode, so creating 25k files right after deleting 25k took 8-15 s of
+    # system time instead of 0.6 s (perf: recently_deleted() under __ext4_new_inode; back to normal
+    # about 6 minutes after the deletion). A nightly run writes a new snapshot folder too.
     runs_dir = args.snapshot_dir / "runs"
     if runs_dir.exists():
         print(f"note: removing {runs_dir} left by an earlier run; wait a minute before timing on ext4",
@@ -228,6 +229,8 @@ def main() -> None:
     manifest = json.loads((snap / "manifest.json").read_text())
     commands = sum(len(e["commands"]) for e in manifest["devices"].values())
     shutil.rmtree(runs_dir, ignore_errors=True)
+    print(f"deleted the runs' snapshots; on ext4 wait 5 minutes before timing again (inodes freed in the "
+          "last 300 s are skipped by the allocator, which slows file creation several times)", file=sys.stderr)  # fmt: skip
     result = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "system": platform.platform()},
         "switches": args.switches, "hosts": args.hosts, "workers": args.workers, "commands": commands,
