@@ -229,7 +229,7 @@ def main() -> None:
     manifest = json.loads((snap / "manifest.json").read_text())
     commands = sum(len(e["commands"]) for e in manifest["devices"].values())
     shutil.rmtree(runs_dir, ignore_errors=True)
-    print(f"deleted the runs' snapshots; on ext4 wait 5 minutes before timing again (inodes freed in the "
+    print("deleted the runs' snapshots; on ext4 wait 5 minutes before timing again (inodes freed in the "
           "last 300 s are skipped by the allocator, which slows file creation several times)", file=sys.stderr)  # fmt: skip
     result = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "system": platform.platform()},
