@@ -25,6 +25,7 @@ from typing import Any, Protocol, TypeVar
 from fabline.baseline import Baseline, Expectation, Rule, Waiver, severity_of
 from fabline.checks import Check, DeviceContext, DeviceSummary, FabricContext, peer_role
 from fabline.errors import ConfigError, did_you_mean
+from fabline.inventory import Named
 from fabline.operators import OperandError, Predicate, compile_operators
 from fabline.results import Result, ResultStore, Severity, Status
 from fabline.snapshot import Snapshot
@@ -37,15 +38,9 @@ _SECRET_KEY = re.compile(r"pass|secret|token|private_key", re.IGNORECASE)
 FABRIC_DEVICE = "(fabric)"
 
 
-class DeviceLike(Protocol):
+class DeviceLike(Named, Protocol):
     """What the engine needs of an inventory device."""
 
-    @property
-    def name(self) -> str: ...
-    @property
-    def platform(self) -> str: ...
-    @property
-    def role(self) -> str: ...
     @property
     def groups(self) -> tuple[str, ...]: ...
     @property

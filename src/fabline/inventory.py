@@ -39,7 +39,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 from jinja2 import TemplateError, TemplateSyntaxError, Undefined, UndefinedError, meta
@@ -192,6 +192,19 @@ class HostVars(Mapping[str, Any]):
     def __repr__(self) -> str:
         shown = {k: ("***" if _SECRET_KEY.search(k) else v) for k, v in self._data.items()}
         return f"HostVars({shown!r})"
+
+
+class Named(Protocol):
+    """What most of fabline needs of a device: its name, platform and role."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def platform(self) -> str: ...
+
+    @property
+    def role(self) -> str: ...
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from fabline.collect.profiles import PROFILES, Profile
 from fabline.collect.transports import (
@@ -25,7 +25,7 @@ from fabline.collect.transports import (
 )
 from fabline.collect.writer import unique_file
 from fabline.errors import CommandUnavailable, FablineError, ParseError
-from fabline.inventory import Device
+from fabline.inventory import Device, Named
 from fabline.platforms import PLATFORMS
 from fabline.platforms.base import Command, ParseContext, merge_fragments
 from fabline.state import SCHEMA_ID
@@ -230,19 +230,6 @@ _ERROR_KIND = {
     "skipped": "skipped",
     "refused": "refused",
 }
-
-
-class Named(Protocol):
-    """What state assembly needs of a device: its name, platform and role."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def platform(self) -> str: ...
-
-    @property
-    def role(self) -> str: ...
 
 
 @dataclass(frozen=True)
