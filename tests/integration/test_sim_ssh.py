@@ -34,6 +34,16 @@ def _client(sim: Simulator, name: str, password: str = "admin") -> paramiko.SSHC
     return c
 
 
+def _read_until(chan: paramiko.Channel, marker: bytes, buf: bytes = b"", seconds: float = 5) -> bytes:
+    """What the shell channel sent until ``marker`` appeared (or ``seconds`` passed), after ``buf``."""
+    deadline = time.time() + seconds
+    while marker not in buf and time.time() < deadline:
+        if chan.recv_ready():
+            buf += chan.recv(65536)
+        time.sleep(0.01)
+    return buf
+
+
 def _exec(c: paramiko.SSHClient, cmd: str) -> tuple[str, str, int]:
     _i, o, e = c.exec_command(cmd, timeout=5)
     out, err = o.read().decode(), e.read().decode()
@@ -172,20 +182,12 @@ def test_eos_pager_without_terminal_length(sim: Simulator) -> None:
     chan = c.invoke_shell(width=200, height=24)
     try:
         buf = b""
-        deadline = time.time() + 5
         chan.send(b"show running-config\n")
-        while b"--More--" not in buf and time.time() < deadline:
-            if chan.recv_ready():
-                buf += chan.recv(65536)
-            time.sleep(0.01)
+        buf = _read_until(chan, b"--More--", buf)
         assert b"--More--" in buf, "the EOS pager stops a long output"
         chan.send(b"q")
         chan.send(b"terminal length 0\n")
-        deadline = time.time() + 5
-        while b"Pagination disabled" not in buf and time.time() < deadline:
-            if chan.recv_ready():
-                buf += chan.recv(65536)
-            time.sleep(0.01)
+        buf = _read_until(chan, b"Pagination disabled", buf)
         assert b"Pagination disabled." in buf
     finally:
         c.close()
@@ -197,12 +199,7 @@ def test_line_editing_in_one_chunk(sim: Simulator) -> None:
     chan = c.invoke_shell(width=200, height=24)
     try:
         chan.send(b"terminal length 0\r\nshow verx\x7fsion\r\nfoo\x03sho\x08\x08\x08\x01bad\r\n")
-        buf = b""
-        deadline = time.time() + 5
-        while b"% Invalid input" not in buf and time.time() < deadline:
-            if chan.recv_ready():
-                buf += chan.recv(65536)
-            time.sleep(0.01)
+        buf = _read_until(chan, b"% Invalid input")
         assert b"spine-01#show verx\x08 \x08sion\r\nArista " in buf
         assert b"spine-01#foo^C\r\nspine-01#sho\x08 \x08\x08 \x08\x08 \x08bad\r\n% Invalid input\r\n" in buf
     finally:
