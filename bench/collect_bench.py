@@ -1,6 +1,6 @@
 """Collection benchmark: a simulated fabric collected end to end, against Nornir + nornir_netmiko.
 
-    python bench/collect_bench.py [--switches 64] [--hosts 256] [--workers 32] [--runs 3] [--no-nornir]
+    python bench/collect_bench.py [--switches 64] [--hosts 256] [--workers 32] [--runs 3] [--no-nornir] [--clean]
 
 The simulator (``fabline.sim``) serves the fabric from a separate process, so it does not share
 the collector's interpreter lock; both compete for the same CPUs, as on a laptop. Each run times
@@ -179,6 +179,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=32)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--no-nornir", action="store_true", help="Only time fabline.")
+    ap.add_argument("--clean", action="store_true", help="Delete the runs' snapshots at the end.")
     ap.add_argument("--snapshot-dir", type=Path, default=OUT,
                     help="Where fabline writes its snapshot (e.g. /dev/shm to take the disk out).")  # fmt: skip
     args = ap.parse_args()
@@ -195,16 +196,13 @@ def main() -> None:
     child.start()
     if not ready.wait(120):
         raise SystemExit("simulator did not start")
-    # A new folder per run, and the runs deleted only after the last one: ext4 does not reuse an
-    # inode freed in the last 5 minutes (300 s while its table block is dirty), and its allocator
-    # scans past every such inode, so creating 25k files right after deleting 25k took 8-15 s of
-    # system time instead of 0.6 s (perf: recently_deleted() under __ext4_new_inode; back to normal
-    # about 6 minutes after the deletion). A nightly run writes a new snapshot folder too.
-    runs_dir = args.snapshot_dir / "runs"
-    if runs_dir.exists():
-        print(f"note: removing {runs_dir} left by an earlier run; wait a minute before timing on ext4",
-              file=sys.stderr)  # fmt: skip
-        shutil.rmtree(runs_dir)
+    # A new folder per run, kept (unless --clean): ext4 does not reuse an inode freed in the last
+    # 5 minutes (300 s while its table block is dirty), and its allocator scans past every such
+    # inode, so creating 25k files right after deleting 25k took 8-15 s of system time instead of
+    # 0.6 s (perf: recently_deleted() under __ext4_new_inode; normal again about 6 minutes after the
+    # deletion). Deleting snapshots between timed runs would time that, not fabline; a nightly run
+    # writes a new snapshot folder too.
+    runs_dir = args.snapshot_dir / "runs" / time.strftime("%Y%m%dT%H%M%S")
     fab: list[float] = []
     collect_only: list[float] = []
     nor: list[float] = []
@@ -228,9 +226,12 @@ def main() -> None:
         child.join(30)
     manifest = json.loads((snap / "manifest.json").read_text())
     commands = sum(len(e["commands"]) for e in manifest["devices"].values())
-    shutil.rmtree(runs_dir, ignore_errors=True)
-    print("deleted the runs' snapshots; on ext4 wait 5 minutes before timing again (inodes freed in the "
-          "last 300 s are skipped by the allocator, which slows file creation several times)", file=sys.stderr)  # fmt: skip
+    if args.clean:
+        shutil.rmtree(runs_dir, ignore_errors=True)
+        print("deleted the runs' snapshots: on ext4 wait 5 minutes before timing again", file=sys.stderr)
+    else:
+        print(f"the runs' snapshots are in {runs_dir}: delete them when done timing (on ext4, wait 5 "
+              "minutes after deleting many files before timing again)", file=sys.stderr)  # fmt: skip
     result = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "system": platform.platform()},
         "switches": args.switches, "hosts": args.hosts, "workers": args.workers, "commands": commands,
