@@ -112,3 +112,14 @@ def test_the_transport_prefers_aead_ciphers_and_keeps_the_rest() -> None:
     finally:
         a.close()
         b.close()
+
+
+def test_a_snapshot_that_cannot_be_written_stops_the_run_with_that_error(tmp_path: Path) -> None:
+    out = tmp_path / "snap"
+    out.mkdir()
+    (out / "raw").write_text("a file where the raw folder goes")
+    devices = [host(rail_interfaces=["eth2"])]
+    with pytest.raises(OSError):
+        collect(devices, out, CollectOptions(), session_factory=factory_for(FakeSession(HOST_FILES)))
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["complete"] is False and manifest["devices"] == {}

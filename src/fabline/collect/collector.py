@@ -334,6 +334,8 @@ def _run(
             submitted.add_done_callback(completed.put)
         else:
             finishing.discard(f)
+            if stopping and (f.exception() is not None):
+                return  # the error that stopped the run is already on its way up
             done(f.result())
 
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="fabline-collect") as pool:
