@@ -24,7 +24,7 @@ SEVERITIES = ("critical", "major", "minor", "info")
 
 
 def friendly(func: F) -> F:
-    """Turn fabline errors into one line + exit 2, and bugs into one line + exit 1."""
+    """Turn fabline errors and unusable files into one line + exit 2, and bugs into one line + exit 1."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -41,6 +41,11 @@ def friendly(func: F) -> F:
         except Exception as exc:
             if os.environ.get("FABLINE_DEBUG"):
                 raise
+            if isinstance(exc, OSError) and exc.filename is not None:
+                # A file or folder fabline was told to read or write: the user's to fix, not a bug.
+                target = f"{exc.filename}" + (f" -> {exc.filename2}" if exc.filename2 else "")
+                click.echo(f"fabline: error: {target}: {exc.strerror or type(exc).__name__}", err=True)
+                sys.exit(2)
             click.echo(
                 f"fabline: internal error: {type(exc).__name__}: {exc} (set FABLINE_DEBUG=1 for a traceback)",
                 err=True,

@@ -123,3 +123,27 @@ def test_a_snapshot_that_cannot_be_written_stops_the_run_with_that_error(tmp_pat
         collect(devices, out, CollectOptions(), session_factory=factory_for(FakeSession(HOST_FILES)))
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["complete"] is False and manifest["devices"] == {}
+
+
+def test_cli_names_the_unwritable_snapshot_path_in_one_line(tmp_path: Path) -> None:
+    import socket
+
+    from click.testing import CliRunner
+
+    from fabline.cli import main
+
+    with socket.socket() as s:  # a closed port on loopback: the device is unreachable at once
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    inv = tmp_path / "inv.yml"
+    inv.write_text(
+        "all:\n  hosts:\n    gpu-x:\n      ansible_host: 127.0.0.1\n"
+        f"      ansible_port: {port}\n      fabline_platform: linux\n      fabline_role: host\n"
+    )
+    out = tmp_path / "snap"
+    out.mkdir()
+    (out / "raw").write_text("in the way")
+    result = CliRunner().invoke(main, ["collect", "-i", str(inv), "-o", str(out), "--retries", "0"])
+    assert result.exit_code == 2, result.output
+    lines = [ln for ln in result.output.splitlines() if ln.strip()]
+    assert lines == [f"fabline: error: {out / 'raw'}: File exists"], lines
