@@ -179,3 +179,14 @@ def test_cli_error_from_a_writer_process_is_one_line(tmp_path: Path, monkeypatch
         )
         outputs.append(lines[0].replace(str(out), "OUT"))
     assert outputs[0] == outputs[1]
+
+
+def test_junit_is_well_formed_xml_even_with_control_characters() -> None:
+    import xml.etree.ElementTree as ET
+
+    from fabline.reports import junit
+
+    text = junit.render(_report(_store()))
+    root = ET.fromstring(text)  # a CI server must be able to read it: no raw \x01 or \x1f
+    subjects = [tc.get("name") for tc in root.iter("testcase")]
+    assert any(name and "ctrl\ufffd\ufffd\x7f" in name for name in subjects), subjects

@@ -99,21 +99,32 @@ def _open(tag: str, **attrs: object) -> str:
     return f"<{tag} " + " ".join(f'{k}="{_attr(str(v))}"' for k, v in attrs.items()) + ">"
 
 
-_ATTR_SPECIAL = re.compile('[&<>"\r\n\t]')
-_TEXT_SPECIAL = re.compile("[&<>]")
+#: Characters XML 1.0 does not allow at all (control characters other than tab, newline and carriage
+#: return, lone surrogates, U+FFFE/U+FFFF): a device name or a message quoting garbled output can hold
+#: them, and one would make the whole report unreadable to a CI server. They become U+FFFD.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_ATTR_SPECIAL = re.compile('[&<>"\r\n\t\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]')
+_TEXT_SPECIAL = re.compile("[&<>\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def _attr(text: str) -> str:
-    """Escape an attribute value exactly as ElementTree does."""
+    """Escape an attribute value as ElementTree does (and replace what XML cannot hold).
+
+    Example:
+        >>> _attr('a<b> "c"\tx\x1b[0m')
+        'a&lt;b&gt; &quot;c&quot;&#09;x\ufffd[0m'
+    """
     if _ATTR_SPECIAL.search(text):
+        text = _NOT_XML.sub("\ufffd", text)
         text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
         text = text.replace("\r", "&#13;").replace("\n", "&#10;").replace("\t", "&#09;")
     return text
 
 
 def _text(text: str) -> str:
-    """Escape element text exactly as ElementTree does."""
+    """Escape element text as ElementTree does (and replace what XML cannot hold)."""
     if _TEXT_SPECIAL.search(text):
+        text = _NOT_XML.sub("\ufffd", text)
         text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return text
 
