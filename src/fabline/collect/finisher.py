@@ -33,10 +33,15 @@ from fabline.collect.writer import write_device
 
 
 def finish_and_write(out: Path, gathered: Gathered) -> DeviceResult:
-    """Parse and assemble one gathered device, write its files; the result without its raw text."""
+    """Parse and assemble one gathered device, write its files.
+
+    The result goes back without the raw text and with only the state's errors (what the manifest
+    and the progress report need): the rest is on disk.
+    """
     result = finish_device(gathered)
     write_device(out, result.name, result.state, result.raw)
     result.raw = {}
+    result.state = {"status": result.state.get("status"), "errors": result.state.get("errors", [])}
     return result
 
 
