@@ -7,6 +7,7 @@ the manifest is rewritten at most every couple of seconds and at the end, also a
 
 from __future__ import annotations
 
+import gc
 import queue
 import threading
 import time
@@ -267,6 +268,7 @@ def collect(
     save(final=True)
     # Made before any collecting thread: with fork, its worker process starts now.
     finisher = Finisher(out)
+    sweeper = _GcSweeper()
 
     def report(result: DeviceResult) -> None:
         with lock:
@@ -278,6 +280,7 @@ def collect(
             summary.failed.append((result.name, result.status, first_error(errors) if errors else ""))
         progress.device_done(result)
         save()
+        sweeper.tick()
 
     progress.start(len(todo))
     try:
@@ -285,11 +288,41 @@ def collect(
         manifest["complete"] = True
     finally:
         finisher.close()
+        sweeper.close()
         progress.finish()
         manifest["finished_at"] = now_iso()
         save(final=True)
         summary.seconds = time.monotonic() - started
     return summary
+
+
+class _GcSweeper:
+    """The cyclic garbage collector in batches during a collection.
+
+    Left on, its full passes rescan everything the run keeps (the manifest's command records, the
+    sessions' objects) over and over: about a sixth of the collecting process's CPU. Switched off,
+    the reference cycles every SSH session leaves (a few hundred objects per device) would pile
+    up. So it is off, and every :data:`EVERY` finished devices one pass frees the cycles and freezes
+    what survives, so the next pass looks only at what is new.
+    """
+
+    EVERY = 128
+
+    def __init__(self) -> None:
+        self.was_enabled = gc.isenabled()
+        self.count = 0
+        gc.disable()
+
+    def tick(self) -> None:
+        self.count += 1
+        if self.count % self.EVERY == 0:
+            gc.collect()
+            gc.freeze()
+
+    def close(self) -> None:
+        gc.unfreeze()
+        if self.was_enabled:
+            gc.enable()
 
 
 def _safe_gather(

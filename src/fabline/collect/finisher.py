@@ -19,6 +19,7 @@ work; nothing gathered is dropped either way.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import signal
@@ -49,6 +50,9 @@ def _worker_init() -> None:
     # Ctrl-C goes to the whole process group: the parent decides what happens (it finishes what was
     # gathered, then stops), so the worker must not die of the same signal mid-write.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The heap inherited from the parent never changes here: keep the cyclic collector off it.
+    gc.freeze()
+    gc.enable()
 
 
 def _ready() -> int:
