@@ -20,6 +20,7 @@ from fabline.collect.device import collect_device, finish_device, gather_device
 from fabline.collect.finisher import Finisher
 from fabline.collect.transports import AEAD_FIRST, _transport
 from tests.unit.test_collect_device import HOST_FILES, SECRET, FakeSession, factory_for, host
+from tests.unit.test_collect_transports import make_device
 
 
 def test_gathered_device_carries_no_credentials_and_finishes_like_a_direct_collection() -> None:
@@ -147,3 +148,20 @@ def test_cli_names_the_unwritable_snapshot_path_in_one_line(tmp_path: Path) -> N
     assert result.exit_code == 2, result.output
     lines = [ln for ln in result.output.splitlines() if ln.strip()]
     assert lines == [f"fabline: error: {out / 'raw'}: File exists"], lines
+
+
+def test_collection_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> None:
+    import gc
+
+    from fabline.collect import collector
+
+    assert gc.isenabled()
+    devices = [make_device(f"gpu-{i}", "linux", 22, rail_interfaces=["eth2"]) for i in range(5)]
+    original = collector._GcSweeper.EVERY
+    collector._GcSweeper.EVERY = 2  # sweep (collect + freeze) during this small run
+    try:
+        collect(devices, tmp_path / "snap", session_factory=factory_for(FakeSession(HOST_FILES)))
+    finally:
+        collector._GcSweeper.EVERY = original
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert len(list((tmp_path / "snap" / "state").glob("*.json"))) == 5
