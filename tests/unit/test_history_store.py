@@ -1,4 +1,4 @@
-"""The SQLite run history: record, resolve, pins, report rebuild, migrations, concurrent writers."""
+"""The SQLite run history: record, resolve, pins, report rebuild, migrations, concurrent writers, pruning."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from fabline import synthetic
 from fabline.engine import RunOutcome
 from fabline.errors import ConfigError
 from fabline.history import context_of, record
-from fabline.history.store import MIGRATIONS, HistoryStore, parse_since
+from fabline.history.store import MIGRATIONS, HistoryStore, PruneRun, parse_since, plan_prune
 from fabline.reports import Report
 from fabline.results import Result, ResultStore, Severity, Status
 
@@ -158,3 +158,154 @@ def test_concurrent_writers_do_not_corrupt_the_history(tmp_path: Path) -> None:
         assert {n for _, n in rows} == {52}
         rows = store.conn.execute("SELECT run, subjects FROM passes").fetchall()
         assert len(rows) == 20 and {s for _, s in rows} == {'["Ethernet0", "Ethernet8"]'}
+
+
+# -- retention ---------------------------------------------------------------------------------
+
+DAY = 86400.0
+T0 = 1_795_900_000.0
+
+
+def _candidates(n: int, pinned: tuple[int, ...] = ()) -> list[PruneRun]:
+    """``n`` runs newest first: run ``i`` started ``i`` days before T0."""
+    return [PruneRun(i, f"r{i}", T0 - i * DAY, "snap", ("golden",) if i in pinned else ()) for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    ("keep_last", "older_than", "now", "pinned", "deleted", "kept_pinned", "kept_newest"),
+    [
+        (3, None, T0, (), [3, 4, 5, 6, 7], 0, False),  # the newest three stay
+        (None, 4.5 * DAY, T0, (), [5, 6, 7], 0, False),  # runs within 4.5 days stay
+        (None, 4 * DAY, T0, (), [5, 6, 7], 0, False),  # exactly 4 days old: not older, stays
+        (2, 5.5 * DAY, T0, (), [6, 7], 0, False),  # combined: the age keeps more
+        (6, 2.5 * DAY, T0, (), [6, 7], 0, False),  # combined: the count keeps more
+        (2, None, T0, (5,), [2, 3, 4, 6, 7], 1, False),  # a pinned run stays
+        (1, None, T0, (0, 6), [1, 2, 3, 4, 5, 7], 1, False),  # a pinned newest is counted once, as pinned
+        (None, DAY, T0 + 30 * DAY, (3,), [1, 2, 4, 5, 6, 7], 1, True),  # all too old: the newest stays
+        (8, 1.0, T0, (), [], 0, False),
+    ],
+)
+def test_plan_prune_rules(
+    keep_last: int | None,
+    older_than: float | None,
+    now: float,
+    pinned: tuple[int, ...],
+    deleted: list[int],
+    kept_pinned: int,
+    kept_newest: bool,
+) -> None:
+    plan = plan_prune(_candidates(8, pinned), keep_last=keep_last, older_than=older_than, now=now)
+    assert [r.id for r in plan.deleted] == deleted
+    assert (plan.kept_pinned, plan.kept_newest) == (kept_pinned, kept_newest)
+    assert plan.total == 8 and plan.kept == 8 - len(deleted)
+
+
+@pytest.mark.parametrize(
+    ("keep_last", "older_than", "message"),
+    [
+        (None, None, "--keep-last N or --older-than AGE"),
+        (0, None, "--keep-last 0: must be at least 1"),
+        (-3, 7 * DAY, "--keep-last -3: must be at least 1"),
+        (None, -1.0, "--older-than: must not be negative"),
+    ],
+)
+def test_plan_prune_refuses_bad_rules(keep_last: int | None, older_than: float | None, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        plan_prune(_candidates(3), keep_last=keep_last, older_than=older_than, now=T0)
+
+
+def test_parse_since_names_the_option() -> None:
+    with pytest.raises(ConfigError, match="--older-than '3 months'"):
+        parse_since("3 months", "--older-than")
+
+
+def _history(tmp: Path, n: int = 6, fails: int = 20) -> tuple[Path, list[str]]:
+    """A history of ``n`` runs one day apart (the oldest at T0), in a fresh database."""
+    db = tmp / "history.sqlite"
+    snap = _snap(tmp)
+    return db, [record(_report(tmp, T0 + DAY * i, fails=fails), snap, db) for i in range(n)]
+
+
+def _rows_of(store: HistoryStore, table: str, runs: list[int]) -> int:
+    marks = ",".join("?" * len(runs))
+    return int(store.conn.execute(f"SELECT COUNT(*) FROM {table} WHERE run IN ({marks})", runs).fetchone()[0])
+
+
+def test_prune_deletes_every_row_of_old_runs_and_keeps_the_pinned(tmp_path: Path) -> None:
+    db, ids = _history(tmp_path)
+    with HistoryStore(db) as store:
+        store.pin(ids[0])
+        store.pin(ids[0], "pre-CHG1234")  # two names on one run: still one kept run
+        kept_report = store.report(store.resolve(ids[4])).summary
+        doomed = [store.resolve(i).id for i in ids[1:4]]
+        for table in ("devices", "results", "passes"):
+            assert _rows_of(store, table, doomed) > 0, table  # the check below is not vacuous
+        plan = store.prune(keep_last=2)
+        assert [r.run_id for r in plan.deleted] == [ids[3], ids[2], ids[1]]
+        assert (plan.total, plan.kept, plan.kept_pinned, plan.kept_newest) == (6, 3, 1, False)
+        assert [r.run_id for r in store.runs()] == [ids[0], ids[4], ids[5]]
+        assert store.resolve("golden").run_id == ids[0] and store.resolve("pre-CHG1234").run_id == ids[0]
+        for table in ("devices", "results", "passes", "pins"):
+            assert _rows_of(store, table, doomed) == 0, table
+            orphans = store.conn.execute(
+                f"SELECT COUNT(*) FROM {table} WHERE run NOT IN (SELECT id FROM runs)"
+            )
+            assert orphans.fetchone()[0] == 0, table
+        assert store.conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        assert store.integrity() == "ok"
+        # What stays is whole: reports of kept runs rebuild as before.
+        assert store.report(store.resolve(ids[4])).summary == kept_report
+        assert store.resolve("last~1").run_id == ids[4]
+
+
+def test_prune_older_than_with_a_controlled_clock(tmp_path: Path) -> None:
+    db, ids = _history(tmp_path, n=5)
+    with HistoryStore(db) as store:
+        # Now is a second after the newest run; runs 2.5 days old or less stay.
+        plan = store.prune(older_than=2.5 * DAY, now=T0 + 4 * DAY + 1)
+        assert sorted(r.run_id for r in plan.deleted) == ids[:2]
+        assert [r.run_id for r in store.runs()] == ids[2:]
+        # Everything is too old a year later, but the newest run always stays.
+        plan = store.prune(older_than=DAY, now=T0 + 365 * DAY)
+        assert plan.kept_newest and [r.run_id for r in store.runs()] == ids[4:]
+        assert store.integrity() == "ok"
+
+
+def test_prune_dry_run_changes_nothing(tmp_path: Path) -> None:
+    db, ids = _history(tmp_path, n=4)
+    before = db.read_bytes()
+    with HistoryStore(db, create=False) as store:
+        plan = store.prune(keep_last=1, dry_run=True)
+        assert [r.run_id for r in plan.deleted] == ids[2::-1]
+        assert store.count() == 4
+    assert db.read_bytes() == before
+
+
+def test_vacuum_gives_the_space_back(tmp_path: Path) -> None:
+    db, _ = _history(tmp_path, n=5, fails=2000)
+    with HistoryStore(db) as store:
+        size = store.size_on_disk()
+        store.prune(keep_last=1)
+        store.vacuum()
+        assert store.size_on_disk() < size / 3
+        assert store.conn.execute("PRAGMA freelist_count").fetchone()[0] == 0
+        assert store.integrity() == "ok"
+    assert db.stat().st_size < size / 3
+
+
+def test_prune_of_a_busy_history_is_a_clear_error(tmp_path: Path) -> None:
+    db, ids = _history(tmp_path, n=3)
+    blocker = sqlite3.connect(db, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # another process in the middle of recording a run
+    try:
+        with HistoryStore(db, create=False, busy_timeout=0.2) as store:
+            with pytest.raises(ConfigError, match=r"history is busy: another process .* more than 0.2 s"):
+                store.prune(keep_last=1)
+            with pytest.raises(ConfigError, match="history is busy"):
+                store.vacuum()
+            assert store.count() == 3
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    with HistoryStore(db, create=False, busy_timeout=0.2) as store:
+        assert len(store.prune(keep_last=1).deleted) == 2

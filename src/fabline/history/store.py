@@ -20,7 +20,7 @@ import secrets
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -115,8 +115,10 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _REF = re.compile(r"^(last|latest)(?:~(\d+))?$")
 
 
-def parse_since(text: str) -> float:
+def parse_since(text: str, option: str = "--since") -> float:
     """Seconds in a ``--since`` duration (``30m``, ``12h``, ``7d``, ``2w``).
+
+    ``option`` names the option in the error (``--older-than`` takes the same syntax).
 
     Example:
         >>> parse_since("7d"), parse_since("90m")
@@ -127,7 +129,7 @@ def parse_since(text: str) -> float:
     """
     m = _SINCE.match(text.strip())
     if not m:
-        raise ConfigError(f"--since {text!r}: expected a number and a unit (s, m, h, d, w), e.g. 7d")
+        raise ConfigError(f"{option} {text!r}: expected a number and a unit (s, m, h, d, w), e.g. 7d")
     return float(int(m.group(1)) * _UNITS[m.group(2)])
 
 
@@ -220,27 +222,40 @@ class HistoryStore:
     Use as a context manager, or call :meth:`close`.
     """
 
-    def __init__(self, path: Path, *, create: bool = True) -> None:
+    def __init__(self, path: Path, *, create: bool = True, busy_timeout: float | None = None) -> None:
         """Open (and create or migrate) the database at ``path``.
 
+        ``busy_timeout`` is how long a write waits for another writer (default
+        :data:`BUSY_TIMEOUT_S`).
+
         Raises:
-            ConfigError: No database there (with ``create=False``), not a SQLite file, or made by
-                a newer fabline.
+            ConfigError: No database there (with ``create=False``), not a SQLite file, made by a
+                newer fabline, or locked by another writer for longer than the busy timeout.
         """
         self.path = path
+        self.busy_timeout = BUSY_TIMEOUT_S if busy_timeout is None else busy_timeout
         if not create and not path.is_file():
             raise ConfigError("no run history here (record runs with fabline check --history)", file=path)
         if create:
             path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
+            self.conn = sqlite3.connect(path, timeout=self.busy_timeout, isolation_level=None)
+            self.conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
             self.conn.execute("PRAGMA journal_mode = WAL")
             self.conn.execute("PRAGMA synchronous = NORMAL")
             self.conn.execute("PRAGMA foreign_keys = ON")
             self._migrate()
         except sqlite3.DatabaseError as exc:
+            if _is_busy(exc):
+                raise self._busy_error() from None
             raise ConfigError(f"not a usable history database ({exc})", file=path) from None
+
+    def _busy_error(self) -> ConfigError:
+        return ConfigError(
+            f"the history is busy: another process has been writing it for more than {self.busy_timeout:g} s "
+            "(a run being recorded?); try again later",
+            file=self.path,
+        )
 
     def __enter__(self) -> HistoryStore:
         return self
@@ -523,6 +538,168 @@ class HistoryStore:
     def integrity(self) -> str:
         """SQLite's ``PRAGMA integrity_check`` answer (``ok`` when the file is sound)."""
         return str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])
+
+    # -- retention -------------------------------------------------------------------------------
+
+    def size_on_disk(self) -> int:
+        """Bytes the history takes: the database file plus its write-ahead log."""
+        total = 0
+        for p in (self.path, self.path.with_name(self.path.name + "-wal")):
+            with suppress(FileNotFoundError):
+                total += p.stat().st_size
+        return total
+
+    def prune(
+        self,
+        *,
+        keep_last: int | None = None,
+        older_than: float | None = None,
+        now: float | None = None,
+        dry_run: bool = False,
+    ) -> PrunePlan:
+        """Delete old runs; see :func:`plan_prune` for which ones. Returns what went (or would go).
+
+        Everything of a deleted run (its devices, results, pass groups and the run row) goes in one
+        write transaction, and the choice is made inside it, so a run recorded or pinned meanwhile
+        by another process is taken into account. The space is only reclaimed by :meth:`vacuum`.
+
+        Raises:
+            ConfigError: Neither rule given, or the database stayed locked by another writer.
+        """
+        now = time.time() if now is None else now
+        try:
+            if dry_run:
+                return plan_prune(
+                    self._prune_candidates(), keep_last=keep_last, older_than=older_than, now=now
+                )
+            with self._write() as conn:
+                plan = plan_prune(
+                    self._prune_candidates(), keep_last=keep_last, older_than=older_than, now=now
+                )
+                ids = [(r.id,) for r in plan.deleted]
+                for table in ("passes", "results", "devices", "pins"):
+                    conn.executemany(f"DELETE FROM {table} WHERE run = ?", ids)
+                conn.executemany("DELETE FROM runs WHERE id = ?", ids)
+            return plan
+        except sqlite3.OperationalError as exc:
+            if _is_busy(exc):
+                raise self._busy_error() from None
+            raise
+
+    def _prune_candidates(self) -> list[PruneRun]:
+        """Every run, newest first, with what pruning needs to know."""
+        pins = self._pins()
+        rows = self.conn.execute(
+            "SELECT id, run_id, started, snapshot FROM runs ORDER BY started DESC, id DESC"
+        )
+        return [PruneRun(r[0], r[1], r[2], r[3], pins.get(r[0], ())) for r in rows]
+
+    def vacuum(self) -> None:
+        """Give the space of deleted rows back to the file system (``VACUUM``, then a WAL checkpoint).
+
+        Runs outside any transaction; it rewrites the whole file, so it needs free space about the
+        size of the database and the write lock while it runs.
+
+        Raises:
+            ConfigError: The database stayed locked by another writer.
+        """
+        try:
+            self.conn.execute("VACUUM")
+            # In WAL mode VACUUM writes the new pages to the log; the checkpoint moves them into the
+            # database file and truncates both (best effort: a reader still on old pages defers it).
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.OperationalError as exc:
+            if _is_busy(exc):
+                raise self._busy_error() from None
+            raise
+
+
+@dataclass(frozen=True)
+class PruneRun:
+    """A run as pruning sees it."""
+
+    id: int
+    run_id: str
+    started: float
+    snapshot: str
+    pins: tuple[str, ...]
+
+    @property
+    def started_iso(self) -> str:
+        """Start time, ISO 8601 UTC."""
+        return dt.datetime.fromtimestamp(self.started, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class PrunePlan:
+    """Which runs a prune deletes and why the others stay.
+
+    Attributes:
+        total: Runs in the history before the prune.
+        deleted: The runs deleted (or, in a dry run, to delete), newest first.
+        kept_pinned: Runs the rules would delete but that are pinned.
+        kept_newest: Whether the newest run was kept only because it is the newest.
+    """
+
+    total: int
+    deleted: list[PruneRun]
+    kept_pinned: int
+    kept_newest: bool
+
+    @property
+    def kept(self) -> int:
+        """Runs left in the history."""
+        return self.total - len(self.deleted)
+
+
+def plan_prune(
+    runs: Sequence[PruneRun], *, keep_last: int | None, older_than: float | None, now: float
+) -> PrunePlan:
+    """Choose the runs to delete from ``runs`` (newest first).
+
+    A run is kept when any of these holds, deleted otherwise:
+
+    * it is among the newest ``keep_last`` runs (by start time, as ``last~N`` counts them);
+    * it started less than ``older_than`` seconds before ``now`` (a run exactly that old stays);
+    * it is pinned;
+    * it is the newest run.
+
+    A rule not given keeps nothing by itself, so with both rules a run goes only when it is outside
+    both: older than the age *and* not among the newest N.
+
+    Raises:
+        ConfigError: Neither ``keep_last`` nor ``older_than`` given, or a negative one.
+    """
+    if keep_last is None and older_than is None:
+        raise ConfigError("prune needs --keep-last N or --older-than AGE (or both)")
+    if keep_last is not None and keep_last < 1:
+        raise ConfigError(f"--keep-last {keep_last}: must be at least 1 (the newest run is always kept)")
+    if older_than is not None and older_than < 0:
+        raise ConfigError(f"--older-than: must not be negative ({older_than:g} s)")
+    cutoff = None if older_than is None else now - older_than
+    deleted: list[PruneRun] = []
+    kept_pinned = 0
+    kept_newest = False
+    for index, run in enumerate(runs):
+        if keep_last is not None and index < keep_last:
+            continue
+        if cutoff is not None and run.started >= cutoff:
+            continue
+        if run.pins:
+            kept_pinned += 1
+        elif index == 0:
+            kept_newest = True
+        else:
+            deleted.append(run)
+    return PrunePlan(len(runs), deleted, kept_pinned, kept_newest)
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    """Whether ``exc`` is SQLite's "database is locked" (another connection holds the lock)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return (code & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(exc) or "busy" in str(exc)
 
 
 def _rows(run: int | None, results: ResultStore) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
