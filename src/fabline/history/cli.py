@@ -136,6 +136,105 @@ def history_unpin(ctx: click.Context, name: str, db: Path | None) -> None:
     click.echo(f"unpinned {name}" if removed else f"no pin named {name}")
 
 
+def _size(n: int) -> str:
+    """Bytes for people: ``48.1 MB``."""
+    value = float(n)
+    for unit in ("B", "kB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    raise AssertionError("unreachable")
+
+
+@history.command("prune")
+@click.option("--db", "db", type=click.Path(path_type=Path), default=None, help="History database.")
+@click.option("--keep-last", "keep_last", default=None, metavar="N",
+              help="Keep the newest N runs (N >= 1).")  # fmt: skip
+@click.option("--older-than", "older_than", default=None, metavar="AGE",
+              help="Delete runs started longer ago than AGE: 30m, 12h, 90d, 2w (as --since).")  # fmt: skip
+@click.option("--dry-run", is_flag=True, help="List what would be deleted; change nothing.")
+@click.option("--no-vacuum", is_flag=True, help="Do not VACUUM after deleting (the file keeps its size).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable summary.")
+@click.pass_context
+@friendly
+def history_prune(
+    ctx: click.Context,
+    db: Path | None,
+    keep_last: str | None,
+    older_than: str | None,
+    dry_run: bool,
+    no_vacuum: bool,
+    as_json: bool,
+) -> None:
+    """Delete old runs: those outside both --keep-last and --older-than (either rule alone works).
+
+    A run stays when it is among the newest N (--keep-last), or started within AGE (--older-than),
+    or is pinned, or is the newest run. Snapshot folders are never touched.
+    """
+    from fabline.history.store import plan_prune
+
+    if keep_last is None and older_than is None:
+        raise ConfigError("history prune: give --keep-last N or --older-than AGE (or both)")
+    n: int | None = None
+    if keep_last is not None:
+        try:
+            n = int(keep_last)
+        except ValueError:
+            raise ConfigError(
+                f"--keep-last {keep_last!r}: expected a whole number of runs, e.g. 30"
+            ) from None
+    age = parse_since(older_than, "--older-than") if older_than is not None else None
+    plan_prune([], keep_last=n, older_than=age, now=0.0)  # the rules' own checks, before opening anything
+    path = _db_of(ctx, db)
+    t0 = time.perf_counter()
+    with HistoryStore(path, create=False) as store:
+        before = store.size_on_disk()
+        plan = store.prune(keep_last=n, older_than=age, dry_run=dry_run)
+        vacuumed = bool(plan.deleted) and not dry_run and not no_vacuum
+        if vacuumed:
+            store.vacuum()
+        after = store.size_on_disk()
+    seconds = time.perf_counter() - t0
+    if as_json:
+        doc = {
+            "schema": "fabline.prune/1",
+            "db": str(path),
+            "dry_run": dry_run,
+            "keep_last": n,
+            "older_than_s": age,
+            "runs_before": plan.total,
+            "deleted": len(plan.deleted),
+            "kept": plan.kept,
+            "kept_pinned": plan.kept_pinned,
+            "kept_newest": plan.kept_newest,
+            "vacuumed": vacuumed,
+            "bytes_before": before,
+            "bytes_after": None if dry_run else after,
+            "seconds": round(seconds, 3),
+            "deleted_runs": [
+                {"run_id": r.run_id, "started": r.started_iso, "snapshot": r.snapshot} for r in plan.deleted
+            ],
+        }
+        click.echo(json.dumps(doc, indent=1))
+        return
+    why = f"{plan.kept_pinned} because pinned" + (", 1 because it is the newest" if plan.kept_newest else "")
+    if dry_run:
+        for r in plan.deleted:
+            click.echo(f"would delete {r.run_id}  {r.started_iso}  {r.snapshot}")
+        click.echo(
+            f"dry run: would delete {len(plan.deleted)} of {plan.total} runs, keep {plan.kept} ({why}); "
+            f"{path} is {_size(before)}; nothing changed"
+        )
+        return
+    space = f"{_size(before)} -> {_size(after)}"
+    if plan.deleted and not vacuumed:
+        space += " (not vacuumed: later runs reuse the freed pages)"
+    click.echo(
+        f"pruned {path}: deleted {len(plan.deleted)} of {plan.total} runs, kept {plan.kept} ({why}); "
+        f"{space} in {seconds:.1f} s"
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # diff
 
