@@ -28,8 +28,8 @@ class HostnameMatchesInventoryCheck(Check):
 
     id = "hostname-matches-inventory"
     severity = Severity.MINOR
-    # Switches report their hostname (show version, nv show system); the Linux command set does not.
-    roles = ("leaf", "spine")
+    # Every platform reports one: switches in show version / nv show system, Linux hosts in
+    # /proc/sys/kernel/hostname.
 
     def check_device(self, device: DeviceContext) -> Iterable[Result]:
         hostname = device.state.get("facts", {}).get("hostname")

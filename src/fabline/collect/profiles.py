@@ -154,6 +154,9 @@ PROFILES: dict[str, Profile] = {
             transport="exec",
             device_type=None,
             device_commands=(
+                "cat /proc/sys/kernel/hostname",
+                "cat /etc/os-release",
+                "uname -r",
                 "ip -j -d link show",
                 "show_gids",
                 "lldpctl -f json",

@@ -656,6 +656,67 @@ def parse_nccl_conf(output: str, ctx: ParseContext) -> Fragment:
     return {"host": {"nccl_env": env}}
 
 
+# --- facts -------------------------------------------------------------------------------------
+
+#: A hostname as the kernel keeps it (RFC 1123 labels, dots allowed; at most 64 characters).
+_HOSTNAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,62}[A-Za-z0-9])?")
+#: A kernel release as ``uname -r`` prints it: ``5.15.0-105-generic``, ``6.8.0-1008-nvidia``.
+_KERNEL_RELEASE = re.compile(r"\d+\.\d+[0-9A-Za-z.+_~-]*")
+
+
+def _one_line(output: str, ctx: ParseContext, expected: str) -> str:
+    lines = [ln.strip() for ln in check_text(output, ctx, expected).splitlines() if ln.strip()]
+    if len(lines) != 1:
+        raise ctx.fail(expected, f"{len(lines)} lines")
+    return lines[0]
+
+
+def parse_kernel_hostname(output: str, ctx: ParseContext) -> Fragment:
+    """``cat /proc/sys/kernel/hostname``: ``facts.hostname``, the name the running kernel has."""
+    expected = "one hostname line"
+    name = _one_line(output, ctx, expected)
+    if not _HOSTNAME.fullmatch(name):
+        raise ctx.fail(expected, f"{name[:60]!r} is not a hostname")
+    return {"facts": {"hostname": name}}
+
+
+def parse_uname_r(output: str, ctx: ParseContext) -> Fragment:
+    """``uname -r``: ``facts.kernel``, the kernel release (the inbox NIC driver goes with it)."""
+    expected = "one kernel release line (e.g. 5.15.0-105-generic)"
+    release = _one_line(output, ctx, expected)
+    if not _KERNEL_RELEASE.fullmatch(release):
+        raise ctx.fail(expected, f"{release[:60]!r} is not a kernel release")
+    return {"facts": {"kernel": release}}
+
+
+def parse_os_release(output: str, ctx: ParseContext) -> Fragment:
+    """``cat /etc/os-release``: ``facts.os_version``, the distribution's ``PRETTY_NAME``.
+
+    os-release(5): shell-compatible ``KEY=value`` lines, values optionally quoted, ``#`` comments.
+    Without ``PRETTY_NAME`` the name is ``NAME VERSION`` (then ``NAME VERSION_ID``), as the
+    format's own fallbacks say.
+    """
+    expected = "os-release KEY=value lines with NAME or PRETTY_NAME"
+    values: dict[str, str] = {}
+    for line in check_text(output, ctx, expected).splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = re.fullmatch(r"([A-Z][A-Z0-9_]*)=(.*)", line)
+        if not m:
+            raise ctx.fail(expected, f"line {line[:60]!r} is not KEY=value")
+        value = m.group(2).strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        values[m.group(1)] = value
+    name = values.get("PRETTY_NAME") or " ".join(
+        v for v in (values.get("NAME"), values.get("VERSION") or values.get("VERSION_ID")) if v
+    )
+    if not name:
+        raise ctx.fail(expected, "neither PRETTY_NAME nor NAME")
+    return {"facts": {"os_version": name}}
+
+
 # --- merge helper -------------------------------------------------------------------------------
 
 
@@ -749,6 +810,9 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("lsmod", parse_lsmod, "host.{kernel_modules,gpudirect_rdma}"),
     Command("cat /etc/nccl.conf", parse_nccl_conf, "host.nccl_env", kind="file"),
+    Command("cat /proc/sys/kernel/hostname", parse_kernel_hostname, "facts.hostname", kind="file"),
+    Command("cat /etc/os-release", parse_os_release, "facts.os_version", kind="file"),
+    Command("uname -r", parse_uname_r, "facts.kernel"),
 )
 
 PLATFORM = Platform(id="linux", description="Linux GPU hosts with NVIDIA ConnectX NICs", commands=COMMANDS)

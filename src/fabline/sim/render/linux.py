@@ -377,10 +377,15 @@ class FileTable(dict[str, str]):
         return path.rstrip("/") in self._dirs
 
 
+#: The kernel release a simulated host reports when its state names none (``facts.kernel``).
+DEFAULT_KERNEL = "5.15.0-105-generic"
+
+
 def files(dev: SimDevice, state: dict[str, Any]) -> dict[str, str]:
     """The host's readable files (sysfs, configfs, /etc) that allow-listed commands read."""
     out: dict[str, str] = {
         "/etc/hostname": f"{dev.name}\n",
+        "/proc/sys/kernel/hostname": f"{dev.name}\n",
         "/etc/os-release": f'PRETTY_NAME="{state.get("facts", {}).get("os_version", "")}"\nID=ubuntu\n',
     }
     env = state.get("host", {}).get("nccl_env")
@@ -526,7 +531,8 @@ def render(dev: SimDevice, line: str) -> Answer:
     if cmd == "hostname":
         return Answer(dev.name + "\n")
     if cmd == "uname":
-        return Answer("5.15.0-105-generic\n" if "-r" in args else "Linux\n")
+        kernel = state.get("facts", {}).get("kernel") or DEFAULT_KERNEL
+        return Answer(f"{kernel}\n" if "-r" in args else "Linux\n")
     if cmd == "ip":
         words = [a for a in args if not a.startswith("-")]
         if words[:2] in (["link", "show"], ["link"], ["l"], ["l", "show"]) or words[:1] == ["link"]:
