@@ -192,6 +192,15 @@ def test_real_host_collected_with_real_exit_codes(openssh: dict[str, Any]) -> No
     if openssh["target"].namespace:  # veth interfaces: ethtool answers for them
         assert by_cmd["ethtool -i eth0"]["status"] == "ok"
         assert state["interfaces"]["eth0"]["nic"]["driver"] == "veth"
+    # The host's own facts, read back through sshd and bash, equal what this machine says of itself.
+    import platform
+
+    assert state["facts"]["hostname"] == Path("/proc/sys/kernel/hostname").read_text().strip()
+    assert state["facts"]["kernel"] == platform.release()
+    os_release = dict(
+        line.split("=", 1) for line in Path("/etc/os-release").read_text().splitlines() if "=" in line
+    )
+    assert state["facts"]["os_version"] == os_release["PRETTY_NAME"].strip('"')
     statuses = {c["status"] for c in by_cmd.values()}
     assert statuses <= {"ok", "unavailable", "failed", "parse_error"}, statuses
 
