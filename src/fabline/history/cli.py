@@ -189,10 +189,12 @@ def history_prune(
     t0 = time.perf_counter()
     with HistoryStore(path, create=False) as store:
         before = store.size_on_disk()
-        plan = store.prune(keep_last=n, older_than=age, dry_run=dry_run)
+        plan = store.prune(keep_last=n, older_than=age, dry_run=dry_run, vacuum_follows=not no_vacuum)
         vacuumed = bool(plan.deleted) and not dry_run and not no_vacuum
         if vacuumed:
             store.vacuum()
+        elif plan.deleted and not dry_run:
+            store.checkpoint()  # so the size printed is the file's, not file + log
         after = store.size_on_disk()
     seconds = time.perf_counter() - t0
     if as_json:
