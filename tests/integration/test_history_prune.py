@@ -206,3 +206,32 @@ def test_history_diff_and_drift_work_after_pruning(tmp_path: Path, nights: dict[
     assert doc["before"]["run_id"] == runs[0]["run_id"]
     assert {"host-mtu", "switch-pfc-watchdog"} <= {r["check"] for r in doc["new_failures"]}
     assert len(json.loads(fabline("history", "--json", cwd=tmp_path).stdout)) == 3
+
+
+def test_a_vacuum_that_finds_the_history_busy_still_reports_the_prune(
+    tmp_path: Path, history: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fabline.history import store as store_module
+    from fabline.history.cli import history as history_group
+
+    db, ids = history
+    monkeypatch.setattr(store_module, "BUSY_TIMEOUT_S", 0.3)
+    vacuum = store_module.HistoryStore.vacuum
+
+    def vacuum_while_another_run_records(self: HistoryStore) -> None:
+        blocker = sqlite3.connect(db, isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")  # a run starts recording between the delete and the VACUUM
+        try:
+            vacuum(self)
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+
+    monkeypatch.setattr(store_module.HistoryStore, "vacuum", vacuum_while_another_run_records)
+    result = CliRunner().invoke(history_group, ["prune", "--db", str(db), "--keep-last", "2", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert (doc["deleted"], doc["vacuumed"], doc["vacuum_busy"]) == (3, False, True)
+    assert _listed(db, tmp_path) == [ids[0], *ids[4:]]
+    with HistoryStore(db, create=False) as store:
+        assert store.integrity() == "ok"

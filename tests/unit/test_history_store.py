@@ -294,7 +294,7 @@ def test_vacuum_gives_the_space_back(tmp_path: Path) -> None:
 
 
 def test_prune_of_a_busy_history_is_a_clear_error(tmp_path: Path) -> None:
-    db, ids = _history(tmp_path, n=3)
+    db, _ = _history(tmp_path, n=3)
     blocker = sqlite3.connect(db, isolation_level=None)
     blocker.execute("BEGIN IMMEDIATE")  # another process in the middle of recording a run
     try:

@@ -191,8 +191,12 @@ def history_prune(
         before = store.size_on_disk()
         plan = store.prune(keep_last=n, older_than=age, dry_run=dry_run, vacuum_follows=not no_vacuum)
         vacuumed = bool(plan.deleted) and not dry_run and not no_vacuum
+        busy = False
         if vacuumed:
-            store.vacuum()
+            try:
+                store.vacuum()
+            except ConfigError:  # busy: the runs are gone all the same, the space comes back later
+                vacuumed, busy = False, True
         elif plan.deleted and not dry_run:
             store.checkpoint()  # so the size printed is the file's, not file + log
         after = store.size_on_disk()
@@ -210,6 +214,7 @@ def history_prune(
             "kept_pinned": plan.kept_pinned,
             "kept_newest": plan.kept_newest,
             "vacuumed": vacuumed,
+            "vacuum_busy": busy,
             "bytes_before": before,
             "bytes_after": None if dry_run else after,
             "seconds": round(seconds, 3),
@@ -229,7 +234,9 @@ def history_prune(
         )
         return
     space = f"{_size(before)} -> {_size(after)}"
-    if plan.deleted and not vacuumed:
+    if busy:
+        space += " (not vacuumed: another process is writing the history; later runs reuse the freed pages)"
+    elif plan.deleted and not vacuumed:
         space += " (not vacuumed: later runs reuse the freed pages)"
     click.echo(
         f"pruned {path}: deleted {len(plan.deleted)} of {plan.total} runs, kept {plan.kept} ({why}); "
