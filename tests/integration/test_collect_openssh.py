@@ -132,6 +132,22 @@ def _sshd(target: Target, work: Path, host_key: Path) -> Iterator[None]:
         proc.wait(10)
 
 
+def _collect(work: Path, out: Path) -> Any:
+    """``fabline collect`` of the test host into ``out``, trusting keys through ``work/known_hosts``."""
+    args = [
+        "collect",
+        "-i",
+        work / "inv.yml",
+        "-o",
+        out,
+        "--known-hosts",
+        work / "known_hosts",
+        "--timeout",
+        "20",
+    ]
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
 @pytest.fixture(scope="module")
 def openssh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     work = tmp_path_factory.mktemp("openssh")
@@ -156,11 +172,7 @@ def openssh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         (work / "inv.yml").write_text(yaml.safe_dump(inventory))
         public = _host_key(work / "host_key")
         with _sshd(target, work, work / "host_key"):
-            result = CliRunner().invoke(
-                main,
-                ["collect", "-i", str(work / "inv.yml"), "-o", str(work / "snap"),
-                 "--known-hosts", str(work / "known_hosts"), "--timeout", "20"],
-            )  # fmt: skip
+            result = _collect(work, work / "snap")
         yield {"work": work, "target": target, "result": result, "public": public}
 
 
@@ -239,11 +251,7 @@ def test_a_changed_real_host_key_is_refused(openssh: dict[str, Any]) -> None:
     target, work = openssh["target"], openssh["work"]
     _host_key(work / "new_host_key")
     with _sshd(target, work, work / "new_host_key"):
-        result = CliRunner().invoke(
-            main,
-            ["collect", "-i", str(work / "inv.yml"), "-o", str(work / "snap-changed"),
-             "--known-hosts", str(work / "known_hosts"), "--timeout", "20"],
-        )  # fmt: skip
+        result = _collect(work, work / "snap-changed")
     assert result.exit_code == 3, result.output
     state = json.loads((work / "snap-changed" / "state" / "gpu-real.json").read_text())
     assert state["status"] == "error" and state["errors"][0]["kind"] == "host_key"

@@ -664,29 +664,26 @@ _HOSTNAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,62}[A-Za-z0-9])?")
 _KERNEL_RELEASE = re.compile(r"\d+\.\d+[0-9A-Za-z.+_~-]*")
 
 
-def _one_line(output: str, ctx: ParseContext, expected: str) -> str:
+def _one_value(output: str, ctx: ParseContext, expected: str, pattern: re.Pattern[str], what: str) -> str:
+    """The one non-blank line of an output, which must match ``pattern`` whole."""
     lines = [ln.strip() for ln in check_text(output, ctx, expected).splitlines() if ln.strip()]
     if len(lines) != 1:
         raise ctx.fail(expected, f"{len(lines)} lines")
+    if not pattern.fullmatch(lines[0]):
+        raise ctx.fail(expected, f"{lines[0][:60]!r} is not {what}")
     return lines[0]
 
 
 def parse_kernel_hostname(output: str, ctx: ParseContext) -> Fragment:
     """``cat /proc/sys/kernel/hostname``: ``facts.hostname``, the name the running kernel has."""
-    expected = "one hostname line"
-    name = _one_line(output, ctx, expected)
-    if not _HOSTNAME.fullmatch(name):
-        raise ctx.fail(expected, f"{name[:60]!r} is not a hostname")
+    name = _one_value(output, ctx, "one hostname line", _HOSTNAME, "a hostname")
     return {"facts": {"hostname": name}}
 
 
 def parse_uname_r(output: str, ctx: ParseContext) -> Fragment:
     """``uname -r``: ``facts.kernel``, the kernel release (the inbox NIC driver goes with it)."""
     expected = "one kernel release line (e.g. 5.15.0-105-generic)"
-    release = _one_line(output, ctx, expected)
-    if not _KERNEL_RELEASE.fullmatch(release):
-        raise ctx.fail(expected, f"{release[:60]!r} is not a kernel release")
-    return {"facts": {"kernel": release}}
+    return {"facts": {"kernel": _one_value(output, ctx, expected, _KERNEL_RELEASE, "a kernel release")}}
 
 
 def parse_os_release(output: str, ctx: ParseContext) -> Fragment:
