@@ -165,3 +165,19 @@ def test_collection_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) 
         collector._GcSweeper.EVERY = original
     assert gc.isenabled() and gc.get_freeze_count() == 0
     assert len(list((tmp_path / "snap" / "state").glob("*.json"))) == 5
+
+
+def test_recollecting_into_a_snapshot_replaces_raw_folders_and_leaves_no_temporary_folder(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "snap"
+    device = host(rail_interfaces=["eth2"])
+    first = FakeSession(HOST_FILES, extra={"cat /etc/nccl.conf": "NCCL_IB_TC=106\n"})
+    collect([device], out, session_factory=factory_for(first))
+    second = FakeSession(HOST_FILES, extra={"cat /etc/nccl.conf": "NCCL_IB_TC=104\n"})
+    collect([device], out, session_factory=factory_for(second))
+    raw = out / "raw" / "gpu-1"
+    assert (raw / "cat_etc_nccl.conf.txt").read_text() == "NCCL_IB_TC=104\n"  # the new evidence
+    assert sorted(p.name for p in (out / "raw").iterdir()) == ["gpu-1"]  # no old or temporary folder
+    state = json.loads((out / "state" / "gpu-1.json").read_text())
+    assert state["host"]["nccl_env"]["NCCL_IB_TC"] == "104"
