@@ -127,6 +127,36 @@ def test_cabling_plan_finds_swapped_missing_and_extra_links(tmp_path: Path) -> N
     assert "link not in the cabling plan" in one(out, "cabling-plan", "spine-01", "Ethernet5/1").message
 
 
+def test_cabling_plan_rail_and_plane_columns_are_checked_against_the_inventory(tmp_path: Path) -> None:
+    text = PLAN.read_text()
+    # Line 3 (gpu-001 eth0 <-> leaf-r0-a Ethernet0, wired as planned) written down as rail 1, and
+    # line 5 (spine-01 <-> leaf-r0-a) as plane 2: the plan and the inventory disagree.
+    lines = text.splitlines()
+    assert lines[2] == "leaf-r0-a,Ethernet0,gpu-001,eth0,0,0" and lines[4].startswith(
+        "spine-01,Ethernet1/1,leaf-r0-a,"
+    )
+    lines[2] = "leaf-r0-a,Ethernet0,gpu-001,eth0,1,0"
+    lines[4] = lines[4].rsplit(",", 1)[0] + ",2"
+    plan = tmp_path / "plan.csv"
+    plan.write_text("\n".join(lines) + "\n")
+    devices = devices_of(LAB, spine_01={"plane": 0})  # a spine serving plane 0 only
+    out = run_fabric(tmp_path, LAB, checks=["cabling-plan"], options={"cabling_plan": plan}, devices=devices)
+    assert table(out, Status.FAIL) == {
+        ("cabling-plan", "leaf-r0-a", "Ethernet0"), ("cabling-plan", "gpu-001", "eth0"),
+        ("cabling-plan", "leaf-r0-a", "Ethernet16"), ("cabling-plan", "spine-01", "Ethernet1/1"),
+    }  # fmt: skip
+    assert one(out, "cabling-plan", "leaf-r0-a", "Ethernet0").message == (
+        "leaf-r0-a Ethernet0: plan line 3 says rail 1; the inventory's rail of leaf-r0-a is 0"
+    )
+    assert one(out, "cabling-plan", "gpu-001", "eth0").message == (
+        "gpu-001 eth0: plan line 3 says rail 1; gpu-001 eth0 is rail_interfaces[0]"
+    )
+    assert "plan line 5 says plane 2; the inventory's plane of spine-01 is 0" in (
+        one(out, "cabling-plan", "spine-01", "Ethernet1/1").message
+    )
+    assert len(table(out, Status.PASS)) == 28  # the other 14 links, both ends, as before
+
+
 def test_cabling_plan_device_not_in_inventory(tmp_path: Path) -> None:
     plan = tmp_path / "plan.csv"
     plan.write_text(

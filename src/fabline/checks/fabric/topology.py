@@ -185,8 +185,9 @@ class CablingPlanCheck(LinkCheck):
                     continue
                 in_plan.add(name)
                 expected.add((name, canonical_port(port)))
+                design = _design_mismatch(fabric.devices[name], port, link.rail, link.plane, link.line)
                 yield from self._planned(
-                    fabric, graph, observed, name, port, peer, pport, link.line, by_lower
+                    fabric, graph, observed, name, port, peer, pport, link.line, by_lower, design
                 )
         for (name, _), end in sorted(observed.items()):
             if name in in_plan and (name, canonical_port(end.port.name)) not in expected:
@@ -200,8 +201,10 @@ class CablingPlanCheck(LinkCheck):
     def _planned(
         self, fabric: FabricContext, graph: LinkGraph, observed: Mapping[tuple[str, str], End],
         name: str, port: str, peer: str, pport: str, line: int, by_lower: Mapping[str, str],
+        design: str | None = None,
     ) -> Iterator[Result]:  # fmt: skip
         want = {"peer_device": peer, "peer_interface": pport, "plan_line": line}
+        also = f"; {design}" if design else ""
         if not fabric.devices[name].readable or name not in graph.ports:
             return  # the device's own errors say it could not be read; the other end reports the link
         end = observed.get((name, canonical_port(port)))
@@ -213,21 +216,68 @@ class CablingPlanCheck(LinkCheck):
                 else ("port down" if view.oper_up is False else "no LLDP neighbour")
             )
             yield self.failed(
-                name, port, f"{name} {port}: {state}; plan line {line} says {peer} {pport}",
+                name, port, f"{name} {port}: {state}; plan line {line} says {peer} {pport}{also}",
                 expected=want, actual={"device": name, "interface": port, "peer_device": None},
             )  # fmt: skip
             return
         peer_name = resolve_name(peer, by_lower) or peer
         if end.peer_device == peer_name and canonical_port(end.peer_port_name) == canonical_port(pport):
+            if design:
+                # Cabled as planned, but the plan and the inventory disagree on the design: the
+                # rail and Clos checks (which read the inventory) cannot be trusted for this port.
+                yield self.failed(
+                    name, end.port.name, f"{name} {end.port.name}: {design}",
+                    expected={"plan_line": line}, actual=f"{end.peer_device} {end.peer_port_name}",
+                )  # fmt: skip
+                return
             yield self.passed(name, end.port.name, actual=f"{end.peer_device} {end.peer_port_name}")
             return
         yield self.failed(
             name, end.port.name,
-            f"{name} {end.port.name} is cabled to {end.peer_device} {end.peer_port_name}; plan line {line} says {peer} {pport}",
+            f"{name} {end.port.name} is cabled to {end.peer_device} {end.peer_port_name}; plan line {line} says {peer} {pport}{also}",
             expected=want,
             actual={"device": name, "interface": end.port.name,
                     "peer_device": end.peer_device, "peer_interface": end.peer_port_name},
         )  # fmt: skip
+
+
+def _design_mismatch(
+    device: DeviceSummary, port: str, rail: int | None, plane: int | None, line: int
+) -> str | None:
+    """Where a plan row's ``rail``/``plane`` and the inventory disagree for one end, else None.
+
+    The plan's rail is the leaf's (``rail`` inventory variable) and, at a host end, the position of
+    the port in the host's ``rail_interfaces``; its plane is the leaf's and the spine's ``plane``
+    variable. Ends without the variable (or a host port outside ``rail_interfaces``, which
+    ``rail-cabling`` reports) are not compared.
+
+    Example:
+        >>> leaf = DeviceSummary("leaf-a", "sonic", "leaf", (), {"rail": 1, "plane": 0}, True, "ok")
+        >>> _design_mismatch(leaf, "Ethernet0", 2, 0, 7)
+        "plan line 7 says rail 2; the inventory's rail of leaf-a is 1"
+        >>> _design_mismatch(leaf, "Ethernet0", 1, None, 7) is None
+        True
+    """
+    problems = []
+    if rail is not None and device.role == "leaf":
+        have = _int_var(device, "rail")
+        if have is not None and have != rail:
+            problems.append(
+                f"plan line {line} says rail {rail}; the inventory's rail of {device.name} is {have}"
+            )
+    elif rail is not None and device.role == "host":
+        have = rail_index(device, port)
+        if have is not None and have != rail:
+            problems.append(
+                f"plan line {line} says rail {rail}; {device.name} {port} is rail_interfaces[{have}]"
+            )
+    if plane is not None and device.role in ("leaf", "spine"):
+        have = _int_var(device, "plane")
+        if have is not None and have != plane:
+            problems.append(
+                f"plan line {line} says plane {plane}; the inventory's plane of {device.name} is {have}"
+            )
+    return "; ".join(problems) or None
 
 
 class ClosShapeCheck(LinkCheck):
