@@ -1,8 +1,10 @@
 """The collection run: a bounded pool over the inventory's devices, writing the snapshot as it goes.
 
 At most ``workers`` devices are in flight; work is submitted as slots free up, so a 10k-device
-inventory never becomes 10k queued tasks. Each finished device is written at once (atomically);
-the manifest is rewritten at most every couple of seconds and at the end, also after Ctrl-C.
+inventory never becomes 10k queued tasks. The SSH threads only gather; each gathered device goes to
+the finisher (:mod:`fabline.collect.finisher`), which parses it and writes its files atomically,
+and it counts as done once they are on disk. The manifest is rewritten at most every couple of
+seconds and at the end, also after Ctrl-C.
 """
 
 from __future__ import annotations
