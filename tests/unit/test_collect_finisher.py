@@ -67,6 +67,7 @@ def test_a_dead_worker_process_loses_nothing(tmp_path: Path) -> None:
     result = finisher.submit(gather_device(host(rail_interfaces=["eth2"]), factory_for(session))).result(60)
     finisher.close()
     assert result.status == "partial" and finisher.in_process
+    assert finisher.lost_worker and "died" in finisher.lost_worker
     assert (tmp_path / "state" / "gpu-1.json").is_file()
 
 
@@ -181,3 +182,28 @@ def test_recollecting_into_a_snapshot_replaces_raw_folders_and_leaves_no_tempora
     assert sorted(p.name for p in (out / "raw").iterdir()) == ["gpu-1"]  # no old or temporary folder
     state = json.loads((out / "state" / "gpu-1.json").read_text())
     assert state["host"]["nccl_env"]["NCCL_IB_TC"] == "104"
+
+
+def test_a_worker_dying_mid_run_is_a_warning_and_every_device_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fabline.collect import collector
+
+    class Dying(Finisher):
+        def __init__(self, out: Path) -> None:
+            super().__init__(out)
+            for pid in list(getattr(self._pool, "_processes", {})):
+                os.kill(pid, signal.SIGKILL)
+
+    probe = Finisher(tmp_path / "probe")
+    probe.close()
+    if probe.in_process:
+        pytest.skip("no fork on this platform")
+    monkeypatch.setattr(collector, "Finisher", Dying)
+    devices = [make_device(f"gpu-{i}", "linux", 22, rail_interfaces=["eth2"]) for i in range(4)]
+    summary = collect(devices, tmp_path / "snap", session_factory=factory_for(FakeSession(HOST_FILES)))
+    assert summary.collected == 4 and len(list((tmp_path / "snap" / "state").glob("*.json"))) == 4
+    assert summary.warnings == [
+        "the finishing worker process died (killed, or out of memory?); "
+        "the rest was parsed and written in this process"
+    ]

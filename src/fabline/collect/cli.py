@@ -96,6 +96,8 @@ def _do_collect(
 
 
 def _print_collect_summary(summary: Any) -> None:
+    for warning in summary.warnings:
+        click.echo(f"fabline: warning: {warning}", err=True)
     for name, status, message in summary.failed[:20]:
         click.echo(f"  {name}: {status}" + (f": {message}" if message else ""), err=True)
     if len(summary.failed) > 20:

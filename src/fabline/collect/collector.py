@@ -70,6 +70,7 @@ class CollectSummary:
     by_status: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
     failed: list[tuple[str, str, str]] = field(default_factory=list)  # (device, status, first error)
+    warnings: list[str] = field(default_factory=list)  # about the run itself, not a device
 
     @property
     def line(self) -> str:
@@ -291,6 +292,10 @@ def collect(
     finally:
         finisher.close()
         sweeper.close()
+        if finisher.lost_worker:
+            summary.warnings.append(
+                f"{finisher.lost_worker}; the rest was parsed and written in this process"
+            )
         progress.finish()
         manifest["finished_at"] = now_iso()
         save(final=True)

@@ -97,6 +97,8 @@ class Finisher:
             except (OSError, BrokenProcessPool):
                 pool.shutdown(wait=False, cancel_futures=True)
         self.in_process = self._pool is None
+        #: Why the worker process stopped serving, when it did (the run went on in this process).
+        self.lost_worker: str | None = None
 
     def _fallback(self) -> ThreadPoolExecutor:
         with self._lock:
@@ -133,6 +135,7 @@ class Finisher:
         with self._lock:
             pool, self._pool = self._pool, None
             self.in_process = True
+            self.lost_worker = "the finishing worker process died (killed, or out of memory?)"
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=False)
 
