@@ -1,10 +1,12 @@
 """Transports: how a collector talks to a device, chosen per platform by its profile.
 
 - ``netmiko``: an interactive CLI session (prompt, echo, pager) for switch CLIs: Arista EOS, Cisco
-  NX-OS, Cumulus and SONiC's shell. Commands run one after another on the one session.
-- ``exec``: paramiko exec channels for Linux hosts: one SSH connection, one channel per command
-  with its real exit code, several channels in flight at once (at most :data:`EXEC_CHANNELS`,
-  below OpenSSH's default ``MaxSessions`` of 10).
+  NX-OS, Cumulus and SONiC's shell. Commands run one after another on the one session; on a POSIX
+  shell (SONiC, Cumulus) as script lines of up to :data:`SCRIPT_COMMANDS` commands.
+- ``exec``: paramiko exec channels for Linux hosts: one SSH connection, scripts of up to
+  :data:`EXEC_SCRIPT_COMMANDS` commands per channel, each command's real exit code carried by its
+  end marker, several channels in flight at once (at most :data:`EXEC_CHANNELS`, below OpenSSH's
+  default ``MaxSessions`` of 10; one command per channel with ``--pace``).
 
 Connection problems become :class:`ConnectFailure` with the device status they mean; problems with
 one command become :class:`CommandFailure`. Messages are fabline's own one-liners: a library's
@@ -369,7 +371,7 @@ def _auth_kwargs(device: Device) -> dict[str, Any]:
 
 
 class ExecSession:
-    """A paramiko connection running each command on its own exec channel."""
+    """A paramiko connection running the commands as scripts on exec channels."""
 
     def __init__(self, device: Device, store: HostKeyStore, options: ConnectOptions) -> None:
         self.device = device
