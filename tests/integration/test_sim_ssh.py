@@ -4,6 +4,7 @@ clean stop (a second start on the same addresses works). Loopback only (127.10.x
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
@@ -20,7 +21,8 @@ from fabline.platforms import parse_output
 from fabline.sim import Simulator, TransportFault, run_simulator
 from fabline.sim.faults import rail_miswire, rising_fec
 
-PORT = 2299
+# One port per test process, so concurrent runs (worktrees, CI shards) do not collide.
+PORT = 20000 + os.getpid() % 40000
 BASE = "127.11"
 
 
