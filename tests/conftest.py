@@ -2,24 +2,35 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+#: The real device outputs, carried in the repository (provenance: tests/samples/MANIFEST.md).
+SAMPLES = REPO_ROOT / "tests" / "samples"
+#: Folders of tests/samples that hold licence texts, not device outputs.
+_NOT_SAMPLES = frozenset({"LICENSES"})
 
 
 def samples_dir() -> Path:
-    """The shared real-output samples (``../shared/samples`` beside the clone, or $FABLINE_SAMPLES)."""
-    env = os.environ.get("FABLINE_SAMPLES")
-    path = Path(env) if env else REPO_ROOT.parent / "shared" / "samples"
-    if not (path / "MANIFEST.md").is_file():
-        raise RuntimeError(
-            f"shared samples not found at {path}: set FABLINE_SAMPLES to the samples folder "
-            "(the parser tests are written against real device output and cannot run without it)"
-        )
-    return path
+    """The real-output samples folder, ``tests/samples`` in the repository (nothing outside it)."""
+    return SAMPLES
+
+
+def sample_files() -> list[str]:
+    """Every device output in ``tests/samples`` as ``<platform>/<file>``, sorted.
+
+    The samples are the files of the platform folders; ``MANIFEST.md``, ``NOTICE.md`` and the licence
+    texts in ``LICENSES/`` are the samples' paperwork, not outputs.
+    """
+    return sorted(
+        path.relative_to(SAMPLES).as_posix()
+        for folder in SAMPLES.iterdir()
+        if folder.is_dir() and folder.name not in _NOT_SAMPLES
+        for path in folder.rglob("*")
+        if path.is_file()
+    )
 
 
 @pytest.fixture(scope="session")

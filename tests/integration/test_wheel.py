@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 from tests.conftest import REPO_ROOT
@@ -18,6 +19,12 @@ def test_wheel_works_outside_the_clone(tmp_path: Path) -> None:
         check=True, capture_output=True, timeout=300,
     )  # fmt: skip
     (wheel,) = dist.glob("fabline-*.whl")
+    # Lean: the real device samples are test data (tests/samples), never package data.
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+    assert any(n.startswith("fabline/_workspace/baseline/") for n in names)  # the listing is real
+    assert not [n for n in names if "samples/" in n or n.startswith("tests/")], "test data in the wheel"
+    assert wheel.stat().st_size < 2_000_000  # the samples alone are 2.8 MB
     site = tmp_path / "site"
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site), str(wheel)],

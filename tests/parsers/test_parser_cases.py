@@ -2,14 +2,14 @@
 
 A case is one YAML file in ``tests/parsers/cases/<platform>/``::
 
-    sample: sonic/show_version-cmdref-msn2700.txt   # under ../shared/samples (real output)
+    sample: sonic/show_version-cmdref-msn2700.txt   # under tests/samples (real output)
     # or  local: sonic/breakout-ports.txt            # under tests/parsers/local (own edge cases)
     command: show version                           # the command line as run on the device
     expected: {facts: {os_version: ...}}            # the exact fragment the parser must return
     # or  error: "expected a ..."                   # a ParseError whose message contains this
 
 Adding a case is adding a file (ntc-templates style). ``test_every_sample_is_accounted_for``
-makes sure no shared sample is silently ignored.
+makes sure no real sample is silently ignored.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import yaml
 
 from fabline.errors import ParseError
 from fabline.platforms import parse_output
-from tests.conftest import samples_dir
+from tests.conftest import sample_files, samples_dir
 
 HERE = Path(__file__).parent
 CASES = sorted((HERE / "cases").glob("*/*.yml"))
@@ -58,19 +58,16 @@ def test_parser_case(case_path: Path) -> None:
 
 
 def test_every_sample_is_accounted_for() -> None:
-    """Each shared sample is a parser case or listed in uncovered/<platform>.yml with a reason."""
-    root = samples_dir()
+    """Each real sample is a parser case or listed in uncovered/<platform>.yml with a reason."""
     used = {_load_case(p).get("sample") for p in CASES}
     uncovered: dict[str, str] = {}
     for listing in sorted((HERE / "uncovered").glob("*.yml")):
         uncovered.update(yaml.safe_load(listing.read_text("utf-8")) or {})
     for name, reason in uncovered.items():
         assert isinstance(reason, str) and reason.strip(), f"uncovered sample {name} needs a reason"
-    missing = []
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root).as_posix()
-        if path.is_file() and rel != "MANIFEST.md" and rel not in used and rel not in uncovered:
-            missing.append(rel)
+    stale = sorted(set(uncovered) - set(sample_files()))
+    assert not stale, f"uncovered/*.yml names samples that do not exist: {stale}"
+    missing = [rel for rel in sample_files() if rel not in used and rel not in uncovered]
     assert not missing, f"samples with neither a parser case nor a reason: {missing}"
 
 

@@ -14,7 +14,7 @@ import yaml
 from fabline.errors import ParseError
 from fabline.platforms import merge_fragments, parse_output, sonic, sonic_configdb, sonic_show
 from fabline.state import schema_document
-from tests.conftest import samples_dir
+from tests.conftest import sample_files, samples_dir
 
 CASES = Path(__file__).resolve().parents[1] / "parsers" / "cases" / "sonic"
 
@@ -212,7 +212,7 @@ def test_lldp_mac_port_id_gives_way_to_description() -> None:
 
 
 def test_every_sample_is_refused_by_the_other_sonic_parsers() -> None:
-    """No shared sample (any platform) is mistaken for another SONiC command's output.
+    """No real sample (any platform) is mistaken for another SONiC command's output.
 
     Each sample goes through every SONiC command; only the parsers its own cases name may accept
     it, every other one must raise ParseError (never another exception, never a quiet success).
@@ -222,13 +222,9 @@ def test_every_sample_is_refused_by_the_other_sonic_parsers() -> None:
         if "sample" in case and "expected" in case:
             parser = sonic.PLATFORM.match(case["command"])[0].parser.__name__
             own.setdefault(case["sample"], set()).add(parser)
-    root = samples_dir()
     accepted = []
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root).as_posix()
-        if not path.is_file() or rel == "MANIFEST.md":
-            continue
-        text = path.read_text("utf-8", errors="replace")
+    for rel in sample_files():
+        text = (samples_dir() / rel).read_text("utf-8", errors="replace")
         for cmd in sonic.COMMANDS:
             if cmd.parser.__name__ in own.get(rel, set()):
                 continue

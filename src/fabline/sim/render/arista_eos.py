@@ -1,6 +1,6 @@
 """Arista EOS outputs rendered from a device state: running-config, show commands, ``| json``.
 
-Layouts follow ``../shared/samples/arista_eos`` (eAPI JSON keys, CLI tables) and the
+Layouts follow ``tests/samples/arista_eos`` (eAPI JSON keys, CLI tables) and the
 RoCE leaf configuration style of ``tests/parsers/local/arista_eos/roce-leaf.cfg``.
 """
 

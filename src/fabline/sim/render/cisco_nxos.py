@@ -1,6 +1,6 @@
 """Cisco NX-OS outputs rendered from a device state: running-config (MQC QoS) and show commands.
 
-Layouts follow ``../shared/samples/cisco_nxos`` and the RoCE leaf style of
+Layouts follow ``tests/samples/cisco_nxos`` and the RoCE leaf style of
 ``tests/parsers/local/cisco_nxos/roce-leaf.cfg`` (qos-group == priority, lossless set in the
 system network-qos policy, ECN in the egress queuing policy).
 """

@@ -1,6 +1,6 @@
 """NVIDIA Cumulus Linux 5.x outputs rendered from a device state (NVUE tables and JSON, NCLU JSON).
 
-Layouts follow ``../shared/samples/cumulus`` (``nv show`` tables with operational/applied
+Layouts follow ``tests/samples/cumulus`` (``nv show`` tables with operational/applied
 columns, ``nv show qos roce``, ``decode-syseeprom``, NCLU ``net show interface all json``) and
 NVUE's documented JSON for ``nv config show -o json`` / ``nv show interface -o json``.
 The simulated switch answers NCLU's ``net show interface all json`` and ``net show configuration

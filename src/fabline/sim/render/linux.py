@@ -1,6 +1,6 @@
 """Linux GPU host (ConnectX NICs, MLNX_OFED tools) outputs rendered from a device state.
 
-Formats follow the real outputs in ``../shared/samples/linux_host`` and the documented layouts
+Formats follow the real outputs in ``tests/samples/linux_host`` and the documented layouts
 the parsers read (iproute2 JSON, ethtool, mlnx_qos, sysfs/configfs files read with ``cat`` and
 ``grep -H .``, ibv_devinfo, show_gids, lldpctl JSON, lsmod).
 """

@@ -1,6 +1,6 @@
 """SONiC outputs rendered from a device state: CONFIG_DB and the sonic-utilities ``show`` tables.
 
-Layouts follow ``../shared/samples/sonic`` (tabulate ``simple`` tables, right-aligned; CONFIG_DB
+Layouts follow ``tests/samples/sonic`` (tabulate ``simple`` tables, right-aligned; CONFIG_DB
 JSON as ``show runningconfiguration all`` prints it).
 """
 
