@@ -27,6 +27,7 @@ from fabline.checks import Check, DeviceContext, DeviceSummary, FabricContext, p
 from fabline.errors import ConfigError, did_you_mean
 from fabline.inventory import Named
 from fabline.operators import OperandError, Predicate, compile_operators
+from fabline.problems import Problem, group
 from fabline.results import Result, ResultStore, Severity, Status
 from fabline.snapshot import Snapshot
 from fabline.state import UNREADABLE_STATUSES, StateError
@@ -365,12 +366,23 @@ class RunOutcome:
     started: float = 0.0
     finished: float = 0.0
     checks: list[dict[str, Any]] = field(default_factory=list)
+    #: The findings grouped by cause (:mod:`fabline.problems`), most severe first.
+    problems: list[Problem] = field(default_factory=list)
 
 
 @dataclass
 class _PyCheck:
     check: Check
     severity: Severity
+
+
+def _group_problems(
+    fabric: FabricContext, device_rows: list[dict[str, Any]], findings: list[Result]
+) -> list[Problem]:
+    """The run's findings grouped into problems, with the facts the fabric checks left behind."""
+    from fabline.checks.fabric.facts import problem_facts
+
+    return group(findings, problem_facts(fabric, device_rows, findings))
 
 
 class Engine:
@@ -537,7 +549,10 @@ class Engine:
                     )
                 )
         warnings.extend(self._apply_waivers(results.problems))
-        return RunOutcome(results, device_rows, warnings, started, time.time(), self.describe_checks())
+        problems = _group_problems(fabric, device_rows, results.problems)
+        return RunOutcome(
+            results, device_rows, warnings, started, time.time(), self.describe_checks(), problems
+        )
 
     @staticmethod
     def _jobs(jobs: int | None, n_devices: int) -> int:

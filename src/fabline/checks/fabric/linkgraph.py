@@ -323,6 +323,13 @@ def resolve_name(name: str, by_lower: Mapping[str, str]) -> str | None:
     return hit
 
 
+def built_graph(fabric: FabricContext) -> LinkGraph | None:
+    """The link graph a link check already built for this run (None when none ran)."""
+    if _GRAPH[0] is fabric.devices:
+        return _GRAPH[1][1]  # type: ignore[no-any-return]
+    return None
+
+
 def graph_of(fabric: FabricContext, ignore_peers: Iterable[str] = ()) -> LinkGraph:
     """The run's link graph (built on first use from the shared projections, then cached).
 
