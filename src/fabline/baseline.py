@@ -15,18 +15,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from fabline.errors import ConfigError
 from fabline.operators import OPERATORS, OperandError, compile_operators
+from fabline.platforms.spec import platform_ids
 from fabline.results import Severity
-from fabline.state import PLATFORM_IDS, ROLES
-from fabline.userfiles import LineDict, LineList, line_of, load_yaml, validate
+from fabline.state import ROLES
+from fabline.userfiles import LineDict, LineList, choice, line_of, load_yaml, validate
 
 RULE_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 _TEMPLATE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.DOTALL)
+
+
+#: A platform id named in a baseline: one of the registry's (read at validation time).
+PlatformName = Annotated[str, BeforeValidator(lambda value: choice(value, platform_ids()))]
 
 
 class _Strict(BaseModel):
@@ -60,7 +65,7 @@ class Selector(_Strict):
     """Which devices (and interfaces) a rule applies to. Empty means every device."""
 
     roles: list[Literal["spine", "leaf", "host"]] | None = None
-    platforms: list[Literal["sonic", "cumulus", "arista_eos", "cisco_nxos", "linux"]] | None = None
+    platforms: list[PlatformName] | None = None
     groups: list[str] | None = None
     hosts: str | None = Field(None, description="Ansible host pattern, e.g. 'leaf*:!leaf-r2-a'")
     interfaces: InterfaceSelector | None = None
@@ -292,7 +297,6 @@ def severity_of(rule: Rule, default: Severity) -> Severity:
 
 
 __all__ = [
-    "PLATFORM_IDS",
     "ROLES",
     "Baseline",
     "Expectation",

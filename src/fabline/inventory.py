@@ -58,26 +58,9 @@ from fabline.inventory_patterns import (
     split_port,
     split_subscript,
 )
+from fabline.platforms.spec import host_platform, network_os_aliases, platform_for_network_os, platform_ids
 
-PLATFORMS = ("sonic", "cumulus", "arista_eos", "cisco_nxos", "linux")
 ROLES = ("spine", "leaf", "host")
-
-# ansible_network_os values (FQCN and short) that name a fabline platform.
-NETWORK_OS_PLATFORMS: Mapping[str, str] = {
-    "arista.eos.eos": "arista_eos",
-    "eos": "arista_eos",
-    "arista_eos": "arista_eos",
-    "cisco.nxos.nxos": "cisco_nxos",
-    "nxos": "cisco_nxos",
-    "cisco_nxos": "cisco_nxos",
-    "dellemc.enterprise_sonic.sonic": "sonic",
-    "sonic": "sonic",
-    "cumulus": "cumulus",
-    "cumulus_linux": "cumulus",
-    "nvidia.cumulus.cumulus": "cumulus",
-    "linux": "linux",
-}
-_NETWORK_OS_PREFIXES = (("nvidia.nvue.", "cumulus"),)
 
 # Variables ansible-inventory never prints (ansible.constants.INTERNAL_STATIC_VARS, ansible-core 2.19).
 INTERNAL_STATIC_VARS = frozenset(
@@ -1133,10 +1116,11 @@ class Inventory:
     def _platform(self, name: str, values: Mapping[str, Any], role: str) -> str:
         platform = values.get("fabline_platform")
         if platform is not None:
-            if platform not in PLATFORMS:
+            known = platform_ids()
+            if platform not in known:
                 raise ConfigError(
-                    f"host {name!r}: unknown platform {platform!r}, expected one of {', '.join(PLATFORMS)}"
-                    + did_you_mean(str(platform), PLATFORMS),
+                    f"host {name!r}: unknown platform {platform!r}, expected one of {', '.join(known)}"
+                    + did_you_mean(str(platform), known),
                     file=self._where(name, "fabline_platform"),
                     key="fabline_platform",
                 )
@@ -1144,10 +1128,10 @@ class Inventory:
         network_os = values.get("ansible_network_os")
         if network_os is None:
             if role == "host":
-                return "linux"
+                return host_platform()
             raise ConfigError(
                 f"host {name!r} ({role}) has neither fabline_platform nor ansible_network_os "
-                f"(one of {', '.join(PLATFORMS)})",
+                f"(one of {', '.join(platform_ids())})",
                 file=self.hosts[name].source or self.source,
                 key="fabline_platform",
             )
@@ -1155,8 +1139,8 @@ class Inventory:
         if mapped is None:
             raise ConfigError(
                 f"host {name!r}: ansible_network_os {network_os!r} is not a fabline platform; "
-                f"set fabline_platform (one of {', '.join(PLATFORMS)})"
-                + did_you_mean(str(network_os), NETWORK_OS_PLATFORMS),
+                f"set fabline_platform (one of {', '.join(platform_ids())})"
+                + did_you_mean(str(network_os), network_os_aliases()),
                 file=self._where(name, "ansible_network_os"),
                 key="ansible_network_os",
             )
@@ -1202,24 +1186,6 @@ class Inventory:
                 key="ansible_port",
             )
         return port
-
-
-def platform_for_network_os(network_os: str) -> str | None:
-    """The fabline platform for an ``ansible_network_os`` value, or None.
-
-    Example:
-        >>> platform_for_network_os("arista.eos.eos"), platform_for_network_os("nvidia.nvue.nvue")
-        ('arista_eos', 'cumulus')
-        >>> platform_for_network_os("junos") is None
-        True
-    """
-    key = network_os.strip().lower()
-    if key in NETWORK_OS_PLATFORMS:
-        return NETWORK_OS_PLATFORMS[key]
-    for prefix, platform in _NETWORK_OS_PREFIXES:
-        if key.startswith(prefix):
-            return platform
-    return None
 
 
 def _jsonable(value: Any) -> Any:
@@ -1459,8 +1425,6 @@ def load_inventory(path: str | Path) -> Inventory:
 
 
 __all__ = [
-    "NETWORK_OS_PLATFORMS",
-    "PLATFORMS",
     "ROLES",
     "Device",
     "Group",

@@ -12,8 +12,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from fabline.platforms.spec import platform_ids
+
 SCHEMA_ID = "fabline.state/1"
-PLATFORM_IDS = ("sonic", "cumulus", "arista_eos", "cisco_nxos", "linux")
 ROLES = ("spine", "leaf", "host")
 DEVICE_STATUSES = ("ok", "partial", "unreachable", "auth_failed", "timeout", "error")
 #: Statuses whose state cannot be trusted for anything: no check may pass on them.
@@ -89,9 +90,15 @@ def structural_problem(doc: Any) -> str | None:
 
 
 def schema_document() -> dict[str, Any]:
-    """The JSON Schema of state schema v1, as shipped in the package."""
+    """The JSON Schema of state schema v1, its platform enum following the platform registry.
+
+    The shipped file lists the built-in platforms (a test keeps the two equal); a platform
+    registered at run time is a valid ``platform`` too.
+    """
     text = resources.files("fabline").joinpath("schemas/state-1.schema.json").read_text("utf-8")
-    return json.loads(text)  # type: ignore[no-any-return]
+    schema: dict[str, Any] = json.loads(text)
+    schema["properties"]["platform"]["enum"] = list(platform_ids())
+    return schema
 
 
 def _short(exc: Exception) -> str:

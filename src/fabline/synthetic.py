@@ -16,36 +16,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fabline.platforms.spec import PLATFORMS, host_platform
 from fabline.state import SCHEMA_ID
 
-#: Frame-size MTU each platform reports on a fabric port (hosts report the L3 MTU).
-PLATFORM_MTU = {"sonic": 9100, "cumulus": 9216, "arista_eos": 9214, "cisco_nxos": 9216, "linux": 9000}
 NIC_FIRMWARE = "28.39.1002"
-SWITCH_OS = {
-    "sonic": "SONiC.202311.1",
-    "cumulus": "5.9.1",
-    "arista_eos": "4.32.2F",
-    "cisco_nxos": "10.4(3)",
-    "linux": "Ubuntu 22.04.4 LTS",
-}
 
 
 def port_name(platform: str, index: int) -> str:
-    """Canonical name of front-panel port ``index`` (0-based) on a platform.
+    """Canonical name of front-panel port ``index`` (0-based) on a platform (its spec's naming).
 
     Example:
         >>> [port_name(p, 2) for p in ("sonic", "cumulus", "arista_eos", "cisco_nxos", "linux")]
         ['Ethernet16', 'swp3', 'Ethernet3/1', 'Ethernet1/3', 'eth2']
     """
-    if platform == "sonic":
-        return f"Ethernet{index * 8}"
-    if platform == "cumulus":
-        return f"swp{index + 1}"
-    if platform == "arista_eos":
-        return f"Ethernet{index + 1}/1"
-    if platform == "cisco_nxos":
-        return f"Ethernet1/{index + 1}"
-    return f"eth{index}"
+    return PLATFORMS[platform].port_name(index)
 
 
 @dataclass
@@ -114,9 +98,11 @@ def rail_fabric(
         DeviceSpec(f"spine-{s:03d}", "spine", spine_platforms[s % len(spine_platforms)])
         for s in range(n_spines)
     ]
-    host_ifaces = [port_name("linux", r) for r in range(gpus_per_server)]
+    host_ifaces = [port_name(host_platform(), r) for r in range(gpus_per_server)]
     hosts = [
-        DeviceSpec(f"gpu-{h:05d}", "host", "linux", ports=gpus_per_server, rail_interfaces=list(host_ifaces))
+        DeviceSpec(
+            f"gpu-{h:05d}", "host", host_platform(), ports=gpus_per_server, rail_interfaces=list(host_ifaces)
+        )
         for h in range(servers)
     ]
     leaves = []
@@ -158,8 +144,11 @@ def lab_fabric() -> Fabric:
     ]
     leaf_platforms = ("sonic", "cumulus", "arista_eos", "cisco_nxos")
     leaves = [DeviceSpec(f"leaf-r{r}-a", "leaf", p, rail=r, ports=4) for r, p in enumerate(leaf_platforms)]
-    rails = [port_name("linux", r) for r in range(4)]
-    hosts = [DeviceSpec(f"gpu-00{h}", "host", "linux", ports=4, rail_interfaces=list(rails)) for h in (1, 2)]
+    rails = [port_name(host_platform(), r) for r in range(4)]
+    hosts = [
+        DeviceSpec(f"gpu-00{h}", "host", host_platform(), ports=4, rail_interfaces=list(rails))
+        for h in (1, 2)
+    ]
     links = []
     for leaf in leaves:
         assert leaf.rail is not None
@@ -197,7 +186,7 @@ def _iface(platform: str, peer: tuple[str, str] | None, n: int, speed: int = 400
     body: dict[str, Any] = {
         "admin_up": True,
         "oper_up": peer is not None,
-        "mtu": PLATFORM_MTU[platform],
+        "mtu": PLATFORMS[platform].mtu.fabric_mtu,
         "speed_gbps": speed,
         "fec": "rs",
         "autoneg": False,
@@ -205,7 +194,7 @@ def _iface(platform: str, peer: tuple[str, str] | None, n: int, speed: int = 400
         "dscp_to_priority": _dscp_map(),
         "pfc_priorities": [3],
     }
-    if platform != "linux":
+    if PLATFORMS[platform].kind == "switch":
         body["ecn"] = {
             "3": {"enabled": True, "min_bytes": 150000, "max_bytes": 1500000, "probability_pct": 5}
         }
@@ -252,7 +241,7 @@ def states(
             "collected_at": collected_at,
             "facts": {
                 "hostname": dev.name,
-                "os_version": SWITCH_OS[dev.platform],
+                "os_version": PLATFORMS[dev.platform].os_version,
                 "model": "DGX-H100" if dev.role == "host" else "64x400G",
                 "serial": f"SN-{dev.name}",
             },

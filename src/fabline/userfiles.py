@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticCustomError
 
 from fabline.errors import ConfigError, did_you_mean
 
@@ -64,6 +65,23 @@ def _construct_sequence(loader: _LineLoader, node: yaml.SequenceNode) -> LineLis
 
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
+
+
+def choice(value: Any, choices: Sequence[str]) -> str:
+    """``value`` when it is one of ``choices`` (a pydantic validator for a choice known at run time).
+
+    Raises:
+        PydanticCustomError: Not one of them, worded as pydantic words a ``Literal``.
+
+    Example:
+        >>> choice("leaf", ("spine", "leaf"))
+        'leaf'
+    """
+    if isinstance(value, str) and value in choices:
+        return value
+    quoted = [repr(c) for c in choices]
+    expected = f"{', '.join(quoted[:-1])} or {quoted[-1]}" if len(quoted) > 1 else "".join(quoted)
+    raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
 
 
 def load_yaml(path: Path, what: str = "YAML file") -> Any:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from fabline import synthetic
+from fabline.platforms.spec import PLATFORMS
 from tests.integration.test_collect_sim import cli, simulator, write_inventory
 
 FABRICS = {
@@ -76,7 +77,7 @@ def test_formerly_missing_fields_are_collected(clean_run: dict[str, Any]) -> Non
     assert isinstance(port["ecn"]["3"]["probability_pct"], int)
     assert cumulus["qos"]["pfc_watchdog"]["enabled"] is True
     assert len(port["optics"]["rx_power_dbm"]) == 4
-    assert cumulus["facts"]["os_version"] == synthetic.SWITCH_OS["cumulus"]
+    assert cumulus["facts"]["os_version"] == PLATFORMS["cumulus"].os_version
     nxos = _state(clean_run, _first(clean_run, "cisco_nxos"))
     assert nxos["qos"]["pfc_watchdog"]["enabled"] is True
     eos = _state(clean_run, _first(clean_run, "arista_eos"))

@@ -299,7 +299,7 @@ def select_interfaces(
     """
     if not profile.interface_commands:
         return [], "none"
-    if profile.platform == "linux":
+    if PLATFORMS[profile.platform].kind == "host":
         rail = device.vars.get("rail_interfaces")
         if isinstance(rail, str):
             rail = [p.strip() for p in rail.split(",") if p.strip()]

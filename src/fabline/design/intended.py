@@ -38,19 +38,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from fabline.errors import ConfigError, ParseError
 from fabline.inventory import Device
 from fabline.platforms import merge_fragments, parse_output
-from fabline.platforms.cumulus import apply_port_defaults
+from fabline.platforms.spec import PLATFORMS
 from fabline.state import SCHEMA_ID
 from fabline.userfiles import _LineLoader, config_error_from
 
 _YAML: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-#: The read-only command whose parser reads each platform's rendered config.
-CONFIG_COMMANDS = {
-    "sonic": "show runningconfiguration all",
-    "cumulus": "nv config show -o json",
-    "arista_eos": "show running-config",
-    "cisco_nxos": "show running-config",
-}
 
 
 class _Strict(BaseModel):
@@ -145,35 +137,14 @@ def parse_config(platform: str, path: Path) -> dict[str, Any]:
         ConfigError: A host settings file is invalid, or the platform has no config parser.
     """
     text = path.read_text("utf-8")
-    if platform == "linux":
+    spec = PLATFORMS.get(platform)
+    if spec is not None and spec.kind == "host":
         return parse_host_settings(text, path)
-    command = CONFIG_COMMANDS.get(platform)
-    if command is None:
+    if spec is None or spec.config_command is None:
         raise ConfigError(f"no config parser for platform {platform!r}", file=path)
-    if platform == "cumulus":
-        try:
-            text = json.dumps(yaml.load(text, Loader=_YAML))
-        except yaml.YAMLError as exc:
-            raise ParseError(platform, command, "an NVUE startup.yaml", str(exc).splitlines()[0]) from None
-    state = merge_fragments([parse_output(platform, command, text)])
-    if platform == "cumulus":
-        apply_port_defaults(state)
-        _cumulus_watchdog(state)
-    return state
-
-
-def _cumulus_watchdog(state: dict[str, Any]) -> None:
-    qos = state.setdefault("qos", {})
-    if "pfc_watchdog" in qos:
-        return
-    ports = [
-        body
-        for name, body in (state.get("interfaces") or {}).items()
-        if name.startswith("swp") and isinstance(body, dict) and body.get("admin_up") is True
-    ]
-    if ports:
-        enabled = all((p.get("pfc_watchdog") or {}).get("enabled") is True for p in ports)
-        qos["pfc_watchdog"] = {"enabled": enabled}
+    if spec.read_config is not None:
+        return spec.read_config(text)
+    return merge_fragments([parse_output(platform, spec.config_command, text)])
 
 
 def planned_lldp(state: dict[str, Any], names: set[str]) -> None:

@@ -12,18 +12,28 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from fabline.design.sizing import Sizing, SizingInput, size
 from fabline.errors import ConfigError
-from fabline.userfiles import load_yaml, validate
+from fabline.platforms.spec import PLATFORMS, host_platform, switch_platforms
+from fabline.userfiles import choice, load_yaml, validate
 
-SWITCH_TEMPLATE_PLATFORMS = ("sonic", "cumulus", "arista_eos")
-#: Port MTU per platform, as each platform reports it (SONiC frame size; EOS/Cumulus MTU command).
-DEFAULT_PORT_MTU = {"sonic": 9100, "cumulus": 9216, "arista_eos": 9214, "cisco_nxos": 9216}
+
+def template_platforms() -> tuple[str, ...]:
+    """The switch platforms with bundled config templates (``templates/<platform>/``)."""
+    from fabline.baseline import packaged_workspace
+
+    bundled = packaged_workspace() / "templates"
+    return tuple(p for p in switch_platforms() if (bundled / p).is_dir())
+
+
+def default_port_mtu() -> dict[str, int]:
+    """Port MTU per switch platform, as each reports it on a RoCE fabric (its spec's ``fabric_mtu``)."""
+    return {p: PLATFORMS[p].mtu.fabric_mtu for p in switch_platforms()}
 
 
 class _Strict(BaseModel):
@@ -123,7 +133,9 @@ class HostsSpec(_Strict):
 
     count: int = Field(ge=1)
     name_format: str = "gpu-{index:05d}"
-    platform: Literal["linux"] = "linux"
+    platform: Annotated[str, BeforeValidator(lambda v: choice(v, (host_platform(),)))] = Field(
+        default_factory=host_platform
+    )
     first_index: int = Field(1, ge=0)
 
     @field_validator("name_format")
@@ -150,7 +162,7 @@ class SwitchSpec(_Strict):
 
     name: str = Field(min_length=1)
     role: Literal["leaf", "spine"]
-    platform: Literal["sonic", "cumulus", "arista_eos"]
+    platform: Annotated[str, BeforeValidator(lambda v: choice(v, template_platforms()))]
     plane: int = Field(ge=0)
     rail: int | None = Field(None, ge=0, description="leaves: the rail (host NIC position) served")
     index: int = Field(ge=0, description="leaves: position within the rail; spines: within the plane")
@@ -177,7 +189,7 @@ class Design(_Strict):
     switches: list[SwitchSpec]
     asn: AsnSpec = Field(default_factory=AsnSpec)
     addressing: AddressingSpec = Field(default_factory=AddressingSpec)
-    port_mtu: dict[str, int] = Field(default_factory=lambda: dict(DEFAULT_PORT_MTU))
+    port_mtu: dict[str, int] = Field(default_factory=default_port_mtu)
     qos: QosSpec = Field(default_factory=QosSpec)
 
     @model_validator(mode="after")
@@ -256,10 +268,11 @@ def generate(
     s = size(request)
     if not s.feasible:
         raise ConfigError(f"infeasible: {s.reason}", key="sizing")
+    bundled = template_platforms()
     for key, platform in (("leaf_platform", leaf_platform), ("spine_platform", spine_platform)):
-        if platform not in SWITCH_TEMPLATE_PLATFORMS:
+        if platform not in bundled:
             raise ConfigError(
-                f"no bundled templates for {platform!r}; choose from {', '.join(SWITCH_TEMPLATE_PLATFORMS)}",
+                f"no bundled templates for {platform!r}; choose from {', '.join(bundled)}",
                 key=key,
             )
     asn = AsnSpec()

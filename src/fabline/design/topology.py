@@ -100,7 +100,9 @@ class Topology:
 
     def host_rails(self) -> list[str]:
         """The rail NIC ports of every GPU server, in rail order (``rail_interfaces``)."""
-        return [port_name("linux", g) for g in range(self.sizing.rails * self.sizing.planes)]
+        return [
+            port_name(self.design.hosts.platform, g) for g in range(self.sizing.rails * self.sizing.planes)
+        ]
 
     def _addr(self, net: ipaddress.IPv4Network, n: int, side: int) -> ipaddress.IPv4Address:
         return net.network_address + 2 * n + side
@@ -126,7 +128,7 @@ class Topology:
                 continue
             n = leaf.rail * servers + h
             ports.append(
-                Port(name, j, self.speed, "host", self.host_name(h), port_name("linux", leaf.rail),
+                Port(name, j, self.speed, "host", self.host_name(h), port_name(self.design.hosts.platform, leaf.rail),
                      f"{self._addr(self._host_net, n, 0)}/31", str(self._addr(self._host_net, n, 1)))
             )  # fmt: skip
         base = self.leaf_number(leaf) * self.up
@@ -174,7 +176,7 @@ class Topology:
             leaf = self.leaves[(g, h // self.down)]
             n = g * s.servers + h
             out.append(
-                Port(port_name("linux", g), g, self.speed, "host", leaf.name,
+                Port(port_name(self.design.hosts.platform, g), g, self.speed, "host", leaf.name,
                      port_name(leaf.platform, h % self.down), f"{self._addr(self._host_net, n, 1)}/31",
                      str(self._addr(self._host_net, n, 0)))
             )  # fmt: skip

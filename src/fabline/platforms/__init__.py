@@ -1,24 +1,41 @@
-"""The platform registry: one explicit map from platform id to its read-only command set.
+"""The platform registry: one explicit list of built-in platforms, each one spec of data.
 
-No discovery magic for built-ins: a new platform is a module here and one line below.
+No discovery magic for built-ins: a new platform is a module here (ending in its
+:class:`~fabline.platforms.spec.PlatformSpec`) and one entry in the tuple below; its simulator
+renderer registers in ``fabline.sim.render``. Everything else (inventory tables, baseline platform
+names, the state schema's platform enum, the collection run plans) derives from the registry.
 """
 
 from __future__ import annotations
 
 from fabline.errors import ParseError
 from fabline.platforms import arista_eos, cisco_nxos, cumulus, linux, sonic
-from fabline.platforms.base import Command, Fragment, ParseContext, Platform, merge_fragments
+from fabline.platforms.base import Command, Fragment, ParseContext, merge_fragments
+from fabline.platforms.spec import (
+    PLATFORMS,
+    RUN_PLANS,
+    MtuKind,
+    MtuSemantics,
+    Platform,
+    PlatformSpec,
+    RunPlan,
+    Vocabulary,
+    host_platform,
+    network_os_aliases,
+    platform_for_network_os,
+    platform_ids,
+    register,
+    registered,
+    switch_platforms,
+    unregister,
+)
 
-PLATFORMS: dict[str, Platform] = {
-    p.id: p
-    for p in (sonic.PLATFORM, cumulus.PLATFORM, arista_eos.PLATFORM, cisco_nxos.PLATFORM, linux.PLATFORM)
-}
-
-SWITCH_PLATFORMS = ("sonic", "cumulus", "arista_eos", "cisco_nxos")
+for _module in (sonic, cumulus, arista_eos, cisco_nxos, linux):
+    register(_module.PLATFORM)
 
 
-def get_platform(platform_id: str) -> Platform:
-    """Return the platform with this id.
+def get_platform(platform_id: str) -> PlatformSpec:
+    """Return the spec of the platform with this id.
 
     Raises:
         KeyError: Unknown platform id.
@@ -47,12 +64,25 @@ def parse_output(platform_id: str, command_line: str, output: str) -> Fragment:
 
 __all__ = [
     "PLATFORMS",
-    "SWITCH_PLATFORMS",
+    "RUN_PLANS",
     "Command",
     "Fragment",
+    "MtuKind",
+    "MtuSemantics",
     "ParseContext",
     "Platform",
+    "PlatformSpec",
+    "RunPlan",
+    "Vocabulary",
     "get_platform",
+    "host_platform",
     "merge_fragments",
+    "network_os_aliases",
     "parse_output",
+    "platform_for_network_os",
+    "platform_ids",
+    "register",
+    "registered",
+    "switch_platforms",
+    "unregister",
 ]

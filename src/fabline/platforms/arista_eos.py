@@ -23,12 +23,12 @@ from fabline.platforms.base import (
     Command,
     Fragment,
     ParseContext,
-    Platform,
     check_text,
     load_json,
     table_rows,
     text_blocks,
 )
+from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
 
 
 def _uptime_seconds(text: str) -> int | None:
@@ -727,6 +727,34 @@ COMMANDS: tuple[Command, ...] = (
     ),
 )
 
-PLATFORM = Platform(id="arista_eos", description="Arista EOS", commands=COMMANDS)
+PLATFORM = PlatformSpec(
+    id=Platform.ARISTA_EOS,
+    description="Arista EOS",
+    kind="switch",
+    commands=COMMANDS,
+    run=RunPlan(
+        platform=Platform.ARISTA_EOS,
+        transport="netmiko",
+        device_type="arista_eos",
+        device_commands=(
+            "show running-config",
+            "show version | json",
+            "show interfaces | json",
+            "show lldp neighbors | json",
+            "show interfaces transceiver | json",
+            # Every lane's rx/tx power (the plain view shows lane 1 of a 4-lane port only);
+            # after it, so the per-lane lists win the merge.
+            "show interfaces transceiver dom thresholds | json",
+            "show interfaces counters errors | json",
+            "show priority-flow-control",
+        ),
+    ),
+    network_os=("arista_eos", "eos", "arista.eos.eos"),
+    port_name=lambda index: f"Ethernet{index + 1}/1",
+    # EOS's mtu is the IP MTU; its separate frame limit (l2 mtu) wins when set.
+    mtu=MtuSemantics(MtuKind.L3, fabric_mtu=9214, frame_limit_field="l2_mtu"),
+    os_version="4.32.2F",
+    config_command="show running-config",
+)
 
 __all__ = ["COMMANDS", "PLATFORM", "canonical_name", "is_mac", "kept"]

@@ -96,27 +96,6 @@ class Command:
         return self.template.format(**params)
 
 
-@dataclass(frozen=True)
-class Platform:
-    """A platform: its id, description and the read-only allow-list of commands."""
-
-    id: str
-    description: str
-    commands: tuple[Command, ...]
-
-    def match(self, command_line: str) -> tuple[Command, dict[str, str]]:
-        """Find the allow-listed command a concrete command line is an instance of.
-
-        Raises:
-            KeyError: The command is not on the platform's read-only allow-list.
-        """
-        for cmd in self.commands:
-            m = cmd.pattern().match(command_line)
-            if m:
-                return cmd, m.groupdict()
-        raise KeyError(command_line)
-
-
 _ERROR_BANNERS = (
     re.compile(r"^\s*% ?Invalid (input|command)", re.MULTILINE),
     re.compile(r"command not found", re.IGNORECASE),

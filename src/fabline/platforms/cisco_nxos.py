@@ -22,13 +22,13 @@ from fabline.platforms.base import (
     Command,
     Fragment,
     ParseContext,
-    Platform,
     check_text,
     table_rows,
     text_blocks,
 )
 from fabline.platforms.cisco_nxos_config import parse_show_running_config
 from fabline.platforms.cisco_nxos_names import canonical_name, is_mac, kept
+from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
 
 _FEC_STATE = {
     "off": "none",
@@ -342,6 +342,29 @@ COMMANDS: tuple[Command, ...] = (
     ),
 )
 
-PLATFORM = Platform(id="cisco_nxos", description="Cisco NX-OS", commands=COMMANDS)
+PLATFORM = PlatformSpec(
+    id=Platform.CISCO_NXOS,
+    description="Cisco NX-OS",
+    kind="switch",
+    commands=COMMANDS,
+    run=RunPlan(
+        platform=Platform.CISCO_NXOS,
+        transport="netmiko",
+        device_type="cisco_nxos",
+        device_commands=(
+            "show running-config",
+            "show version",
+            "show interface",
+            "show lldp neighbors detail",
+            "show interface transceiver details",
+        ),
+    ),
+    network_os=("cisco_nxos", "nxos", "cisco.nxos.nxos"),
+    port_name=lambda index: f"Ethernet1/{index + 1}",
+    # A switched port's mtu is the largest frame NX-OS accepts.
+    mtu=MtuSemantics(MtuKind.FRAME, fabric_mtu=9216),
+    os_version="10.4(3)",
+    config_command="show running-config",
+)
 
 __all__ = ["COMMANDS", "PLATFORM", "canonical_name", "kept"]

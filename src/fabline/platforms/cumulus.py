@@ -21,17 +21,21 @@ Vendor semantics (see ``docs/platforms/cumulus.md``):
 from __future__ import annotations
 
 import copy
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
+import yaml
+
+from fabline.errors import ParseError
 from fabline.platforms.base import (
     Command,
     Fragment,
     ParseContext,
-    Platform,
     check_text,
     load_json,
+    merge_fragments,
 )
 from fabline.platforms.cumulus_nvue import (
     Cell,
@@ -45,6 +49,7 @@ from fabline.platforms.cumulus_nvue import (
     speed_gbps,
     uptime_seconds,
 )
+from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
 
 #: Fields of an interface that a switch-wide QoS default can supply (see :func:`apply_port_defaults`).
 PORT_DEFAULT_FIELDS = (
@@ -960,6 +965,73 @@ COMMANDS: tuple[Command, ...] = (
     ),
 )
 
-PLATFORM = Platform(
-    id="cumulus", description="NVIDIA Cumulus Linux 5.x (NVUE) and classic files", commands=COMMANDS
+_YAML: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def read_startup_yaml(text: str) -> dict[str, Any]:
+    """A rendered NVUE ``startup.yaml`` as a state body: the ``nv config show -o json`` parser's view.
+
+    Switch-wide QoS lands on the ports (:func:`apply_port_defaults`); with no switch-wide watchdog
+    setting, ``qos.pfc_watchdog.enabled`` says whether every admin-up switch port has one.
+
+    Raises:
+        ParseError: Not YAML, or not an NVUE configuration.
+    """
+    platform, command = str(Platform.CUMULUS), "nv config show -o json"
+    try:
+        text = json.dumps(yaml.load(text, Loader=_YAML))
+    except yaml.YAMLError as exc:
+        raise ParseError(platform, command, "an NVUE startup.yaml", str(exc).splitlines()[0]) from None
+    state = merge_fragments([parse_nv_config_show_json(text, ParseContext(platform, command))])
+    apply_port_defaults(state)
+    qos = state.setdefault("qos", {})
+    if "pfc_watchdog" not in qos:
+        ports = [
+            body
+            for name, body in (state.get("interfaces") or {}).items()
+            if name.startswith("swp") and isinstance(body, dict) and body.get("admin_up") is True
+        ]
+        if ports:
+            qos["pfc_watchdog"] = {
+                "enabled": all((p.get("pfc_watchdog") or {}).get("enabled") is True for p in ports)
+            }
+    return state
+
+
+PLATFORM = PlatformSpec(
+    id=Platform.CUMULUS,
+    description="NVIDIA Cumulus Linux 5.x (NVUE) and classic files",
+    kind="switch",
+    commands=COMMANDS,
+    run=RunPlan(
+        platform=Platform.CUMULUS,
+        transport="netmiko",
+        device_type="cumulus_linux",
+        shell=True,
+        device_commands=(
+            "nv config show -o json",
+            "nv show system",
+            "decode-syseeprom",
+            "nv show qos roce",
+            "nv show interface -o json",
+            "net show interface all json",
+        ),
+        interface_commands=(
+            "nv show interface {interface} qos roce status",
+            "nv show interface {interface} qos roce counters",
+            # After 'nv config show' so the operational watchdog state wins the merge.
+            "nv show interface {interface} qos pfc-watchdog",
+            "nv show interface {interface} transceiver",
+        ),
+        interface_pattern=r"swp\d+(s\d+)?",
+        finalize=apply_port_defaults,
+    ),
+    network_os=("cumulus", "cumulus_linux", "nvidia.cumulus.cumulus"),
+    network_os_prefixes=("nvidia.nvue.",),
+    port_name=lambda index: f"swp{index + 1}",
+    # A switch port is a Linux netdev: its MTU is the kernel's L3 MTU (9216 -> 9234-byte frames).
+    mtu=MtuSemantics(MtuKind.L3, fabric_mtu=9216),
+    os_version="5.9.1",
+    config_command="nv config show -o json",
+    read_config=read_startup_yaml,
 )

@@ -19,7 +19,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from fabline.platforms.base import Command, Fragment, ParseContext, Platform, check_text, load_json
+from fabline.platforms.base import Command, Fragment, ParseContext, check_text, load_json
+from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
 
 #: ``ethtool`` link-mode FEC words -> state FEC modes.
 _FEC_WORDS = {
@@ -812,4 +813,47 @@ COMMANDS: tuple[Command, ...] = (
     Command("uname -r", parse_uname_r, "facts.kernel"),
 )
 
-PLATFORM = Platform(id="linux", description="Linux GPU hosts with NVIDIA ConnectX NICs", commands=COMMANDS)
+PLATFORM = PlatformSpec(
+    id=Platform.LINUX,
+    description="Linux GPU hosts with NVIDIA ConnectX NICs",
+    kind="host",
+    commands=COMMANDS,
+    run=RunPlan(
+        platform=Platform.LINUX,
+        transport="exec",
+        device_type=None,
+        device_commands=(
+            "cat /proc/sys/kernel/hostname",
+            "cat /etc/os-release",
+            "uname -r",
+            "ip -j -d link show",
+            "show_gids",
+            "lldpctl -f json",
+            "lsmod",
+            "cat /etc/nccl.conf",
+            "ibv_devinfo",
+        ),
+        interface_commands=(
+            "ethtool {interface}",
+            "ethtool -i {interface}",
+            "ethtool -I --show-fec {interface}",
+            "ethtool -m {interface}",
+            "ethtool -S {interface}",
+            "mlnx_qos -i {interface}",
+            "grep -H . /sys/class/net/{interface}/ecn/roce_*/enable/*",
+            "grep -H . /sys/class/net/{interface}/device/infiniband/*/ports/1/hw_counters/*",
+        ),
+        rdma_commands=("cat /sys/kernel/config/rdma_cm/{rdma_device}/ports/1/default_roce_tos",),
+        rdma_sources=(
+            "show_gids",
+            "grep -H . /sys/class/net/{interface}/device/infiniband/*/ports/1/hw_counters/*",
+        ),
+        rdma_listing=("ibv_devinfo",),
+        finalize=attach_rdma_devices,
+    ),
+    network_os=("linux",),
+    port_name=lambda index: f"eth{index}",
+    # The kernel's MTU is the L3 MTU (9000 on a RoCE fabric).
+    mtu=MtuSemantics(MtuKind.L3, fabric_mtu=9000),
+    os_version="Ubuntu 22.04.4 LTS",
+)

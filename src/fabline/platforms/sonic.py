@@ -8,7 +8,7 @@ says what each command feeds and which vendor quirks the parsers handle.
 
 from __future__ import annotations
 
-from fabline.platforms.base import Command, Platform
+from fabline.platforms.base import Command
 from fabline.platforms.sonic_configdb import parse_show_runningconfiguration_all
 from fabline.platforms.sonic_show import (
     parse_show_ecn,
@@ -31,6 +31,7 @@ from fabline.platforms.sonic_show import (
     parse_show_queue_wredcounters,
     parse_show_version,
 )
+from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
 
 _CONFIG_FEEDS = (
     "interfaces.*.{admin_up, mtu, speed_gbps, fec, autoneg, description, alias, pfc_asymmetric, trust, "
@@ -150,6 +151,34 @@ COMMANDS: tuple[Command, ...] = (
     ),
 )
 
-PLATFORM = Platform(
-    id="sonic", description="SONiC (config_db JSON and the sonic-utilities show commands)", commands=COMMANDS
+PLATFORM = PlatformSpec(
+    id=Platform.SONIC,
+    description="SONiC (config_db JSON and the sonic-utilities show commands)",
+    kind="switch",
+    commands=COMMANDS,
+    run=RunPlan(
+        platform=Platform.SONIC,
+        # SONiC's admin login is bash with the click `show` commands; netmiko's Linux driver
+        # handles that prompt (its dell_sonic/edgecore_sonic drivers enter sonic-cli instead).
+        transport="netmiko",
+        device_type="linux",
+        shell=True,
+        device_commands=(
+            "show runningconfiguration all",
+            "show version",
+            "show interfaces status",
+            "show lldp table",
+            "show interfaces transceiver eeprom --dom",
+            "show pfc counters",
+            # SONiC 202305+; older images answer click's 'No such command' (unavailable).
+            "show interfaces counters fec-stats",
+        ),
+    ),
+    network_os=("sonic", "dellemc.enterprise_sonic.sonic"),
+    # Port names step by the 8 lanes of a 400G/800G port.
+    port_name=lambda index: f"Ethernet{index * 8}",
+    # PORT's mtu is the frame size the ASIC accepts.
+    mtu=MtuSemantics(MtuKind.FRAME, fabric_mtu=9100),
+    os_version="SONiC.202311.1",
+    config_command="show runningconfiguration all",
 )

@@ -209,14 +209,15 @@ class NxosDialect(NetworkCliDialect):
         )
 
 
+#: Platform id -> its login dialect; any other platform gets the plain :class:`Dialect` (a shell).
+DIALECTS: dict[str, type[Dialect]] = {
+    "sonic": SonicDialect,
+    "cumulus": CumulusDialect,
+    "arista_eos": NetworkCliDialect,
+    "cisco_nxos": NxosDialect,
+}
+
+
 def dialect(platform: str) -> Dialect:
     """The dialect of a platform id."""
-    if platform == "sonic":
-        return SonicDialect(platform)
-    if platform == "cumulus":
-        return CumulusDialect(platform)
-    if platform == "arista_eos":
-        return NetworkCliDialect(platform)
-    if platform == "cisco_nxos":
-        return NxosDialect(platform)
-    return Dialect(platform)
+    return DIALECTS.get(platform, Dialect)(platform)

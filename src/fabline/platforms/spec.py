@@ -1,0 +1,412 @@
+"""What a platform is: one frozen spec holding every fact about it, and the registry of specs.
+
+A platform module (``fabline/platforms/<id>.py``) ends with one :class:`PlatformSpec`: its read-only
+command allow-list (each command with its parser), how a collection connects and what it runs
+(:class:`RunPlan`), the ``ansible_network_os`` values that name it, how it names front-panel ports,
+what its ``mtu`` means (:class:`MtuSemantics`) and the words it uses for state values
+(:class:`Vocabulary`, shared by its parsers and its simulator renderer). hier_config's drivers,
+scrapli's platform definitions and netmiko's class mapper are the models.
+
+Everything else derives from the registry (:func:`register`, filled by ``fabline.platforms``):
+the inventory's platform and ``ansible_network_os`` tables, the baseline's platform names, the state
+JSON Schema's platform enum, the switch list, the collection run plans, the synthetic fabrics' port
+names. Nothing outside a platform module branches on a platform id. ``docs/platforms.md`` ("How to
+add a platform") walks through adding one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+from fabline.platforms.base import Command
+
+Finalizer = Callable[[dict[str, Any]], dict[str, Any]]
+
+#: Ethernet header (14 bytes) plus FCS (4): what a frame adds to an L3 MTU.
+L2_OVERHEAD_BYTES = 18
+#: An 802.1Q tag.
+VLAN_TAG_BYTES = 4
+
+
+class Platform(enum.StrEnum):
+    """The built-in platform ids (a member is its id string: ``Platform.SONIC == "sonic"``)."""
+
+    SONIC = "sonic"
+    CUMULUS = "cumulus"
+    ARISTA_EOS = "arista_eos"
+    CISCO_NXOS = "cisco_nxos"
+    LINUX = "linux"
+
+
+class MtuKind(enum.StrEnum):
+    """What a platform's reported ``mtu`` counts."""
+
+    #: The IP (L3) MTU, as the Linux kernel counts it: the largest frame is ``mtu`` + 18 bytes
+    #: (+ 4 with an 802.1Q tag, which the port accepts on top).
+    L3 = "l3"
+    #: The largest frame itself, header and FCS included, tagged or not.
+    FRAME = "frame"
+
+
+@dataclass(frozen=True)
+class MtuSemantics:
+    """What ``mtu`` means on a platform, and the value a RoCE fabric port carries there.
+
+    Attributes:
+        kind: What the reported ``mtu`` counts (:class:`MtuKind`).
+        fabric_mtu: The ``mtu`` a RoCE fabric port reports on this platform (bytes), for designs
+            and synthetic fabrics (9100 SONiC, 9216 Cumulus/NX-OS, 9214 EOS, 9000 hosts).
+        frame_limit_field: An interface field that, when set (non-zero), is the port's frame limit
+            and wins over ``mtu`` (EOS ``l2_mtu``).
+    """
+
+    kind: MtuKind
+    fabric_mtu: int
+    frame_limit_field: str | None = None
+
+    def frame_bytes(self, body: Mapping[str, Any]) -> tuple[int, int] | None:
+        """The largest untagged and 802.1Q-tagged frame (bytes) an interface carries, or None.
+
+        Example:
+            >>> MtuSemantics(MtuKind.L3, 9000).frame_bytes({"mtu": 9000})
+            (9018, 9022)
+            >>> MtuSemantics(MtuKind.FRAME, 9100).frame_bytes({"mtu": 9100})
+            (9100, 9100)
+            >>> MtuSemantics(MtuKind.L3, 9214, "l2_mtu").frame_bytes({"mtu": 9214, "l2_mtu": 9236})
+            (9236, 9236)
+            >>> MtuSemantics(MtuKind.L3, 9000).frame_bytes({}) is None
+            True
+        """
+        if self.frame_limit_field:
+            limit = body.get(self.frame_limit_field)
+            if type(limit) is int and limit:
+                return limit, limit
+        mtu = body.get("mtu")
+        if type(mtu) is not int:
+            return None
+        if self.kind is MtuKind.L3:
+            return mtu + L2_OVERHEAD_BYTES, mtu + L2_OVERHEAD_BYTES + VLAN_TAG_BYTES
+        return mtu, mtu
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The words a platform prints for state values, shared by its parsers and its simulator renderer.
+
+    Attributes:
+        fec: State FEC mode (``rs``, ``fc``, ``none``, ``auto``) -> the word the platform prints.
+        fec_aliases: Other words the platform prints for a state FEC mode (read, never written).
+        trust: State trust mode (``dscp``, ``pcp``) -> the platform's word.
+    """
+
+    fec: Mapping[str, str] = field(default_factory=dict)
+    fec_aliases: Mapping[str, str] = field(default_factory=dict)
+    trust: Mapping[str, str] = field(default_factory=dict)
+    _fec_words: Mapping[str, str] = field(init=False, repr=False, compare=False, default_factory=dict)
+
+    def fec_mode(self, word: str) -> str | None:
+        """The state FEC mode of a word the platform prints (case-insensitive), or None.
+
+        Example:
+            >>> Vocabulary(fec={"rs": "RS", "fc": "BaseR"}, fec_aliases={"llrs": "rs"}).fec_mode("baser")
+            'fc'
+        """
+        return self._fec_words.get(word.lower())
+
+    def __post_init__(self) -> None:
+        words = {w.lower(): mode for mode, w in self.fec.items()}
+        words.update((w.lower(), mode) for w, mode in self.fec_aliases.items())
+        object.__setattr__(self, "_fec_words", words)
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a collection runs on one platform, and how it connects.
+
+    A plan is data. ``device_commands`` run once per device (configuration views first, so the
+    operational views that follow win the merge, as ``docs/platforms/*.md`` ask);
+    ``interface_commands`` run once per interface the device reports (``{interface}``);
+    ``rdma_commands`` once per RDMA device a Linux host reported (``{rdma_device}``). Every template
+    must be on the platform's read-only allow-list; :func:`register` proves it and the collector
+    refuses any concrete command line that does not match.
+
+    Attributes:
+        platform: Platform id.
+        transport: ``netmiko`` (an interactive CLI session) or ``exec`` (paramiko exec channels,
+            one per command, real exit codes).
+        device_type: The netmiko ``device_type`` for ``netmiko`` transports.
+        device_commands: Run once per device, in this order.
+        interface_commands: Templates with ``{interface}``, run for every selected interface.
+        interface_pattern: Which interface names (from the device commands' state) get the
+            per-interface commands; ``None`` = every reported interface.
+        rdma_commands: Templates with ``{rdma_device}`` (Linux), run for every RDMA device that the
+            per-interface commands reported as some interface's ``nic.rdma_device``.
+        rdma_sources: The command templates whose outputs name each interface's RDMA device
+            (``nic.rdma_device``): parsed on the collecting thread to plan the ``rdma_commands``
+            (everything else is parsed after the session, off the collecting thread).
+        rdma_listing: The command templates listing every RDMA device of the host
+            (``host.rdma_devices``): parsed to plan only when no chosen interface names one.
+        finalize: Post-merge hook over the merged state (switch-wide defaults, RDMA-device joins).
+        shell: The CLI is a POSIX shell (bash on SONiC and Cumulus): commands go in batches as one
+            script line with end markers, instead of one prompt round trip each.
+    """
+
+    platform: str
+    transport: str
+    device_type: str | None
+    device_commands: tuple[str, ...]
+    interface_commands: tuple[str, ...] = ()
+    interface_pattern: str | None = None
+    rdma_commands: tuple[str, ...] = ()
+    rdma_sources: tuple[str, ...] = ()
+    rdma_listing: tuple[str, ...] = ()
+    finalize: Finalizer | None = None
+    shell: bool = False
+
+    def __post_init__(self) -> None:
+        # A Platform member is its id, but states, messages and pickles carry the plain string.
+        object.__setattr__(self, "platform", str(self.platform))
+
+    def templates(self) -> tuple[str, ...]:
+        """Every command template of the plan, in run order."""
+        return self.device_commands + self.interface_commands + self.rdma_commands
+
+    def wants_interface(self, name: str) -> bool:
+        """Whether per-interface commands run for this interface.
+
+        Example:
+            >>> get("cumulus").run.wants_interface("swp1"), get("cumulus").run.wants_interface("eth0")
+            (True, False)
+        """
+        return self.interface_pattern is None or re.fullmatch(self.interface_pattern, name) is not None
+
+
+@dataclass(frozen=True)
+class PlatformSpec:
+    """Every fact about one platform.
+
+    Attributes:
+        id: The platform id (``fabline_platform`` in the inventory, ``platform`` in a state).
+        description: One line for docs and ``--help``.
+        kind: ``switch`` or ``host``.
+        commands: The read-only allow-list, each command with its parser.
+        run: What a collection runs and how it connects (transport, netmiko ``device_type``).
+        network_os: ``ansible_network_os`` values (FQCN and short, lower-case) that name it.
+        network_os_prefixes: ``ansible_network_os`` prefixes that name it (``nvidia.nvue.``).
+        port_name: Canonical name of front-panel port ``index`` (0-based).
+        mtu: What its ``mtu`` means.
+        vocabulary: Words it prints for state values.
+        os_version: A release it is modelled on (``facts.os_version`` of synthetic states).
+        config_command: The allow-listed command that shows the whole running configuration
+            (a rendered config is parsed as its output); None for hosts.
+        read_config: Reads a rendered configuration file (as ``fabline render`` writes it) into a
+            state body, where that is more than parsing it as ``config_command``'s output.
+    """
+
+    id: str
+    description: str
+    kind: Literal["switch", "host"]
+    commands: tuple[Command, ...]
+    run: RunPlan
+    port_name: Callable[[int], str]
+    mtu: MtuSemantics
+    network_os: tuple[str, ...] = ()
+    network_os_prefixes: tuple[str, ...] = ()
+    vocabulary: Vocabulary = field(default_factory=Vocabulary)
+    os_version: str = ""
+    config_command: str | None = None
+    read_config: Callable[[str], dict[str, Any]] | None = None
+
+    def __post_init__(self) -> None:
+        # A Platform member is its id, but states, messages and pickles carry the plain string.
+        object.__setattr__(self, "id", str(self.id))
+
+    @property
+    def transport(self) -> str:
+        """How a collection connects (``netmiko`` or ``exec``)."""
+        return self.run.transport
+
+    @property
+    def device_type(self) -> str | None:
+        """The netmiko ``device_type`` (None for the ``exec`` transport)."""
+        return self.run.device_type
+
+    def match(self, command_line: str) -> tuple[Command, dict[str, str]]:
+        """Find the allow-listed command a concrete command line is an instance of.
+
+        Raises:
+            KeyError: The command is not on the platform's read-only allow-list.
+        """
+        for cmd in self.commands:
+            m = cmd.pattern().match(command_line)
+            if m:
+                return cmd, m.groupdict()
+        raise KeyError(command_line)
+
+    def problems(self) -> list[str]:
+        """Why this spec is inconsistent (empty when it is not): plan commands off the allow-list, ..."""
+        known = {c.template for c in self.commands}
+        out = [
+            f"{self.id}: {t!r} is not on the read-only allow-list"
+            for t in self.run.templates() + self.run.rdma_sources + self.run.rdma_listing
+            if t not in known
+        ]
+        if self.run.platform != self.id:
+            out.append(f"{self.id}: its run plan says platform {self.run.platform!r}")
+        if self.config_command is not None and self.config_command not in known:
+            out.append(f"{self.id}: config command {self.config_command!r} is not on the allow-list")
+        if self.run.transport not in ("netmiko", "exec"):
+            out.append(f"{self.id}: unknown transport {self.run.transport!r}")
+        return out
+
+
+# --------------------------------------------------------------------------------------------
+# The registry
+
+_REGISTRY: dict[str, PlatformSpec] = {}
+#: Read-only view of the registry, in registration order (the built-ins first).
+PLATFORMS: Mapping[str, PlatformSpec] = MappingProxyType(_REGISTRY)
+
+
+def register(spec: PlatformSpec) -> PlatformSpec:
+    """Add a platform to the registry (built-ins are registered by ``fabline.platforms``).
+
+    Raises:
+        ValueError: The id or one of its ``ansible_network_os`` names is taken, or the spec is
+            inconsistent (a run-plan command off its allow-list).
+    """
+    if spec.id in _REGISTRY:
+        raise ValueError(f"platform {spec.id!r} is already registered")
+    taken = network_os_aliases()
+    clash = [n for n in spec.network_os if n in taken]
+    if clash:
+        raise ValueError(
+            f"platform {spec.id!r}: ansible_network_os {clash[0]!r} already names {taken[clash[0]]!r}"
+        )
+    problems = spec.problems()
+    if problems:
+        raise ValueError("; ".join(problems))
+    _REGISTRY[spec.id] = spec
+    return spec
+
+
+def unregister(platform_id: str) -> None:
+    """Remove a platform from the registry (tests that register a toy platform undo it)."""
+    _REGISTRY.pop(platform_id, None)
+
+
+@contextlib.contextmanager
+def registered(spec: PlatformSpec) -> Iterator[PlatformSpec]:
+    """Register a platform for the duration of a ``with`` block."""
+    register(spec)
+    try:
+        yield spec
+    finally:
+        unregister(spec.id)
+
+
+def get(platform_id: str) -> PlatformSpec:
+    """The spec of a platform id.
+
+    Raises:
+        KeyError: Unknown platform id.
+    """
+    return _REGISTRY[platform_id]
+
+
+def platform_ids() -> tuple[str, ...]:
+    """Every registered platform id, in registration order.
+
+    Example:
+        >>> platform_ids()
+        ('sonic', 'cumulus', 'arista_eos', 'cisco_nxos', 'linux')
+    """
+    return tuple(_REGISTRY)
+
+
+def switch_platforms() -> tuple[str, ...]:
+    """The registered switch platform ids.
+
+    Example:
+        >>> switch_platforms()
+        ('sonic', 'cumulus', 'arista_eos', 'cisco_nxos')
+    """
+    return tuple(p for p, s in _REGISTRY.items() if s.kind == "switch")
+
+
+def host_platform() -> str:
+    """The platform a host without ``fabline_platform`` or ``ansible_network_os`` runs (the first host kind).
+
+    Example:
+        >>> host_platform()
+        'linux'
+    """
+    return next(p for p, s in _REGISTRY.items() if s.kind == "host")
+
+
+def network_os_aliases() -> dict[str, str]:
+    """Every ``ansible_network_os`` value that names a platform -> its platform id."""
+    return {name: spec.id for spec in _REGISTRY.values() for name in spec.network_os}
+
+
+def platform_for_network_os(network_os: str) -> str | None:
+    """The platform an ``ansible_network_os`` value names, or None.
+
+    Example:
+        >>> platform_for_network_os("arista.eos.eos"), platform_for_network_os("nvidia.nvue.nvue")
+        ('arista_eos', 'cumulus')
+        >>> platform_for_network_os("junos") is None
+        True
+    """
+    key = network_os.strip().lower()
+    for spec in _REGISTRY.values():
+        if key in spec.network_os or any(key.startswith(p) for p in spec.network_os_prefixes):
+            return spec.id
+    return None
+
+
+class _RunPlans(Mapping[str, RunPlan]):
+    """A live view: platform id -> its :class:`RunPlan`."""
+
+    def __getitem__(self, platform_id: str) -> RunPlan:
+        return _REGISTRY[platform_id].run
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_REGISTRY)
+
+    def __len__(self) -> int:
+        return len(_REGISTRY)
+
+
+#: Platform id -> run plan, following the registry.
+RUN_PLANS: Mapping[str, RunPlan] = _RunPlans()
+
+
+__all__ = [
+    "L2_OVERHEAD_BYTES",
+    "PLATFORMS",
+    "RUN_PLANS",
+    "VLAN_TAG_BYTES",
+    "Finalizer",
+    "MtuKind",
+    "MtuSemantics",
+    "Platform",
+    "PlatformSpec",
+    "RunPlan",
+    "Vocabulary",
+    "get",
+    "host_platform",
+    "network_os_aliases",
+    "platform_for_network_os",
+    "platform_ids",
+    "register",
+    "registered",
+    "switch_platforms",
+    "unregister",
+]

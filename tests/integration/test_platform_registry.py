@@ -1,0 +1,236 @@
+"""The platform registry is the one place a platform is declared; everything else derives from it.
+
+A toy sixth platform (a spec and a simulator renderer, both defined here and registered for the
+test only) is picked up by every derived table, collected over real SSH from the simulator on
+loopback, parsed, written and checked, with no edit anywhere else. The shipped tables agree with
+the registry: the state JSON Schema's platform enum, the ``Platform`` enum, the simulator's
+renderers and the parser cases.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import jsonschema
+import pytest
+import yaml
+
+from fabline import synthetic
+from fabline.baseline import Selector
+from fabline.collect.device import CommandRefused, allowed
+from fabline.collect.profiles import PROFILES, check_profiles
+from fabline.design.model import default_port_mtu
+from fabline.inventory import load_inventory, platform_for_network_os
+from fabline.platforms import (
+    PLATFORMS,
+    MtuKind,
+    MtuSemantics,
+    Platform,
+    PlatformSpec,
+    RunPlan,
+    host_platform,
+    parse_output,
+    platform_ids,
+    registered,
+    switch_platforms,
+)
+from fabline.platforms.base import Command, Fragment, ParseContext, check_text, load_json
+from fabline.sim import render as sim_render
+from fabline.sim.render.common import Answer
+from fabline.sim.render.linux import not_found
+from fabline.state import schema_document
+from tests.conftest import REPO_ROOT
+from tests.integration.test_collect_sim import cli, simulator, write_inventory
+
+if TYPE_CHECKING:
+    from fabline.sim.device import SimDevice
+
+
+# ----------------------------------------------------------------------------------------------
+# The toy platform: what a sixth platform module and its simulator renderer would hold.
+
+
+def parse_toy_version(output: str, ctx: ParseContext) -> Fragment:
+    """``toy show version``: ``ToyOS <release>``."""
+    text = check_text(output, ctx, "a 'ToyOS <release>' line")
+    words = text.split()
+    if len(words) != 2 or words[0] != "ToyOS":
+        raise ctx.fail("a 'ToyOS <release>' line", f"got {text.strip()[:40]!r}")
+    return {"facts": {"os_version": words[1]}}
+
+
+def parse_toy_ports(output: str, ctx: ParseContext) -> Fragment:
+    """``toy show ports``: a JSON object port -> {up, mtu, peer, peer_port}."""
+    data = load_json(output, ctx, "a JSON object of ports")
+    if not isinstance(data, dict) or not data:
+        raise ctx.fail("a JSON object of ports", "no ports")
+    interfaces: dict[str, Any] = {}
+    for name, port in data.items():
+        body: dict[str, Any] = {"admin_up": port["up"], "oper_up": port["up"], "mtu": port["mtu"]}
+        if port.get("peer"):
+            body["lldp"] = {"device": port["peer"], "port": port["peer_port"]}
+        interfaces[name] = body
+    return {"interfaces": interfaces}
+
+
+TOY = PlatformSpec(
+    id="toyos",
+    description="ToyOS, a switch that exists only in this test",
+    kind="switch",
+    commands=(
+        Command("toy show version", parse_toy_version, "facts.os_version"),
+        Command("toy show ports", parse_toy_ports, "interfaces.*.{admin_up,oper_up,mtu,lldp}"),
+    ),
+    run=RunPlan(
+        platform="toyos",
+        transport="exec",
+        device_type=None,
+        device_commands=("toy show version", "toy show ports"),
+    ),
+    network_os=("toyco.toyos.toyos", "toyos"),
+    port_name=lambda index: f"tp{index + 1}",
+    mtu=MtuSemantics(MtuKind.FRAME, fabric_mtu=9120),
+    os_version="1.2.3",
+)
+
+
+def render_toy(dev: SimDevice, line: str) -> Answer:
+    """ToyOS answers its two commands from the device's state."""
+    state = dev.state()
+    if line == "toy show version":
+        return Answer(f"ToyOS {state['facts']['os_version']}\n")
+    if line == "toy show ports":
+        ports = {
+            name: {
+                "up": bool(body.get("oper_up")),
+                "mtu": body["mtu"],
+                "peer": (body.get("lldp") or {}).get("device"),
+                "peer_port": (body.get("lldp") or {}).get("port"),
+            }
+            for name, body in state["interfaces"].items()
+        }
+        return Answer(json.dumps(ports, indent=1) + "\n")
+    return not_found(line.split(maxsplit=1)[0])
+
+
+@pytest.fixture
+def toy() -> Iterator[PlatformSpec]:
+    """ToyOS registered (platform and simulator renderer) for one test."""
+    with registered(TOY):
+        sim_render.register_renderer(TOY.id, sim_render.Renderer(render_toy))
+        try:
+            yield TOY
+        finally:
+            del sim_render.RENDERERS[TOY.id]
+
+
+# ----------------------------------------------------------------------------------------------
+# The shipped tables agree with the registry.
+
+
+def test_the_shipped_schema_enum_is_the_registry() -> None:
+    shipped = json.loads((REPO_ROOT / "src/fabline/schemas/state-1.schema.json").read_text())
+    assert shipped["properties"]["platform"]["enum"] == list(platform_ids())
+    assert schema_document()["properties"]["platform"]["enum"] == list(platform_ids())
+
+
+def test_the_platform_enum_is_the_registry() -> None:
+    assert [p.value for p in Platform] == list(platform_ids())
+    assert all(type(p) is str for p in platform_ids())  # plain strings in states and pickles
+
+
+def test_every_platform_has_a_renderer_parser_cases_and_docs() -> None:
+    assert set(sim_render.RENDERERS) == set(platform_ids())
+    for p in platform_ids():
+        assert list((REPO_ROOT / "tests/parsers/cases" / p).glob("*.yml")), p
+        assert (REPO_ROOT / "docs/platforms" / f"{p}.md").is_file(), p
+    assert check_profiles() == []
+
+
+def test_registering_refuses_duplicates_and_inconsistent_specs(toy: PlatformSpec) -> None:
+    with pytest.raises(ValueError, match="already registered"), registered(TOY):
+        pass
+    clash = PlatformSpec(**{**TOY.__dict__, "id": "toy2", "run": RunPlan("toy2", "exec", None, ())})
+    with pytest.raises(ValueError, match=r"ansible_network_os 'toyco\.toyos\.toyos' already names 'toyos'"):
+        registered(clash).__enter__()
+    stray = RunPlan("toy3", "exec", None, ("toy reboot",))
+    bad = PlatformSpec(**{**TOY.__dict__, "id": "toy3", "network_os": (), "run": stray})
+    with pytest.raises(ValueError, match="'toy reboot' is not on the read-only allow-list"):
+        registered(bad).__enter__()
+    assert "toy2" not in PLATFORMS and "toy3" not in PLATFORMS
+
+
+# ----------------------------------------------------------------------------------------------
+# A sixth platform: every derived table picks it up.
+
+
+def test_a_registered_platform_reaches_every_derived_table(toy: PlatformSpec, tmp_path: Path) -> None:
+    assert platform_ids()[-1] == "toyos" and "toyos" in switch_platforms()
+    assert host_platform() == "linux"
+    # Inventory: the platform id, its ansible_network_os names, and the error messages' lists.
+    assert platform_for_network_os("ToyCo.ToyOS.ToyOS") == "toyos"
+    inv = tmp_path / "inv.yml"
+    hosts = {
+        "t1": {"ansible_host": "127.0.0.1", "ansible_network_os": "toyos", "fabline_role": "leaf"},
+        "t2": {"ansible_host": "127.0.0.1", "fabline_platform": "toyos", "fabline_role": "spine"},
+    }
+    inv.write_text(yaml.safe_dump({"all": {"hosts": hosts}}))
+    devices = {d.name: d.platform for d in load_inventory(inv).devices()}
+    assert devices == {"t1": "toyos", "t2": "toyos"}
+    # Baseline selectors, the state schema, the collection plan and allow-list.
+    assert Selector(platforms=["toyos"]).platforms == ["toyos"]
+    with pytest.raises(ValueError, match="'linux' or 'toyos'"):
+        Selector(platforms=["toy"])
+    assert schema_document()["properties"]["platform"]["enum"][-1] == "toyos"
+    assert PROFILES["toyos"] is TOY.run and "toyos" in PROFILES and check_profiles() == []
+    assert allowed("toyos", "toy show ports") == "toy show ports"
+    with pytest.raises(CommandRefused, match="'toy reboot' is not on the read-only allow-list"):
+        allowed("toyos", "toy reboot")
+    assert parse_output("toyos", "toy show version", "ToyOS 1.2.3\n") == {"facts": {"os_version": "1.2.3"}}
+    # Port naming and MTU semantics: synthetic fabrics and designs.
+    assert synthetic.port_name("toyos", 0) == "tp1"
+    assert default_port_mtu()["toyos"] == 9120
+    fabric = synthetic.rail_fabric(4, radix=4, leaf_platforms=("toyos",), spine_platforms=("toyos",))
+    docs = list(synthetic.states(fabric))
+    validator = jsonschema.Draft202012Validator(schema_document())
+    for doc in docs:
+        assert not list(validator.iter_errors(doc)), doc["name"]
+    leaf = next(d for d in docs if d["platform"] == "toyos")
+    assert leaf["facts"]["os_version"] == "1.2.3"
+    assert {b["mtu"] for b in leaf["interfaces"].values()} == {9120}
+    assert all(name.startswith("tp") for name in leaf["interfaces"])
+
+
+def test_a_registered_platform_is_collected_and_checked_end_to_end(toy: PlatformSpec, tmp_path: Path) -> None:
+    """Real SSH from the simulator on loopback, the real collector, parsers, writer and checks."""
+    fabric = synthetic.Fabric(
+        [
+            synthetic.DeviceSpec("toy-leaf", "leaf", "toyos", rail=0, ports=2),
+            synthetic.DeviceSpec("gpu-01", "host", "linux", ports=1, rail_interfaces=["eth0"]),
+        ],
+        [("gpu-01", "eth0", "toy-leaf", "tp1")],
+    )
+    with simulator(fabric, base="127.46") as sim:
+        inv = write_inventory(sim, tmp_path / "inv.yml")
+        snap = tmp_path / "snap"
+        result = cli("collect", "-i", inv, "-o", snap, "--known-hosts", tmp_path / "known_hosts")
+        assert result.exit_code == 0, result.output
+    got = json.loads((snap / "state" / "toy-leaf.json").read_text())
+    assert (got["platform"], got["status"]) == ("toyos", "ok"), got.get("errors")
+    assert got["facts"]["os_version"] == "1.2.3"
+    assert got["interfaces"]["tp1"] == {
+        "admin_up": True, "oper_up": True, "mtu": 9120, "lldp": {"device": "gpu-01", "port": "eth0"},
+    }  # fmt: skip
+    out = tmp_path / "reports"
+    result = cli("check", "-i", inv, "--snapshot", snap, "--out", out, "-f", "json", "-q")
+    assert result.exit_code in (0, 3, 4), result.output
+    report = json.loads((out / "report.json").read_text())
+    mine = [r for r in report["results"] if r["device"] == "toy-leaf"]
+    assert mine, "the toy switch was checked"
+    link = [
+        r for r in report["results"] if r["check"] == "link-mtu" and r["device"] in ("toy-leaf", "gpu-01")
+    ]
+    assert {r["status"] for r in link} == {"pass"}, link
