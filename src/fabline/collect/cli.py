@@ -45,11 +45,40 @@ def _collect_options(func: F) -> F:
         click.option("--host-key-policy", type=click.Choice(HOST_KEY_POLICIES), default="accept-new", show_default=True,
                      help="accept-new: trust on first use, refuse changed keys; strict: only known hosts; ignore: no checks."),
         click.option("--known-hosts", type=click.Path(path_type=Path), default=None,
-                     help=f"known_hosts file (default: ./{DEFAULT_KNOWN_HOSTS})."),
+                     help=f"known_hosts file (default: ./{DEFAULT_KNOWN_HOSTS}; with --scheduler, on each collector)."),
+        *distributed_options,
     ]  # fmt: skip
     for option in reversed(options):
         func = option(func)
     return func
+
+
+#: ``--scheduler`` and ``--site-group`` (collect, run, drift): see docs/scale-out.md.
+distributed_options = [
+    click.option("--scheduler", default=None, metavar="ADDRESS",
+                 help="Collect on Dask site collectors via this scheduler (tcp://HOST:8786); needs fabline[distributed]."),
+    click.option("--site-group", default=None, metavar="GROUP",
+                 help="With --scheduler: the inventory group whose child groups are the sites (else fabline_site)."),
+]  # fmt: skip
+
+
+def make_backend(
+    scheduler: str | None, site_group: str | None, inventory: Any, devices: list[Any], options: Any
+) -> Any:
+    """The distributed backend for ``--scheduler``, or None (local collection; Dask is not imported).
+
+    Raises:
+        ConfigError: ``--site-group`` without ``--scheduler``, or fabline[distributed] not installed.
+    """
+    if scheduler is None:
+        if site_group is not None:
+            raise ConfigError("--site-group needs --scheduler")
+        return None
+    try:
+        from fabline.collect.distributed import dask_backend
+    except ImportError:
+        raise ConfigError("--scheduler needs Dask distributed: pip install 'fabline[distributed]'") from None
+    return dask_backend(scheduler, inventory, devices, site_group, options)
 
 
 def _progress() -> Any:
@@ -71,11 +100,14 @@ def _do_collect(
     host_key_policy: str,
     known_hosts: Path | None,
     resume: bool,
+    scheduler: str | None = None,
+    site_group: str | None = None,
 ) -> Any:
     from fabline.collect.collector import CollectOptions, collect
     from fabline.inventory import load_inventory
 
-    devices = load_inventory(inventory).devices(limit)
+    inv = load_inventory(inventory)
+    devices = inv.devices(limit)
     options = CollectOptions(
         workers=workers,
         timeout=timeout,
@@ -92,6 +124,7 @@ def _do_collect(
         limit=limit,
         resume=resume,
         progress=_progress(),
+        backend=make_backend(scheduler, site_group, inv, devices, options),
     )
 
 
@@ -123,6 +156,8 @@ def collect(
     pace: float,
     host_key_policy: str,
     known_hosts: Path | None,
+    scheduler: str | None,
+    site_group: str | None,
 ) -> None:
     """Collect device state over SSH into a snapshot (raw/, state/, manifest.json).
 
@@ -148,6 +183,8 @@ def collect(
         host_key_policy,
         known_hosts,
         resume is not None,
+        scheduler,
+        site_group,
     )
     _print_collect_summary(summary)
     sys.exit(3 if any(s in UNREADABLE_STATUSES for s in summary.by_status) else 0)
@@ -177,6 +214,8 @@ def run(
     pace: float,
     host_key_policy: str,
     known_hosts: Path | None,
+    scheduler: str | None,
+    site_group: str | None,
     baselines: tuple[Path, ...],
     checks_dir: Path | None,
     out: Path,
@@ -197,8 +236,9 @@ def run(
     checks = checks_dir_or_default(checks_dir)
     target = snapshot or Path("snapshots") / dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     summary = _do_collect(
-        inventory, target, limit, workers, timeout, retries, pace, host_key_policy, known_hosts, False
-    )
+        inventory, target, limit, workers, timeout, retries, pace, host_key_policy, known_hosts, False,
+        scheduler, site_group,
+    )  # fmt: skip
     _print_collect_summary(summary)
     report, written = run_check(
         inventory=inventory, snapshot=target, baselines=paths, checks_dir=checks, limit=limit, out=out,

@@ -34,6 +34,10 @@ from fabline.state import UNREADABLE_STATUSES, StateError, load_state_file
 
 DEFAULT_WORKERS = 32
 
+#: Collects ``todo`` somewhere else and writes each finished device into ``out`` (the snapshot),
+#: calling ``report`` once its files are on disk; returns warnings about the run itself.
+Backend = Callable[[list[Device], Path, Callable[[DeviceResult], None]], list[str]]
+
 
 @dataclass(frozen=True)
 class CollectOptions:
@@ -205,11 +209,14 @@ def collect(
     resume: bool = False,
     progress: Progress | None = None,
     session_factory: Callable[[Device, Profile], Session] | None = None,
+    backend: Backend | None = None,
 ) -> CollectSummary:
     """Collect every device into the snapshot folder ``out``.
 
     With ``resume``, devices whose state in ``out`` is already usable (``ok`` or ``partial``) are
-    kept as they are and only the missing or unreadable ones are collected.
+    kept as they are and only the missing or unreadable ones are collected. With ``backend`` the
+    devices are collected elsewhere (:mod:`fabline.collect.distributed`) and this process still
+    writes the snapshot: same layout, same manifest.
 
     Raises:
         ConfigError: Bad options, or a device whose platform has no collection profile.
@@ -269,8 +276,9 @@ def collect(
             next_write[0] = started + max(2.0, 10 * took)
 
     save(final=True)
-    # Made before any collecting thread: with fork, its worker process starts now.
-    finisher = Finisher(out)
+    # Made before any collecting thread: with fork, its worker process starts now. A backend
+    # parses elsewhere and needs none.
+    finisher = Finisher(out, use_processes=backend is None)
     sweeper = _GcSweeper()
 
     def report(result: DeviceResult) -> None:
@@ -287,7 +295,10 @@ def collect(
 
     progress.start(len(todo))
     try:
-        _run(todo, options.workers, lambda d: _safe_gather(d, factory, retry), finisher, report)
+        if backend is not None:
+            summary.warnings.extend(backend(todo, out, report))
+        else:
+            _run(todo, options.workers, lambda d: _safe_gather(d, factory, retry), finisher, report)
         manifest["complete"] = True
     finally:
         finisher.close()

@@ -162,6 +162,8 @@ class DeviceResult:
     attempts: int = 1
     started_at: str = ""
     duration_s: float = 0.0
+    #: Extra manifest keys (a distributed collection's ``site`` and ``collector``).
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def manifest_entry(self) -> dict[str, Any]:
         """The device's manifest entry."""
@@ -174,7 +176,7 @@ class DeviceResult:
             "attempts": self.attempts,
             "errors": self.state.get("errors", []),
             "commands": [r.to_json() for r in self.records],
-        }
+        } | self.extra
 
 
 def now_iso() -> str:

@@ -39,7 +39,15 @@ def finish_and_write(out: Path, gathered: Gathered) -> DeviceResult:
     The result goes back without the raw text and with only the state's errors (what the manifest
     and the progress report need): the rest is on disk.
     """
-    result = finish_device(gathered)
+    return write_result(out, finish_device(gathered))
+
+
+def write_result(out: Path, result: DeviceResult) -> DeviceResult:
+    """Write one finished device's files; keep in the result only what the manifest needs.
+
+    Also the client's half of a distributed collection (:mod:`fabline.collect.distributed`), whose
+    site collectors send finished devices back.
+    """
     write_device(out, result.name, result.state, result.raw)
     result.raw = {}
     result.state = {"status": result.state.get("status"), "errors": result.state.get("errors", [])}

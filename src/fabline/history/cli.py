@@ -362,16 +362,25 @@ def diff(
 # drift
 
 
-def _collect(inventory: Path, out_dir: Path, limit: str | None) -> Path:
-    """Collect a fresh snapshot with the live collector (``fabline.collect``)."""
+def _collect(
+    inventory: Path,
+    out_dir: Path,
+    limit: str | None,
+    scheduler: str | None = None,
+    site_group: str | None = None,
+) -> Path:
+    """Collect a fresh snapshot with the live collector (``fabline.collect``), on Dask with ``scheduler``."""
     try:
-        from fabline.collect.collector import collect
+        from fabline.collect.cli import make_backend
+        from fabline.collect.collector import CollectOptions, collect
     except ImportError:
         raise ConfigError("live collection is not available in this fabline: give --snapshot DIR") from None
     from fabline.inventory import load_inventory
 
-    devices = load_inventory(inventory).devices(limit)
-    collect(devices, out_dir, inventory_source=str(inventory), limit=limit)
+    inv = load_inventory(inventory)
+    devices = inv.devices(limit)
+    backend = make_backend(scheduler, site_group, inv, devices, CollectOptions())
+    collect(devices, out_dir, inventory_source=str(inventory), limit=limit, backend=backend)
     return out_dir
 
 
@@ -390,6 +399,10 @@ def _collect(inventory: Path, out_dir: Path, limit: str | None) -> Path:
 @click.option("--record/--no-record", default=True, show_default=True, help="Record this run in the history.")
 @_ignore_option
 @click.option("-l", "--limit", default=None, help="Ansible host pattern.")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Collect on Dask site collectors via this scheduler (docs/scale-out.md).")  # fmt: skip
+@click.option("--site-group", default=None, metavar="GROUP",
+              help="With --scheduler: the inventory group whose child groups are the sites.")  # fmt: skip
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None,
               help="Folder for the report files and diff.json / diff.md.")  # fmt: skip
 @click.option("-f", "--format", "formats", default="json,md,html,prom", show_default=True,
@@ -408,6 +421,8 @@ def drift(
     record: bool,
     ignore: tuple[str, ...],
     limit: str | None,
+    scheduler: str | None,
+    site_group: str | None,
     out: Path | None,
     formats: str,
     fail_on: str,
@@ -440,7 +455,7 @@ def drift(
         raise ConfigError(f"--against {against}: no run history", file=db)
     if snapshot is None:
         target = collect_to or Path("snapshots") / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        snapshot = _collect(inventory, target, limit)
+        snapshot = _collect(inventory, target, limit, scheduler, site_group)
     ref_snapshot = Path(reference.snapshot) if reference is not None else None
     if ref_snapshot is not None and not (ref_snapshot / "state").is_dir():
         raise ConfigError(

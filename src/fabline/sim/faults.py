@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from fabline import synthetic
 from fabline.synthetic import Fabric, Fault
 
-TRANSPORT_KINDS = ("auth_failure", "no_answer", "drop", "garbled", "missing_command")
+TRANSPORT_KINDS = ("auth_failure", "no_answer", "drop", "garbled", "missing_command", "slow")
 
 
 @dataclass(frozen=True)
@@ -33,15 +33,19 @@ class TransportFault:
         kind: ``auth_failure`` (every login refused), ``no_answer`` (TCP accepted, no SSH banner
             ever), ``drop`` (the connection is dropped halfway through a command's output),
             ``garbled`` (a command answers binary garbage), ``missing_command`` (a command answers
-            the platform's "command not found" / "% Invalid input" text).
+            the platform's "command not found" / "% Invalid input" text), ``slow`` (every
+            session, a login shell or an exec channel, starts answering only after ``seconds``:
+            a device whose control-plane CPU is busy).
         command: The command the fault hits (``drop``, ``garbled``, ``missing_command``); unset
             means the first allow-listed command of a session (``drop``) or every allow-listed
             command (``garbled``, ``missing_command``).
+        seconds: The delay of a ``slow`` session.
     """
 
     device: str
     kind: str
     command: str | None = None
+    seconds: float = 2.0
 
     def __post_init__(self) -> None:
         if self.kind not in TRANSPORT_KINDS:

@@ -403,7 +403,10 @@ class Simulator:
     async def _session(self, dev: SimDevice, process: asyncssh.SSHServerProcess[bytes]) -> None:
         d = self.dialect_of(dev)
         conn = process.channel.get_connection()
+        slow = dev.transport_fault("slow") if dev.transport else None
         try:
+            if slow is not None:
+                await asyncio.sleep(slow.seconds)
             if process.command is not None:
                 try:
                     answer = d.exec_channel(dev, process.command, self.run_command)

@@ -1,0 +1,533 @@
+"""Multi-site collection on Dask distributed: one collector per site, this process writes the snapshot.
+
+``fabline collect ... --scheduler tcp://HOST:8786`` splits the inventory by site (the
+``fabline_site`` variable, or the child groups of the Ansible group ``--site-group`` names). Every
+device becomes one small Dask task, pinned to its site with a worker resource (a site's collector
+is started with ``dask worker ... --resources "site-a=1"``). On the worker, the task runs the
+existing collector for that device (:func:`fabline.collect.collector._safe_gather`, then
+:func:`fabline.collect.device.finish_device`, so parsing happens at the site too) and sends the
+finished device back. This process stays the snapshot's one writer: it writes each device as its
+result arrives (:func:`fabline.collect.finisher.write_result`) and reports it to the ordinary
+collection run, so the layout, the manifest and ``--resume`` are the ones of a local collection.
+
+Why one task per device:
+
+- results stream back one device at a time, so nothing already collected is lost when a worker
+  dies later, and memory stays bounded (at most a window of tasks per site is submitted);
+- a worker that dies takes only its unfinished devices with it, and the scheduler runs exactly
+  those again on another worker of the same site (``distributed.scheduler.allowed-failures``; the
+  documented setting is 1, so a device is tried on at most two collectors);
+- each task asks for ``1/workers`` of its site's resource, so one collector runs at most
+  ``--workers`` devices at once, like a local collection.
+
+What crosses the scheduler holds no secret: the device's address, port, user, key-file path and
+the one variable the collector reads (``rail_interfaces``), and for the password the *unrendered*
+inventory text it comes from (``{{ lookup('env', 'FABRIC_PASSWORD') }}``), which the worker
+renders in its own environment. A password written in clear in the inventory is refused with
+``--scheduler`` (it would travel in clear); the check looks for the password as this process
+resolves it in everything a task carries.
+
+Dask is imported only here, and this module only when ``--scheduler`` is given.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import logging
+import pickle
+import queue
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from jinja2 import meta
+
+from fabline.collect.collector import CollectOptions, _safe_gather, default_session_factory
+from fabline.collect.device import DeviceRef, DeviceResult, Gathered, RetryPolicy, finish_device, now_iso
+from fabline.collect.finisher import write_result
+from fabline.collect.profiles import Profile
+from fabline.collect.transports import Session, redact
+from fabline.errors import ConfigError, FablineError
+from fabline.inventory import _SECRET_KEY, Device, HostVars, Inventory, _Templater, _VarError
+
+#: The host variable that names a device's site.
+SITE_VAR = "fabline_site"
+#: The inventory variables the collector reads besides the connection ones (device.select_interfaces).
+COLLECTOR_VARS = ("rail_interfaces",)
+_PASSWORD_KEYS = ("ansible_password", "ansible_ssh_pass")
+# Dask parses "--resources site-a=1,gpu=2" on commas, blanks and '=': a site name is a plain word.
+_SITE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+# How often the run looks at the scheduler's worker list (sites left without a collector).
+_WATCH_S = 0.5
+
+
+class SchedulerUnavailable(FablineError):
+    """The Dask scheduler named by ``--scheduler`` cannot be reached (one line, exit 2)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# what a task carries
+
+
+@dataclass(frozen=True)
+class SecretRecipe:
+    """How a site renders a device's password: the inventory's unrendered text, never the value.
+
+    Attributes:
+        key: ``ansible_password`` or ``ansible_ssh_pass``.
+        raw: That variable and every host variable its template refers to, unrendered.
+        magic: ``inventory_hostname``, ``inventory_hostname_short`` and ``group_names``.
+    """
+
+    key: str
+    raw: Mapping[str, Any]
+    magic: Mapping[str, Any]
+
+    def resolve(self, host: str) -> str | None:
+        """Render the password in this process's environment (the site's); None when empty.
+
+        Raises:
+            ConfigError: The template cannot be rendered here (the message names no value).
+        """
+        try:
+            values = _Templater().render_vars(host, self.raw, self.magic, dict)
+        except _VarError as exc:
+            raise ConfigError(exc.message) from None
+        value = values.get(self.key)
+        return None if value is None or value == "" else str(value)
+
+
+@dataclass(frozen=True)
+class RemoteDevice:
+    """One device as a site collector receives it: no password, only how to find it at the site.
+
+    Attributes:
+        device: The device with ``password`` unset and only :data:`COLLECTOR_VARS` in ``vars``.
+        site: The site whose collectors may run it (a Dask worker resource).
+        secret: How the site renders the password, when the inventory sets one.
+    """
+
+    device: Device
+    site: str
+    secret: SecretRecipe | None = None
+
+    def resolve(self) -> Device:
+        """The device with its password rendered in this process's environment (on the worker)."""
+        if self.secret is None:
+            return self.device
+        return replace(self.device, password=self.secret.resolve(self.device.name))
+
+
+def site_of(device: Device, inventory: Inventory, site_group: str | None) -> str:
+    """The site a device is collected from: a child group of ``site_group``, else ``fabline_site``.
+
+    Raises:
+        ConfigError: No site, two sites, or a site name Dask cannot use as a resource.
+    """
+    site: str | None = None
+    if site_group is not None:
+        children = inventory.groups[site_group].children
+        found = [g for g in children if g in device.groups]
+        if len(found) > 1:
+            raise ConfigError(
+                f"host {device.name!r} is in {len(found)} sites of --site-group {site_group} "
+                f"({', '.join(found)}); a device is collected from one site"
+            )
+        site = found[0] if found else None
+    if site is None:
+        value = device.vars.get(SITE_VAR)
+        site = None if value in (None, "") else str(value)
+    if site is None:
+        where = f"a child group of --site-group {site_group}, or " if site_group else ""
+        raise ConfigError(
+            f"host {device.name!r} has no site for --scheduler: put it in {where}set {SITE_VAR}",
+            key=SITE_VAR,
+        )
+    if not _SITE_NAME.fullmatch(site):
+        raise ConfigError(
+            f"host {device.name!r}: site {site!r} is not a plain name (letters, digits, '_', '.', '-'), "
+            "which a Dask worker resource needs",
+            key=SITE_VAR,
+        )
+    return site
+
+
+def secret_recipe(inventory: Inventory, device: Device) -> SecretRecipe | None:
+    """The unrendered inventory text a site needs to render the device's password, or None.
+
+    Raises:
+        ConfigError: The password is written in clear in the inventory (it would cross the
+            scheduler as it is): with ``--scheduler`` it must come from ``lookup('env', ...)``.
+    """
+    raw = inventory.host_vars(device.name)
+    key = next((k for k in _PASSWORD_KEYS if raw.get(k) not in (None, "")), None)
+    if key is None:
+        return None
+    needed: dict[str, Any] = {}
+    stack = [key]
+    env = _Templater().env
+    while stack:
+        name = stack.pop()
+        if name in needed or name not in raw:
+            continue
+        needed[name] = raw[name]
+        for text in _strings(raw[name]):
+            if "{{" in text or "{%" in text:
+                with contextlib.suppress(Exception):  # a syntax error is reported by the site
+                    stack.extend(meta.find_undeclared_variables(env.parse(text)))
+    recipe = SecretRecipe(
+        key,
+        needed,
+        {
+            "inventory_hostname": device.name,
+            "inventory_hostname_short": device.name.split(".", maxsplit=1)[0],
+            "group_names": list(device.groups),
+        },
+    )
+    secret = device.password
+    if secret and any(secret in text for text in _strings(dict(needed))):
+        raise ConfigError(
+            f"host {device.name!r}: {key} is written in the inventory; with --scheduler a password must "
+            "come from \"{{ lookup('env', 'NAME') }}\" so each site resolves it and it never crosses the "
+            "scheduler",
+            key=key,
+        )
+    return recipe
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            yield str(k)
+            yield from _strings(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _strings(v)
+
+
+def remote_devices(
+    inventory: Inventory, devices: list[Device], site_group: str | None
+) -> dict[str, RemoteDevice]:
+    """Every device as a site collector will receive it, by name (see :class:`RemoteDevice`).
+
+    Raises:
+        ConfigError: An unknown ``--site-group``, a device without a site, or a password in clear.
+    """
+    if site_group is not None and site_group not in inventory.groups:
+        raise ConfigError(f"--site-group {site_group}: no such group in the inventory")
+    out: dict[str, RemoteDevice] = {}
+    for device in devices:
+        kept = {k: device.vars[k] for k in COLLECTOR_VARS if k in device.vars and not _SECRET_KEY.search(k)}
+        bare = replace(device, password=None, vars=HostVars(kept))
+        remote = RemoteDevice(bare, site_of(device, inventory, site_group), secret_recipe(inventory, device))
+        if device.password and device.password.encode("utf-8") in pickle.dumps(remote):
+            # The last guard: nothing a task carries may hold the password as resolved here.
+            raise ConfigError(f"host {device.name!r}: its password would cross the scheduler; refused")
+        out[device.name] = remote
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the worker side
+
+
+_factories: dict[CollectOptions, Callable[[Device, Profile], Session]] = {}
+_factories_lock = threading.Lock()
+
+
+def collect_remote(remote: RemoteDevice, options: CollectOptions) -> DeviceResult:
+    """Run on a site's Dask worker: collect and parse one device, return it finished.
+
+    The password is rendered here, in the worker's environment. One session factory (so one
+    host-key store, ``--known-hosts`` being a path on the worker) serves every task of a run.
+    """
+    from distributed import get_worker
+
+    worker = get_worker().address
+    with _factories_lock:
+        factory = _factories.get(options)
+        if factory is None:
+            factory = _factories[options] = default_session_factory(options)
+    try:
+        device = remote.resolve()
+    except ConfigError as exc:
+        ref = remote.device
+        gathered = Gathered(
+            DeviceRef(ref.name, ref.platform, ref.role),
+            failure=("error", "collector", f"site {remote.site}: {exc}"),
+            started_at=now_iso(),
+        )
+    else:
+        gathered = _safe_gather(device, factory, RetryPolicy(retries=options.retries))
+    result = finish_device(gathered)
+    result.extra = {"site": remote.site, "collector": worker}
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# the client side
+
+
+def connect(address: str, timeout: float) -> Any:
+    """A Dask client of the scheduler at ``address``.
+
+    Raises:
+        SchedulerUnavailable: Nothing answers there within ``timeout`` seconds.
+    """
+    from distributed import Client
+
+    try:
+        with _quiet():
+            return Client(address, timeout=timeout, set_as_default=False)  # type: ignore[no-untyped-call]
+    except (OSError, TimeoutError, ValueError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise SchedulerUnavailable(f"cannot reach the Dask scheduler at {address}: {reason}") from None
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    # Dask logs its own view of a lost scheduler or worker on stderr; the run reports those
+    # itself, one line per device, so its loggers stay at errors the user can act on.
+    loggers = [logging.getLogger(n) for n in ("distributed", "distributed.client", "distributed.worker")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)
+
+
+def failed_result(remote: RemoteDevice, message: str) -> DeviceResult:
+    """A device no site collector could finish: status ``error``, kind ``collector``, the reason."""
+    d = remote.device
+    result = finish_device(
+        Gathered(
+            DeviceRef(d.name, d.platform, d.role),
+            failure=("error", "collector", message),
+            started_at=now_iso(),
+        )
+    )
+    result.extra = {"site": remote.site}
+    return result
+
+
+class DaskBackend:
+    """A :data:`fabline.collect.collector.Backend` that collects on the sites' Dask workers.
+
+    Args:
+        address: The scheduler (``tcp://HOST:8786``, ``tls://...``).
+        remote: Every device of the inventory as the sites will receive it (:func:`remote_devices`).
+        options: The run's options (``workers`` devices at once per collector; ``timeout`` also
+            bounds the wait for the scheduler, and how long a site may be left without any
+            collector before its devices are given up as ``error``).
+
+    TLS (``tls://`` addresses) takes its certificates from Dask's own configuration
+    (``distributed.comm.tls.*``, e.g. ``DASK_DISTRIBUTED__COMM__TLS__CA_FILE``), as the scheduler
+    and workers do.
+    """
+
+    def __init__(self, address: str, remote: Mapping[str, RemoteDevice], options: CollectOptions) -> None:
+        self.address = address
+        self.remote = remote
+        self.options = options
+        self.client: Any = None
+
+    def connect(self) -> None:
+        """Connect now (before the snapshot is started), so an unreachable scheduler is exit 2."""
+        if self.client is None:
+            self.client = connect(self.address, self.options.timeout)
+
+    def __call__(self, todo: list[Device], out: Path, report: Callable[[DeviceResult], None]) -> list[str]:
+        """Collect ``todo`` on the sites' workers; write and report each device as it comes back."""
+        self.connect()
+        try:
+            with _quiet():
+                return _Run(self, todo, out, report).run()
+        finally:
+            with _quiet(), contextlib.suppress(Exception):
+                self.client.close(timeout=5)
+            self.client = None
+
+
+def _site_workers(client: Any) -> dict[str, set[str]]:
+    """Site (resource name) -> addresses of the workers that advertise it, as the scheduler sees them."""
+    info = client.scheduler_info(n_workers=-1)
+    sites: dict[str, set[str]] = collections.defaultdict(set)
+    for address, worker in (info.get("workers") or {}).items():
+        for resource, amount in (worker.get("resources") or {}).items():
+            if amount and amount > 0:
+                sites[resource].add(address)
+    return sites
+
+
+class _Run:
+    """One distributed collection: per-site windows of tasks, results written as they arrive."""
+
+    def __init__(
+        self, backend: DaskBackend, todo: list[Device], out: Path, report: Callable[[DeviceResult], None]
+    ) -> None:
+        self.backend = backend
+        self.client = backend.client
+        self.out = out
+        self.report = report
+        self.options = backend.options
+        self.pending: dict[str, collections.deque[RemoteDevice]] = collections.defaultdict(collections.deque)
+        for device in todo:
+            remote = backend.remote[device.name]
+            self.pending[remote.site].append(remote)
+        self.inflight: dict[Any, RemoteDevice] = {}
+        self.per_site: collections.Counter[str] = collections.Counter()
+        self.completed: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.orphaned_since: dict[str, float] = {}
+        self.lost: dict[str, set[str]] = collections.defaultdict(set)  # site -> workers seen, then gone
+        self.seen: dict[str, set[str]] = {}
+        self.warnings: list[str] = []
+        self.token = now_iso().replace(":", "")
+        # Each task asks for this share of its site's resource: a collector started with
+        # "--resources site=1" runs at most --workers devices at once.
+        self.share = 1.0 / self.options.workers
+
+    def run(self) -> list[str]:
+        workers = _site_workers(self.client)
+        self.seen = {site: set(workers.get(site, ())) for site in self.pending}
+        for site in list(self.pending):
+            if not workers.get(site):
+                self._give_up(
+                    site, f"no collector for site {site} (no Dask worker advertises the resource {site!r})"
+                )
+        last_watch = time.monotonic()
+        try:
+            while self.inflight or any(self.pending.values()):
+                self._top_up(workers)
+                try:
+                    future = self.completed.get(timeout=_WATCH_S)
+                except queue.Empty:
+                    future = None
+                if future is not None:
+                    self._handle(future)
+                now = time.monotonic()
+                if now - last_watch >= _WATCH_S:
+                    last_watch = now
+                    workers = self._watch(now)
+        except BaseException:
+            for future in self.inflight:
+                future.cancel()
+            raise
+        return self.warnings
+
+    def _window(self, workers: Mapping[str, set[str]], site: str) -> int:
+        # Two tasks per slot of every collector of the site: the next device is already on the
+        # worker when one finishes, and a 15k-device site is never 15k queued tasks.
+        return 2 * self.options.workers * max(1, len(workers.get(site, ())))
+
+    def _top_up(self, workers: Mapping[str, set[str]]) -> None:
+        for site, waiting in self.pending.items():
+            window = self._window(workers, site)
+            while waiting and self.per_site[site] < window:
+                remote = waiting.popleft()
+                future = self.client.submit(
+                    collect_remote,
+                    remote,
+                    self.options,
+                    key=f"fabline-collect-{self.token}-{remote.device.name}",
+                    resources={site: self.share},
+                    pure=False,
+                )
+                self.inflight[future] = remote
+                self.per_site[site] += 1
+                future.add_done_callback(self.completed.put)
+
+    def _handle(self, future: Any) -> None:
+        remote = self.inflight.pop(future, None)
+        if remote is None:
+            return  # already given up (its site lost every collector)
+        self.per_site[remote.site] -= 1
+        status = future.status
+        if status == "finished":
+            try:
+                result = future.result()
+            except Exception as exc:  # lost between "finished" and the fetch
+                result = failed_result(remote, self._why(remote, exc))
+        elif status == "error":
+            result = failed_result(remote, self._why(remote, future.exception()))
+        else:
+            result = failed_result(
+                remote, f"site {remote.site}: the task was cancelled (the Dask scheduler went away?)"
+            )
+        future.release()
+        self.report(write_result(self.out, result))
+
+    def _why(self, remote: RemoteDevice, exc: BaseException | None) -> str:
+        from distributed import KilledWorker
+
+        if isinstance(exc, KilledWorker):
+            return (
+                f"site {remote.site}: its collector died while collecting it, on every retry the scheduler "
+                "allows (distributed.scheduler.allowed-failures)"
+            )
+        text = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}"
+        return redact(f"site {remote.site}: the collector failed: {text}", remote.device.password)
+
+    def _watch(self, now: float) -> dict[str, set[str]]:
+        """The scheduler's worker list; a site with work and no collector left is given up after a grace."""
+        try:
+            workers = _site_workers(self.client)
+        except Exception:
+            workers = {}
+        if self.client.status not in ("running", "connecting"):
+            for site in list(self.pending):
+                self._give_up(site, f"site {site}: lost the Dask scheduler at {self.backend.address}")
+            return workers
+        for site, seen in self.seen.items():
+            current = workers.get(site, set())
+            self.lost[site] |= seen - current
+            seen |= current
+            busy = self.per_site[site] > 0 or self.pending.get(site)
+            if current or not busy:
+                self.orphaned_since.pop(site, None)
+                continue
+            since = self.orphaned_since.setdefault(site, now)
+            # A restarted collector (systemd, the nanny) has --timeout seconds to come back.
+            if now - since >= self.options.timeout:
+                gone = ", ".join(sorted(self.lost[site])) or "?"
+                self._give_up(site, f"no collector for site {site}: its collector {gone} was lost mid-run")
+                self.orphaned_since.pop(site, None)
+        return workers
+
+    def _give_up(self, site: str, reason: str) -> None:
+        """Every device of a site still to do ends as ``error`` with the reason; the run goes on."""
+        doomed = [f for f, r in self.inflight.items() if r.site == site]
+        if doomed:
+            self.client.cancel(doomed)
+        for future in doomed:
+            remote = self.inflight.pop(future)
+            self.per_site[site] -= 1
+            self.report(write_result(self.out, failed_result(remote, reason)))
+        waiting = self.pending.pop(site, collections.deque())
+        for remote in waiting:
+            self.report(write_result(self.out, failed_result(remote, reason)))
+        if doomed or waiting:
+            self.warnings.append(f"{reason}: {len(doomed) + len(waiting)} devices not collected")
+
+
+def dask_backend(
+    address: str, inventory: Inventory, devices: list[Device], site_group: str | None, options: CollectOptions
+) -> DaskBackend:
+    """The backend of ``--scheduler``: devices checked and split by site, the scheduler reached.
+
+    Raises:
+        ConfigError: A device without a site, an unknown ``--site-group``, a password in clear.
+        SchedulerUnavailable: The scheduler cannot be reached.
+    """
+    backend = DaskBackend(address, remote_devices(inventory, devices, site_group), options)
+    backend.connect()
+    return backend

@@ -1,0 +1,350 @@
+"""Multi-site collection on a real Dask cluster (``--scheduler``), against the SSH simulator.
+
+A real ``dask scheduler`` and real ``dask worker`` processes (one per site, a Dask resource each)
+run on loopback with random ports; the fabric is served by the simulator and split into two sites
+by an inventory group. Checked: the snapshot equals a single-machine collection of the same fabric;
+the password is rendered on the workers and never in what crosses the scheduler; a site without a
+collector, an unreachable scheduler, and a collector killed (SIGKILL) mid-collection. Every process
+a test starts is stopped by it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+pytest.importorskip("distributed")
+
+from fabline import synthetic
+from fabline.sim import TransportFault
+from fabline.state import load_state_file
+from tests.conftest import REPO_ROOT
+from tests.integration.test_collect_sim import PASSWORD, free_port, simulator
+
+PASSWORD_ENV = "FABLINE_TEST_DASK_PASSWORD"
+CAPTURE = Path(__file__).with_name("dask_capture.py")
+
+
+@dataclass
+class Cluster:
+    """A running scheduler and its workers (by name)."""
+
+    address: str
+    scheduler_file: Path
+    workers: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def client(self) -> Any:
+        from distributed import Client
+
+        return Client(self.address, timeout=30, set_as_default=False)
+
+    def worker_address(self, client: Any, name: str) -> str:
+        for address, info in client.scheduler_info(n_workers=-1)["workers"].items():
+            if info.get("name") == name:
+                return str(address)
+        raise AssertionError(f"worker {name} not registered")
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != PASSWORD_ENV}
+    env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(extra)
+    return env
+
+
+@contextlib.contextmanager
+def dask_cluster(tmp: Path, sites: dict[str, str], capture: Path | None = None) -> Iterator[Cluster]:
+    """A scheduler and one worker per ``name -> site``; the workers hold the site's password."""
+    scheduler_file = tmp / "scheduler.json"
+    procs: list[subprocess.Popen[bytes]] = []
+    cluster = Cluster("", scheduler_file, procs=procs)
+    log = (tmp / "dask.log").open("ab")
+    # A device whose collector dies is retried once on another collector of its site.
+    base = _env(DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="1")
+    try:
+        scheduler_env = dict(base, FABLINE_TEST_CAPTURE=str(capture)) if capture else base
+        cmd = [sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1", "--port", "0",
+               "--no-dashboard", "--scheduler-file", str(scheduler_file)]  # fmt: skip
+        if capture:
+            cmd += ["--preload", str(CAPTURE)]
+        procs.append(subprocess.Popen(cmd, env=scheduler_env, stdout=log, stderr=log, cwd=tmp))
+        deadline = time.monotonic() + 60
+        while not scheduler_file.exists() or not scheduler_file.read_text().strip():
+            assert time.monotonic() < deadline, (tmp / "dask.log").read_text()
+            assert procs[0].poll() is None, (tmp / "dask.log").read_text()
+            time.sleep(0.1)
+        time.sleep(0.2)  # the file is written in one go, but be sure it is complete
+        cluster.address = json.loads(scheduler_file.read_text())["address"]
+        for name, site in sites.items():
+            wdir = tmp / name
+            wdir.mkdir(exist_ok=True)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "dask", "worker", "--scheduler-file", str(scheduler_file),
+                 "--host", "127.0.0.1", "--no-dashboard", "--no-nanny", "--nthreads", "8",
+                 "--resources", f"{site}=1", "--name", name],
+                env=dict(base, **{PASSWORD_ENV: PASSWORD}), stdout=log, stderr=log, cwd=wdir,
+            )  # fmt: skip
+            procs.append(proc)
+            cluster.workers[name] = proc
+        client = cluster.client()
+        try:
+            client.wait_for_workers(len(sites), timeout=90)
+        finally:
+            client.close()
+        yield cluster
+    finally:
+        for proc in reversed(procs):
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        log.close()
+
+
+def two_site_inventory(sim: Any, path: Path, sites: dict[str, list[str]]) -> Path:
+    """The simulator's inventory plus a ``sites`` group whose children are the sites."""
+    inv = sim.inventory(password_env=PASSWORD_ENV)
+    inv["all"]["children"]["sites"] = {
+        "children": {site: {"hosts": dict.fromkeys(names)} for site, names in sites.items()}
+    }
+    path.write_text(yaml.safe_dump(inv, sort_keys=False))
+    return path
+
+
+def fabline(*args: str | Path, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "fabline", *(str(a) for a in args)],
+        env=env, capture_output=True, text=True, timeout=timeout, check=False,
+    )  # fmt: skip
+
+
+def states(snap: Path) -> dict[str, dict[str, Any]]:
+    out = {}
+    for path in sorted((snap / "state").glob("*.json")):
+        doc = load_state_file(path)
+        doc.pop("collected_at", None)
+        out[path.stem] = doc
+    return out
+
+
+def manifest(snap: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((snap / "manifest.json").read_text())
+    return doc
+
+
+def assert_sound(snap: Path) -> None:
+    """Nothing written is corrupt: every state loads, every command file is there, no temporary left."""
+    man = manifest(snap)
+    assert man["complete"] is True
+    assert set(man["devices"]) == {p.stem for p in (snap / "state").glob("*.json")}
+    for name, entry in man["devices"].items():
+        assert load_state_file(snap / "state" / f"{name}.json")["status"] == entry["status"]
+        for cmd in entry["commands"]:
+            if cmd.get("file"):
+                assert (snap / "raw" / name / cmd["file"]).is_file(), (name, cmd)
+    leftovers = [p for p in snap.rglob(".*") if p.name != "manifest.json"]
+    assert not leftovers, leftovers
+
+
+LAB = synthetic.lab_fabric()
+SITE_A = ["spine-01", "spine-02", "leaf-r0-a", "leaf-r1-a", "leaf-r2-a", "leaf-r3-a"]
+SITE_B = ["gpu-001", "gpu-002"]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """The lab fabric (one device left without lldpd) and a two-site cluster that captures its tasks."""
+    tmp = tmp_path_factory.mktemp("dask-lab")
+    faults = [TransportFault("gpu-002", "missing_command", "lldpctl -f json")]
+    capture = tmp / "capture.bin"
+    with (
+        simulator(LAB, faults, base="127.43") as sim,
+        dask_cluster(tmp, {"collector-a": "site_a", "collector-b": "site_b"}, capture) as cluster,
+    ):
+        inv = two_site_inventory(sim, tmp / "inv.yml", {"site_a": SITE_A, "site_b": SITE_B})
+        local = fabline("collect", "-i", inv, "-o", tmp / "local", "--known-hosts", tmp / "kh-local",
+                        env=_env(**{PASSWORD_ENV: PASSWORD}))  # fmt: skip
+        assert local.returncode == 0, local.stderr
+        yield {
+            "tmp": tmp,
+            "sim": sim,
+            "cluster": cluster,
+            "inv": inv,
+            "local": tmp / "local",
+            "capture": capture,
+        }
+
+
+def test_distributed_snapshot_equals_local(lab: dict[str, Any]) -> None:
+    tmp = lab["tmp"]
+    # The client does not even have the password: the sites render it in their own environment.
+    run = fabline("collect", "-i", lab["inv"], "-o", tmp / "dist", "--scheduler", lab["cluster"].address,
+                  "--site-group", "sites", "--known-hosts", tmp / "kh-dist", env=_env())  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "collected 8 devices" in run.stdout
+    local, dist = states(lab["local"]), states(tmp / "dist")
+    assert set(dist) == {d.name for d in LAB.devices}
+    assert dist == local
+    assert dist["gpu-002"]["status"] == "partial"  # the missing lldpd, collected at its site
+    man_local, man_dist = manifest(lab["local"]), manifest(tmp / "dist")
+    assert {n: e["status"] for n, e in man_dist["devices"].items()} == {
+        n: e["status"] for n, e in man_local["devices"].items()
+    }
+    for name, entry in man_dist["devices"].items():
+        assert [c["file"] for c in entry["commands"] if "file" in c] == [
+            c["file"] for c in man_local["devices"][name]["commands"] if "file" in c
+        ]
+        assert entry["site"] == ("site_a" if name in SITE_A else "site_b")
+        assert entry["collector"].startswith("tcp://127.0.0.1:")
+    assert sorted(p.name for p in (tmp / "dist" / "raw" / "gpu-001").iterdir()) == sorted(
+        p.name for p in (lab["local"] / "raw" / "gpu-001").iterdir()
+    )
+    assert_sound(tmp / "dist")
+
+
+def test_password_never_crosses_the_scheduler(lab: dict[str, Any]) -> None:
+    tmp = lab["tmp"]
+    lab["capture"].write_bytes(b"")
+    # This time the client has the password too: what it submits must still not hold it.
+    run = fabline("collect", "-i", lab["inv"], "-o", tmp / "dist-pw", "--scheduler", lab["cluster"].address,
+                  "--site-group", "sites", "--known-hosts", tmp / "kh-pw", env=_env(**{PASSWORD_ENV: PASSWORD}))  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    submitted = lab["capture"].read_bytes()
+    # The capture did see the tasks: every device, and the password's inventory text, not its value.
+    for device in LAB.devices:
+        assert device.name.encode() in submitted
+    assert PASSWORD_ENV.encode() in submitted
+    assert PASSWORD.encode() not in submitted
+    for path in (tmp / "dist-pw").rglob("*"):
+        if path.is_file():
+            assert PASSWORD not in path.read_text(errors="replace"), path
+
+
+def test_site_without_collector_is_error_and_run_goes_on(lab: dict[str, Any]) -> None:
+    tmp = lab["tmp"]
+    inv = two_site_inventory(
+        lab["sim"], tmp / "inv-c.yml", {"site_a": SITE_A, "site_b": ["gpu-001"], "site_c": ["gpu-002"]}
+    )
+    run = fabline("collect", "-i", inv, "-o", tmp / "dist-c", "--scheduler", lab["cluster"].address,
+                  "--site-group", "sites", "--known-hosts", tmp / "kh-c", env=_env())  # fmt: skip
+    assert run.returncode == 3, run.stderr
+    got = states(tmp / "dist-c")
+    assert got["gpu-002"]["status"] == "error"
+    assert got["gpu-002"]["errors"][0]["kind"] == "collector"
+    assert "no collector for site site_c" in got["gpu-002"]["errors"][0]["message"]
+    assert {n: s["status"] for n, s in got.items() if n != "gpu-002"} == {
+        n: s["status"] for n, s in states(lab["local"]).items() if n != "gpu-002"
+    }
+    assert "gpu-002: error: no collector for site site_c" in run.stderr
+    assert_sound(tmp / "dist-c")
+
+
+def test_unreachable_scheduler_is_one_line_exit_2(tmp_path: Path) -> None:
+    inv = tmp_path / "inv.yml"
+    inv.write_text(
+        yaml.safe_dump({"all": {"hosts": {"gpu-1": {"fabline_role": "host", "fabline_site": "a"}}}})
+    )
+    address = f"tcp://127.0.0.1:{free_port()}"
+    run = fabline("collect", "-i", inv, "-o", tmp_path / "snap", "--scheduler", address, "--timeout", "2",
+                  env=_env())  # fmt: skip
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines() == [
+        f"fabline: error: cannot reach the Dask scheduler at {address}: "
+        + run.stderr.split(f"{address}: ", 1)[1].strip()
+    ]
+    assert not (tmp_path / "snap").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# a collector killed mid-collection
+
+
+def slow_hosts(prefix: str, n: int) -> list[synthetic.DeviceSpec]:
+    return [
+        synthetic.DeviceSpec(f"{prefix}-{i:02d}", "host", "linux", ports=1, rail_interfaces=["eth0"])
+        for i in range(n)
+    ]
+
+
+def test_collector_killed_mid_collection(tmp_path: Path) -> None:
+    a_hosts, b_hosts = slow_hosts("a", 12), slow_hosts("b", 6)
+    fabric = synthetic.Fabric([*a_hosts, *b_hosts], [])
+    # Two of each site are quick, the rest answer every session after a second: the kills land while
+    # some devices are written and others are still in flight.
+    faults = [TransportFault(d.name, "slow", seconds=1.0) for d in (*a_hosts[2:], *b_hosts[1:])]
+    workers = {"a1": "site_a", "a2": "site_a", "b1": "site_b"}
+    with simulator(fabric, faults, base="127.44") as sim, dask_cluster(tmp_path, workers) as cluster:
+        inv = two_site_inventory(sim, tmp_path / "inv.yml", {
+            "site_a": [d.name for d in a_hosts], "site_b": [d.name for d in b_hosts]})  # fmt: skip
+        snap = tmp_path / "snap"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "fabline", "collect", "-i", str(inv), "-o", str(snap), "--scheduler",
+             cluster.address, "--site-group", "sites", "--workers", "4", "--timeout", "3",
+             "--known-hosts", str(tmp_path / "kh")],
+            env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        killed: dict[str, str] = {}
+        client = cluster.client()
+        try:
+            addresses = {name: cluster.worker_address(client, name) for name in workers}
+            deadline = time.monotonic() + 120
+            while len(killed) < 2 and time.monotonic() < deadline and proc.poll() is None:
+                written = (
+                    {p.stem for p in (snap / "state").glob("*.json")} if (snap / "state").is_dir() else set()
+                )
+                processing = client.processing()
+                for name, prefix in (("a1", "a-"), ("b1", "b-")):
+                    if name in killed or not any(n.startswith(prefix) for n in written):
+                        continue
+                    if processing.get(addresses[name]):
+                        os.kill(cluster.workers[name].pid, signal.SIGKILL)
+                        cluster.workers[name].wait()
+                        killed[name] = addresses[name]
+                time.sleep(0.05)
+        finally:
+            client.close()
+        _out, err = proc.communicate(timeout=180)
+        sessions = {name: dev.sessions for name, dev in sim.devices.items()}
+    assert set(killed) == {"a1", "b1"}, (killed, err)
+    assert proc.returncode == 3, err  # site_b lost devices
+    man = manifest(snap)
+    assert_sound(snap)
+    entries = man["devices"]
+    assert set(entries) == {d.name for d in fabric.devices}
+    # site_a had a second collector: every device collected (partial: an unlinked NIC has no optic
+    # to read, as in a single-machine run), those caught on a1 retried on a2.
+    for d in a_hosts:
+        assert entries[d.name]["status"] == "partial", entries[d.name]
+        assert {e["kind"] for e in entries[d.name]["errors"]} == {"failed"}, entries[d.name]
+    retried = [d.name for d in a_hosts if sessions[d.name] > 1]
+    assert retried, sessions
+    assert all(entries[n]["collector"] == addresses["a2"] for n in retried)
+    # site_b had only b1: what it finished is kept, the rest is `error` saying why.
+    b_status = {d.name: entries[d.name]["status"] for d in b_hosts}
+    assert "partial" in b_status.values() and "error" in b_status.values(), b_status
+    for d in b_hosts:
+        if b_status[d.name] == "error":
+            error = entries[d.name]["errors"][0]
+            assert error["kind"] == "collector"
+            assert error["message"].startswith("no collector for site site_b: its collector")
+            assert killed["b1"] in error["message"]
+        else:
+            assert entries[d.name]["collector"] == killed["b1"]
+    assert "no collector for site site_b" in err

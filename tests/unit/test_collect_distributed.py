@@ -1,0 +1,149 @@
+"""The client half of ``--scheduler`` without a cluster: sites, what a task carries, the password rule.
+
+The real cluster runs are in tests/integration/test_collect_distributed.py.
+"""
+
+from __future__ import annotations
+
+import pickle
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from fabline.cli import main
+from fabline.collect.distributed import remote_devices, site_of
+from fabline.errors import ConfigError
+from fabline.inventory import load_inventory
+
+SECRET = "Unit-Pw-93c1"  # a test value that cannot appear by chance
+
+
+def inventory(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "hosts.yml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+SITES = """
+all:
+  vars:
+    fabline_role: host
+    ansible_user: admin
+    ansible_password: "{{ lookup('env', pw_env) }}"
+    pw_env: SITE_PW_UNIT
+  children:
+    sites:
+      children:
+        dc1: {hosts: {gpu-1: {rail_interfaces: [eth0, eth1]}, gpu-2: {}}}
+        dc2: {hosts: {gpu-3: {fabline_site: elsewhere}}}
+    loose:
+      hosts: {gpu-4: {fabline_site: lab-b}}
+"""
+
+
+def test_sites_from_group_then_variable(tmp_path: Path) -> None:
+    inv = load_inventory(inventory(tmp_path, SITES))
+    devices = {d.name: d for d in inv.devices()}
+    assert site_of(devices["gpu-1"], inv, "sites") == "dc1"
+    assert site_of(devices["gpu-3"], inv, "sites") == "dc2"  # the named group wins over fabline_site
+    assert site_of(devices["gpu-3"], inv, None) == "elsewhere"
+    assert site_of(devices["gpu-4"], inv, "sites") == "lab-b"  # outside the group: the variable
+    with pytest.raises(ConfigError, match=r"host 'gpu-1' has no site for --scheduler: .* set fabline_site"):
+        site_of(devices["gpu-1"], inv, None)
+
+
+def test_bad_sites_are_config_errors(tmp_path: Path) -> None:
+    inv = load_inventory(inventory(tmp_path, SITES.replace("lab-b", "lab b")))
+    devices = inv.devices()
+    with pytest.raises(ConfigError, match=r"site 'lab b' is not a plain name"):
+        remote_devices(inv, devices, "sites")
+    with pytest.raises(ConfigError, match=r"--site-group nope: no such group"):
+        remote_devices(inv, devices, "nope")
+    two = load_inventory(
+        inventory(tmp_path, SITES.replace("dc2: {hosts: {gpu-3", "dc2: {hosts: {gpu-1: {}, gpu-3"))
+    )
+    with pytest.raises(ConfigError, match=r"host 'gpu-1' is in 2 sites of --site-group sites \(dc1, dc2\)"):
+        remote_devices(two, two.devices(), "sites")
+
+
+def test_a_task_carries_the_password_recipe_not_the_password(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SITE_PW_UNIT", SECRET)  # the client has it too: it must still not travel
+    inv = load_inventory(inventory(tmp_path, SITES))
+    devices = inv.devices()
+    assert devices[0].password == SECRET
+    remote = remote_devices(inv, devices, "sites")
+    payload = pickle.dumps(remote)
+    assert SECRET.encode() not in payload
+    gpu1 = remote["gpu-1"]
+    assert gpu1.device.password is None
+    assert dict(gpu1.device.vars) == {"rail_interfaces": ["eth0", "eth1"]}  # only what the collector reads
+    assert gpu1.secret is not None
+    assert dict(gpu1.secret.raw) == {
+        "ansible_password": "{{ lookup('env', pw_env) }}",
+        "pw_env": "SITE_PW_UNIT",  # the template's input travels, unrendered
+    }
+    # At the site: its own environment gives the password (here another value than the client's).
+    monkeypatch.setenv("SITE_PW_UNIT", "site-value")
+    site_copy = pickle.loads(payload)["gpu-1"]
+    resolved = site_copy.resolve()
+    assert resolved.password == "site-value"
+    assert (resolved.host, resolved.user, resolved.platform) == ("gpu-1", "admin", "linux")
+    monkeypatch.delenv("SITE_PW_UNIT")
+    assert site_copy.resolve().password is None  # unset at the site: no password (keys/agent)
+
+
+def test_a_password_in_clear_is_refused(tmp_path: Path) -> None:
+    text = SITES.replace("\"{{ lookup('env', pw_env) }}\"", "'{{ pw }}'").replace(
+        "pw_env: SITE_PW_UNIT", f"pw: {SECRET}"
+    )
+    inv = load_inventory(inventory(tmp_path, text))
+    with pytest.raises(
+        ConfigError, match=r"ansible_password: host 'gpu-4': ansible_password is written in the inventory"
+    ):
+        remote_devices(inv, inv.devices(), "sites")
+
+
+def test_no_password_no_recipe(tmp_path: Path) -> None:
+    inv = load_inventory(inventory(tmp_path, SITES.replace("ansible_password", "unused_var")))
+    remote = remote_devices(inv, inv.devices(), "sites")
+    assert all(r.secret is None for r in remote.values())
+
+
+def test_site_group_needs_scheduler(tmp_path: Path) -> None:
+    inv = inventory(tmp_path, SITES)
+    result = CliRunner().invoke(
+        main, ["collect", "-i", str(inv), "-o", str(tmp_path / "s"), "--site-group", "sites"]
+    )
+    assert result.exit_code == 2
+    assert "fabline: error: --site-group needs --scheduler" in result.output
+
+
+def test_local_collection_never_imports_dask(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    inv = tmp_path / "inv.yml"
+    hosts = {"gpu-1": {"fabline_role": "host", "ansible_host": "127.0.0.1", "ansible_port": port}}
+    inv.write_text(yaml.safe_dump({"all": {"hosts": hosts}}))
+    code = textwrap.dedent(f"""
+        import sys
+        from click.testing import CliRunner
+        from fabline.cli import main
+        r = CliRunner().invoke(main, ["collect", "-i", {str(inv)!r}, "-o", {str(tmp_path / "snap")!r},
+                                      "--timeout", "2", "--retries", "0", "--known-hosts", {str(tmp_path / "kh")!r}])
+        assert r.exit_code == 3, r.output
+        print(sorted(m for m in sys.modules if m.split(".")[0] in ("dask", "distributed")))
+    """)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert out.stdout.strip() == "[]", out.stdout
+    assert (tmp_path / "snap" / "state" / "gpu-1.json").is_file()  # it did collect (unreachable)
