@@ -278,7 +278,7 @@ def collect(
     save(final=True)
     # Made before any collecting thread: with fork, its worker process starts now. A backend
     # parses elsewhere and needs none.
-    finisher = Finisher(out, use_processes=backend is None)
+    finisher = Finisher(out) if backend is None else Finisher(out, use_processes=False)
     sweeper = _GcSweeper()
 
     def report(result: DeviceResult) -> None:
