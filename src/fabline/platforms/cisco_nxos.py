@@ -147,12 +147,17 @@ def parse_show_interface_status(output: str, ctx: ParseContext) -> Fragment:
 
     Status ``disabled`` is admin down, ``connected`` is oper up. A speed without unit is Mb/s
     (``1000``), ``auto`` is no speed. Rows are matched from the status word, since names
-    overflow their column; ``--`` is an empty name.
+    overflow their column; ``--`` is an empty name. Some releases print ``mgmt0`` in a block of its
+    own, each block under its own header: the repeated headers are skipped.
     """
     expected = "NX-OS 'show interface status' table (Port Name Status Vlan Duplex Speed Type)"
     text = check_text(output, ctx, expected)
+    header = r"^Port\s+Name\s+Status"
+    lines = text.splitlines()
+    first = next((i for i, ln in enumerate(lines) if re.match(header, ln)), -1)
+    text = "\n".join(ln for i, ln in enumerate(lines) if i <= first or not re.match(header, ln))
     interfaces: dict[str, Any] = {}
-    for m in table_rows(text, ctx, expected, r"^Port\s+Name\s+Status", _STATUS_ROW, "Port Name Status"):
+    for m in table_rows(text, ctx, expected, header, _STATUS_ROW, "Port Name Status"):
         name = canonical_name(m["port"])
         if not kept(name):
             continue

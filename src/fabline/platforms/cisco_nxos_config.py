@@ -188,7 +188,9 @@ def _interface(node: Node) -> tuple[dict[str, Any], dict[str, str]]:
             entry["autoneg"] = not line.startswith("no ")
         elif (m := re.fullmatch(r"fec (\S+)", line)) and m.group(1) in _FEC:
             entry["fec"] = _FEC[m.group(1)]
-        elif m := re.fullmatch(r"priority-flow-control mode (on|off|auto)", line):
+        # NX-OS 10 adds an optional ``send-tlv`` (advertise the PFC TLV even in mode on), as in the
+        # Azure Local storage interface config.
+        elif m := re.fullmatch(r"priority-flow-control mode (on|off|auto)(?: send-tlv)?", line):
             entry["pfc_mode"] = m.group(1)
         elif m := re.fullmatch(_WATCHDOG, line):
             entry["pfc_watchdog"] = {"enabled": m.group(1) == "on"}

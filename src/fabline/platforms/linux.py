@@ -16,6 +16,7 @@ Vendor semantics (see ``docs/platforms/linux.md``):
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Mapping
 from typing import Any
 
@@ -531,9 +532,13 @@ def parse_ibv_devinfo(output: str, ctx: ParseContext) -> Fragment:
 
 
 def parse_show_gids(output: str, ctx: ParseContext) -> Fragment:
-    """``show_gids``: each RDMA device's netdev (``nic.rdma_device``) and GID table (``nic.gids``)."""
+    """``show_gids``: each RDMA device's netdev (``nic.rdma_device``) and GID table (``nic.gids``).
+
+    A table indented as a whole (pasted into a ticket, or printed by a wrapper) is read as printed:
+    the indentation common to every line is removed first.
+    """
     expected = "show_gids table (DEV PORT INDEX GID IPv4 VER DEV)"
-    text = check_text(output, ctx, expected)
+    text = textwrap.dedent(check_text(output, ctx, expected))
     if not re.search(r"^DEV\s+PORT\s+INDEX\s+GID", text, re.MULTILINE):
         raise ctx.fail(expected, "no DEV/PORT/INDEX/GID header")
     interfaces: dict[str, Any] = {}

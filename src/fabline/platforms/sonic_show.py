@@ -513,8 +513,16 @@ def parse_show_pfcwd_stats(output: str, ctx: ParseContext) -> Fragment:
     return _interfaces(out)
 
 
+# Any WRED_PROFILE field marks a WRED profile (one with only red thresholds, as in the SONiC
+# Command Reference's 'show ecn', is a profile that does not mark green traffic); buffer profiles,
+# printed in the same layout by 'show mmu', have none of them.
 _WRED_FIELDS = frozenset(
-    {"ecn", "wred_green_enable", "green_min_threshold", "green_max_threshold", "green_drop_probability"}
+    {"ecn", "wred_green_enable", "wred_yellow_enable", "wred_red_enable"}
+    | {
+        f"{color}_{what}"
+        for color in ("green", "yellow", "red")
+        for what in ("min_threshold", "max_threshold", "drop_probability")
+    }
 )
 
 
@@ -583,7 +591,9 @@ def parse_show_interfaces_transceiver_eeprom(output: str, ctx: ParseContext) -> 
     ``--dom`` temperature_c and per-lane rx_power_dbm / tx_power_dbm. ``present`` is false for a
     port whose module is not detected; an RJ45 port ("SFP EEPROM is not applicable") gets no
     optics. A ``-inf`` lane (no light) reads as :data:`NO_LIGHT_DBM` and is listed in the added
-    ``rx_no_light_lanes`` (lane numbers from 1).
+    ``rx_no_light_lanes`` (lane numbers from 1). Optical power is a media-side reading: a CMIS
+    module's ``Media Lane Count`` bounds the lanes kept (a 400ZR module has one media lane, and
+    SONiC still prints ``-inf`` for RX2..RX8, lanes that do not exist rather than dark ones).
     """
     expected = "'EthernetN: SFP EEPROM detected' blocks"
     blocks = _port_blocks(command_lines(check_text(output, ctx, expected)))
@@ -599,7 +609,11 @@ def parse_show_interfaces_transceiver_eeprom(output: str, ctx: ParseContext) -> 
             continue
         optics: dict[str, Any] = {"present": True}
         lanes: dict[str, dict[int, float]] = {"RX": {}, "TX": {}}
+        media_lanes: int | None = None
         for line in body:
+            if m := re.match(r"^\s*Media Lane Count\s*:\s*(\d+)\s*$", line):
+                media_lanes = int(m.group(1)) or None
+                continue
             m = _LANE_POWER.match(line)
             if m:
                 dbm = NO_LIGHT_DBM if m.group(3).lower() == "-inf" else float(m.group(3))
@@ -613,6 +627,10 @@ def parse_show_interfaces_transceiver_eeprom(output: str, ctx: ParseContext) -> 
             name = _EEPROM_KEYS.get(key.strip())
             if sep and name and value.strip() and not _na(value):
                 optics.setdefault(name, value.strip())
+        if media_lanes is not None:
+            lanes = {
+                d: {k: v for k, v in by_lane.items() if k <= media_lanes} for d, by_lane in lanes.items()
+            }
         for direction, field in (("RX", "rx_power_dbm"), ("TX", "tx_power_dbm")):
             if lanes[direction]:
                 optics[field] = [lanes[direction][k] for k in sorted(lanes[direction])]
