@@ -64,6 +64,8 @@ _PASSWORD_KEYS = ("ansible_password", "ansible_ssh_pass")
 _SITE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 # How often the run looks at the scheduler's worker list (sites left without a collector).
 _WATCH_S = 0.5
+# Finished devices fetched in one gather, at most.
+_BATCH = 256
 
 
 class SchedulerUnavailable(FablineError):
@@ -408,12 +410,14 @@ class _Run:
         try:
             while self.inflight or any(self.pending.values()):
                 self._top_up(workers)
-                try:
-                    future = self.completed.get(timeout=_WATCH_S)
-                except queue.Empty:
-                    future = None
-                if future is not None:
-                    self._handle(future)
+                # Whatever finished meanwhile is fetched in one gather (one round trip, not one each).
+                batch: list[Any] = []
+                with contextlib.suppress(queue.Empty):
+                    batch.append(self.completed.get(timeout=_WATCH_S))
+                    while len(batch) < _BATCH:
+                        batch.append(self.completed.get_nowait())
+                if batch:
+                    self._handle(batch)
                 now = time.monotonic()
                 if now - last_watch >= _WATCH_S:
                     last_watch = now
@@ -431,40 +435,52 @@ class _Run:
 
     def _top_up(self, workers: Mapping[str, set[str]]) -> None:
         for site, waiting in self.pending.items():
-            window = self._window(workers, site)
-            while waiting and self.per_site[site] < window:
-                remote = waiting.popleft()
-                future = self.client.submit(
-                    collect_remote,
-                    remote,
-                    self.options,
-                    key=f"fabline-collect-{self.token}-{remote.device.name}",
-                    resources={site: self.share},
-                    pure=False,
-                )
-                self.inflight[future] = remote
-                self.per_site[site] += 1
-                future.add_done_callback(self.completed.put)
-
-    def _handle(self, future: Any) -> None:
-        remote = self.inflight.pop(future, None)
-        if remote is None:
-            return  # already given up (its site lost every collector)
-        self.per_site[remote.site] -= 1
-        status = future.status
-        if status == "finished":
-            try:
-                result = future.result()
-            except Exception as exc:  # lost between "finished" and the fetch
-                result = failed_result(remote, self._why(remote, exc))
-        elif status == "error":
-            result = failed_result(remote, self._why(remote, future.exception()))
-        else:
-            result = failed_result(
-                remote, f"site {remote.site}: the task was cancelled (the Dask scheduler went away?)"
+            room = min(len(waiting), self._window(workers, site) - self.per_site[site])
+            if room <= 0:
+                continue
+            batch = [waiting.popleft() for _ in range(room)]
+            # One graph per top-up: the scheduler takes a batch of tasks in one message.
+            futures = self.client.map(
+                collect_remote,
+                batch,
+                options=self.options,
+                key=[f"fabline-collect-{self.token}-{r.device.name}" for r in batch],
+                resources={site: self.share},
+                pure=False,
             )
-        future.release()
-        self.report(write_result(self.out, result))
+            for future, remote in zip(futures, batch, strict=True):
+                self.inflight[future] = remote
+                future.add_done_callback(self.completed.put)
+            self.per_site[site] += len(batch)
+
+    def _handle(self, batch: list[Any]) -> None:
+        mine = [(f, self.inflight.pop(f)) for f in batch if f in self.inflight]  # others: given up
+        finished = [f for f, _ in mine if f.status == "finished"]
+        fetched: dict[Any, DeviceResult] = {}
+        if finished:
+            with contextlib.suppress(Exception):  # one was lost meanwhile: fetched one by one below
+                fetched = dict(zip(finished, self.client.gather(finished), strict=True))
+        for future, remote in mine:
+            self.per_site[remote.site] -= 1
+            result = fetched.get(future)
+            if result is None:
+                result = self._outcome(future, remote)
+            future.release()
+            self.report(write_result(self.out, result))
+
+    def _outcome(self, future: Any, remote: RemoteDevice) -> DeviceResult:
+        """The device of a future that did not come back in a batch: its result, or why not."""
+        if future.status == "finished":
+            try:
+                result: DeviceResult = future.result(timeout=self.options.timeout)
+                return result
+            except Exception as exc:  # its result was lost with its worker
+                return failed_result(remote, self._why(remote, exc))
+        if future.status == "error":
+            return failed_result(remote, self._why(remote, future.exception()))
+        return failed_result(
+            remote, f"site {remote.site}: the task was cancelled (the Dask scheduler went away?)"
+        )
 
     def _why(self, remote: RemoteDevice, exc: BaseException | None) -> str:
         from distributed import KilledWorker

@@ -1,0 +1,251 @@
+"""Distributed collection benchmark: one machine against a Dask scheduler plus two site collectors.
+
+    python bench/distributed_bench.py [--switches 256] [--hosts 1024] [--workers 32] [--runs 3]
+
+The simulator (``fabline.sim``) serves the fabric of ``bench/collect_bench.py`` (1,280 devices by
+default) from its own process; the inventory splits it into two sites (``site_a``: switches and
+the first half of the hosts, ``site_b``: the rest, about 640 devices each). A real ``dask
+scheduler`` and two ``dask worker`` processes (``--resources site_a=1`` / ``site_b=1``,
+``--no-nanny``) run on the same machine. Each run times, alternately, in fresh ``fabline``
+processes:
+
+  * local: ``fabline collect -w W`` (collect, parse, write the snapshot on this machine);
+  * distributed: ``fabline collect --scheduler ... --site-group sites -w W/2`` (each of the two
+    collectors runs W/2 devices at once, so both paths have W sessions in flight).
+
+It records the wall time, the collection time fabline prints, and the CPU seconds of every
+process involved (the fabline process and its children, the workers, the scheduler, the
+simulator), prints medians as a Markdown table for docs/benchmarks.md, the overhead of the
+distributed path, and a projection for 15,000 devices over N site collectors from the measured
+per-device costs. Writes bench/out/distributed.json. Snapshots go to ``--snapshot-dir`` (default
+/dev/shm, deleted at the end).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import platform
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import yaml
+from collect_bench import PASSWORD, PASSWORD_ENV, bench_fabric
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "out" / "distributed"
+
+
+def serve(switches: int, hosts: int, inventory: Path, ready: Any, stop: Any) -> None:
+    """Child process: serve the fabric until ``stop`` is set; the inventory splits it into two sites."""
+    from fabline.sim import run_simulator
+
+    fabric = bench_fabric(switches, hosts)
+    with run_simulator(fabric, password=PASSWORD, address_base="127.21", port=2222) as sim:
+        inv = sim.inventory(password_env=PASSWORD_ENV)
+        gpus = [d.name for d in fabric.devices if d.role == "host"]
+        site_b = set(gpus[len(gpus) // 2 :])
+        site_a = [d.name for d in fabric.devices if d.name not in site_b]
+        inv["all"]["children"]["sites"] = {
+            "children": {
+                "site_a": {"hosts": dict.fromkeys(site_a)},
+                "site_b": {"hosts": dict.fromkeys(sorted(site_b))},
+            }
+        }
+        inventory.write_text(yaml.safe_dump(inv, sort_keys=False))
+        ready.set()
+        stop.wait()
+
+
+def start_cluster(work: Path, log: Any) -> tuple[str, list[subprocess.Popen[bytes]]]:
+    """A scheduler and one worker per site on loopback (random ports): (address, processes)."""
+    env = {**os.environ, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "1"}
+    sched_file = work / "scheduler.json"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+             "--scheduler-file", str(sched_file)],
+            env=env, stdout=log, stderr=log,
+        )
+    ]  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not sched_file.exists() or not sched_file.read_text().strip():
+        if time.monotonic() > deadline or procs[0].poll() is not None:
+            raise SystemExit("the Dask scheduler did not start")
+        time.sleep(0.1)
+    time.sleep(0.2)
+    address = json.loads(sched_file.read_text())["address"]
+    for site in ("site_a", "site_b"):
+        wdir = work / site
+        wdir.mkdir(exist_ok=True)
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "dask", "worker", address, "--host", "127.0.0.1", "--no-dashboard",
+                 "--no-nanny", "--nthreads", "64", "--resources", f"{site}=1", "--name", site],
+                env={**env, PASSWORD_ENV: PASSWORD}, stdout=log, stderr=log, cwd=wdir,
+            )
+        )  # fmt: skip
+    from distributed import Client
+
+    client = Client(address, timeout=60, set_as_default=False)
+    try:
+        client.wait_for_workers(2, timeout=120)
+    finally:
+        client.close()
+    return address, procs
+
+
+def cpu(procs: list[psutil.Process]) -> float:
+    """User + system CPU seconds of these processes so far."""
+    total = 0.0
+    for p in procs:
+        t = p.cpu_times()
+        total += t.user + t.system
+    return total
+
+
+def run_collect(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, float, str]:
+    """``fabline collect`` in a fresh process: (wall s, collection s it printed, its CPU s incl. children, stdout)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "fabline", "collect", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+    )
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise RuntimeError(f"fabline collect failed ({proc.returncode}): {proc.stderr[-1500:]}")
+    found = re.search(r"collected \d+ devices in ([\d.]+) s", proc.stdout)
+    collected = float(found.group(1)) if found else -1.0
+    used = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, collected, used, proc.stdout.strip()
+
+
+def main() -> None:
+    """Run the benchmark and print the tables."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--switches", type=int, default=256)
+    ap.add_argument("--hosts", type=int, default=1024)
+    ap.add_argument(
+        "--workers", type=int, default=32, help="Sessions in flight in all (split over the collectors)."
+    )
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument(
+        "--snapshot-dir", type=Path, default=Path("/dev/shm") if Path("/dev/shm").is_dir() else OUT
+    )
+    args = ap.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(HERE.parent / "src" / "fabline")],
+                   check=True, capture_output=True)  # fmt: skip
+    work = Path(tempfile.mkdtemp(prefix="fabline-dbench-", dir=args.snapshot_dir))
+    inventory = work / "inventory.yml"
+    ctx = mp.get_context("spawn")
+    ready, stop = ctx.Event(), ctx.Event()
+    child = ctx.Process(target=serve, args=(args.switches, args.hosts, inventory, ready, stop), daemon=True)
+    child.start()
+    log = (OUT / "dask.log").open("ab")
+    procs: list[subprocess.Popen[bytes]] = []
+    results: dict[str, list[dict[str, float]]] = {"local": [], "distributed": []}
+    devices = 0
+    try:
+        if not ready.wait(300):
+            raise SystemExit("simulator did not start")
+        address, procs = start_cluster(work, log)
+        sim = psutil.Process(child.pid)
+        cluster = [psutil.Process(p.pid) for p in procs]
+        env = {**os.environ, PASSWORD_ENV: PASSWORD}
+        common = ["-i", str(inventory), "--host-key-policy", "ignore"]
+        half = max(1, args.workers // 2)
+        modes = {
+            "local": ["-w", str(args.workers)],
+            "distributed": ["-w", str(half), "--scheduler", address, "--site-group", "sites"],
+        }
+        # One untimed run of each first: the simulator renders each device's outputs on first use,
+        # the collectors import fabline's collector on their first task.
+        for mode, extra in modes.items():
+            run_collect([*common, "-o", str(work / f"warm-up-{mode}"), *extra], env, work)
+            shutil.rmtree(work / f"warm-up-{mode}")
+        for run in range(args.runs):
+            for mode, extra in modes.items():
+                snap = work / f"{mode}-{run + 1}"
+                sim_before, cluster_before = cpu([sim]), cpu(cluster)
+                wall, collected, own, line = run_collect([*common, "-o", str(snap), *extra], env, work)
+                row = {
+                    "wall_s": wall, "collect_s": collected, "fabline_cpu_s": own,
+                    "collectors_cpu_s": cpu(cluster) - cluster_before, "simulator_cpu_s": cpu([sim]) - sim_before,
+                }  # fmt: skip
+                results[mode].append(row)
+                print(f"run {run + 1} {mode}: {line} | " + ", ".join(f"{k} {v:.2f}" for k, v in row.items()),
+                      file=sys.stderr)  # fmt: skip
+                manifest = json.loads((snap / "manifest.json").read_text())
+                devices = len(manifest["devices"])
+                bad = {n: e["status"] for n, e in manifest["devices"].items() if e["status"] != "ok"}
+                if bad:
+                    raise RuntimeError(f"{mode}: devices not ok: {list(bad.items())[:5]}")
+                shutil.rmtree(snap)
+    finally:
+        for p in reversed(procs):
+            if p.poll() is None:
+                p.terminate()
+        for p in procs:
+            try:
+                p.wait(20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        stop.set()
+        child.join(30)
+        log.close()
+        shutil.rmtree(work, ignore_errors=True)
+    med = {
+        mode: {k: statistics.median(r[k] for r in rows) for k in rows[0]} for mode, rows in results.items()
+    }
+    overhead = med["distributed"]["collect_s"] / med["local"]["collect_s"] - 1
+    load = os.getloadavg()
+    doc = {
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "system": platform.platform(),
+                    "loadavg_at_end": load},
+        "devices": devices, "workers": args.workers, "runs": results, "median": med, "overhead": overhead,
+    }  # fmt: skip
+    (HERE / "out" / "distributed.json").write_text(json.dumps(doc, indent=1))
+    print(f"\n{devices} devices, {args.workers} sessions in flight, {os.cpu_count()} CPUs, median of {args.runs}, "
+          f"load average at the end {load[0]:.1f}\n")  # fmt: skip
+    print(
+        "| path | wall (s) | collection (s) | fabline process CPU (s) | collectors + scheduler CPU (s) | simulator CPU (s) |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
+    for mode, m in med.items():
+        print(f"| {mode} | {m['wall_s']:.2f} | {m['collect_s']:.2f} | {m['fabline_cpu_s']:.1f} | "
+              f"{m['collectors_cpu_s']:.1f} | {m['simulator_cpu_s']:.1f} |")  # fmt: skip
+    print(f"\noverhead of the distributed path (collection time): {overhead * 100:+.1f} %")
+    d = med["distributed"]
+    per_collector = d["collectors_cpu_s"] / devices  # worker CPU per device (SSH + parse), scheduler included
+    per_client = d["fabline_cpu_s"] / devices  # the client's CPU per device (receive + write)
+    print(f"per device: collectors {per_collector * 1000:.1f} ms CPU, client {per_client * 1000:.1f} ms CPU")
+    print("\n| site collectors (one core each) | 15,000 devices (s) | bound by |")
+    print("|---:|---:|---|")
+    for n in (1, 2, 4, 8, 16, 32):
+        collectors = 15000 / n * per_collector
+        client = 15000 * per_client
+        print(
+            f"| {n} | {max(collectors, client):.0f} | {'collectors' if collectors >= client else 'the client'} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
