@@ -254,16 +254,50 @@ def test_site_without_collector_is_error_and_run_goes_on(lab: dict[str, Any]) ->
     }
     assert "gpu-002: error: no collector for site site_c" in run.stderr
     assert_sound(tmp / "dist-c")
+    # Resumed once gpu-002 is in a site with a collector: only it is collected, the rest is kept.
+    before = manifest(tmp / "dist-c")
+    resumed = fabline("collect", "-i", lab["inv"], "--resume", tmp / "dist-c", "--scheduler", lab["cluster"].address,
+                      "--site-group", "sites", "--known-hosts", tmp / "kh-c", env=_env())  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    assert "collected 1 devices (7 already done)" in resumed.stdout
+    after = manifest(tmp / "dist-c")
+    assert after["resumed_from"] == before["run_id"]
+    assert after["devices"]["gpu-002"]["site"] == "site_b"
+    assert states(tmp / "dist-c") == states(lab["local"])
+    for name in SITE_A:
+        assert after["devices"][name] == before["devices"][name]
+    assert_sound(tmp / "dist-c")
 
 
-def test_unreachable_scheduler_is_one_line_exit_2(tmp_path: Path) -> None:
+def test_run_and_drift_with_scheduler_check_what_the_sites_collected(lab: dict[str, Any]) -> None:
+    tmp = lab["tmp"]
+    env = _env(**{PASSWORD_ENV: PASSWORD})
+    site = ["--scheduler", lab["cluster"].address, "--site-group", "sites"]
+    run = fabline("run", "-i", lab["inv"], "-s", tmp / "run-snap", "-o", tmp / "run-reports", "-q", "-f", "json",
+                  *site, "--known-hosts", tmp / "kh-run", env=env)  # fmt: skip
+    check = fabline("check", "-i", lab["inv"], "--snapshot", lab["local"], "-o", tmp / "local-reports", "-q",
+                    "-f", "json", env=env)  # fmt: skip
+    assert run.returncode == check.returncode, (run.stderr, check.stderr)
+    got = json.loads((tmp / "run-reports" / "report.json").read_text())
+    want = json.loads((tmp / "local-reports" / "report.json").read_text())
+    assert got["summary"] == want["summary"]
+    # drift collects through the sites too (the known_hosts default is each collector's own).
+    drift = fabline("drift", "-i", lab["inv"], "--collect-to", tmp / "drift-snap", "--db", tmp / "history.db",
+                    "-q", *site, env=env)  # fmt: skip
+    assert drift.returncode == check.returncode, drift.stderr
+    assert manifest(tmp / "drift-snap")["devices"]["gpu-001"]["site"] == "site_b"
+    assert states(tmp / "drift-snap") == states(lab["local"])
+
+
+@pytest.mark.parametrize("command", ["collect", "run"])
+def test_unreachable_scheduler_is_one_line_exit_2(tmp_path: Path, command: str) -> None:
     inv = tmp_path / "inv.yml"
     inv.write_text(
         yaml.safe_dump({"all": {"hosts": {"gpu-1": {"fabline_role": "host", "fabline_site": "a"}}}})
     )
     address = f"tcp://127.0.0.1:{free_port()}"
-    run = fabline("collect", "-i", inv, "-o", tmp_path / "snap", "--scheduler", address, "--timeout", "2",
-                  env=_env())  # fmt: skip
+    out = ["-o", tmp_path / "snap"] if command == "collect" else ["-s", tmp_path / "snap"]
+    run = fabline(command, "-i", inv, *out, "--scheduler", address, "--timeout", "2", env=_env())
     assert run.returncode == 2
     assert run.stderr.strip().splitlines() == [
         f"fabline: error: cannot reach the Dask scheduler at {address}: "

@@ -117,13 +117,18 @@ def test_no_password_no_recipe(tmp_path: Path) -> None:
     assert all(r.secret is None for r in remote.values())
 
 
-def test_site_group_needs_scheduler(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", ["collect", "run", "drift"])
+def test_site_group_needs_scheduler(tmp_path: Path, command: str) -> None:
     inv = inventory(tmp_path, SITES)
+    out = {"collect": ["-o"], "run": ["-s"], "drift": ["--db", str(tmp_path / "h.db"), "--collect-to"]}[
+        command
+    ]
     result = CliRunner().invoke(
-        main, ["collect", "-i", str(inv), "-o", str(tmp_path / "s"), "--site-group", "sites"]
+        main, [command, "-i", str(inv), *out, str(tmp_path / "s"), "--site-group", "sites"]
     )
     assert result.exit_code == 2
     assert "fabline: error: --site-group needs --scheduler" in result.output
+    assert not (tmp_path / "s").exists()
 
 
 def test_local_collection_never_imports_dask(tmp_path: Path) -> None:
