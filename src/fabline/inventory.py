@@ -58,6 +58,7 @@ from fabline.inventory_patterns import (
     split_port,
     split_subscript,
 )
+from fabline.paths import device_name_problem
 from fabline.platforms.spec import host_platform, network_os_aliases, platform_for_network_os, platform_ids
 
 ROLES = ("spine", "leaf", "host")
@@ -314,6 +315,9 @@ class _Builder:
     def add_group(self, name: str) -> str:
         if not isinstance(name, str) or not name:
             raise _BuildError(f"invalid group name {name!r}")
+        if name in (".", "..") or any(c in name for c in "/\\\0"):
+            # The name becomes group_vars/<name>: it must be one plain file name.
+            raise _BuildError(f"group {name!r}: not a valid group name (it must be a plain file name)")
         if name not in self.groups:
             self.groups[name] = Group(name, source=self.file)
         return name
@@ -323,6 +327,10 @@ class _Builder:
             raise _BuildError(f"invalid host name {name!r}")
         host = self.hosts.get(name)
         if host is None:
+            # The name becomes raw/<name>/ and state/<name>.json in a snapshot, host_vars/<name>.
+            problem = device_name_problem(name)
+            if problem:
+                raise _BuildError(f"host {name!r}: not a valid device name (it {problem})")
             host = self.hosts[name] = HostEntry(name, source=self.file)
             if port:
                 self.set_var("host", name, "ansible_port", int(port))
@@ -485,7 +493,10 @@ class _Builder:
         except PatternError as exc:
             raise self._yaml_error(str(exc), text, loc) from None
         for host in names:
-            self.add_host(host, group, port)
+            try:
+                self.add_host(host, group, port)
+            except _BuildError as exc:
+                raise self._yaml_error(str(exc), text, loc) from None
             for var, val in host_vars.items():
                 self.set_var("host", host, var, val)
 

@@ -16,6 +16,7 @@ from fabline.baseline import load_baseline
 from fabline.checks.registry import load_checks
 from fabline.engine import Engine, gc_paused
 from fabline.errors import ConfigError
+from fabline.paths import MAX_STATE_BYTES, SnapshotPathError, read_under
 from fabline.reports import Report, write_reports
 from fabline.results import Severity, exit_code
 from fabline.snapshot import Snapshot
@@ -152,8 +153,11 @@ def validate_snapshot(snap: Snapshot) -> list[str]:
     for name in snap.device_names():
         path = snap.state_path(name)
         try:
-            doc = json.loads(path.read_bytes())
-        except ValueError as exc:
+            doc = json.loads(read_under(snap.root, "state", f"{name}.json", limit=MAX_STATE_BYTES))
+        except (SnapshotPathError, OSError) as exc:
+            problems.append(str(exc) if isinstance(exc, SnapshotPathError) else f"{path}: {exc.strerror}")
+            continue
+        except (ValueError, RecursionError) as exc:
             problems.append(f"{path}: invalid JSON ({exc})")
             continue
         err = next(iter(sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))), None)

@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from fabline.errors import ConfigError
-from fabline.state import StateError, load_state_file
+from fabline.paths import MAX_STATE_BYTES, SnapshotPathError, read_under, under
+from fabline.state import StateError, parse_state
 
 
 class Snapshot:
@@ -24,6 +25,7 @@ class Snapshot:
         state_dir = root / "state"
         if not state_dir.is_dir():
             raise ConfigError("snapshot has no state/ folder (expected state/<device>.json)", file=root)
+        under(root, "state")  # a state/ that links out of the snapshot is refused here
         self.root = root
         self.state_dir = state_dir
 
@@ -32,19 +34,29 @@ class Snapshot:
         return sorted(p.stem for p in self.state_dir.glob("*.json"))
 
     def state_path(self, device: str) -> Path:
-        """Where a device's state lives."""
+        """Where a device's state lives (not checked: :meth:`load` checks before it reads)."""
         return self.state_dir / f"{device}.json"
 
     def load(self, device: str) -> dict[str, Any] | None:
         """The device's state, or None when the snapshot has none for it.
 
+        The file is read only when it lies inside the snapshot (a link out of it is refused), is a
+        regular file (never a FIFO, a device or a folder) and is at most 64 MiB.
+
         Raises:
-            StateError: The file exists but is unreadable, truncated or not a state document.
+            StateError: The file exists but is unreadable, outside the snapshot, not a regular
+                file, too large, truncated or not a state document.
         """
         path = self.state_path(device)
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
             return None
-        doc = load_state_file(path)
+        try:
+            data = read_under(self.root, "state", f"{device}.json", limit=MAX_STATE_BYTES)
+        except SnapshotPathError as exc:
+            raise StateError(str(exc)) from None
+        except OSError as exc:
+            raise StateError(f"{path}: cannot read: {exc.strerror}") from None
+        doc = parse_state(path, data)
         name = doc.get("name")
         if name is not None and name != device:
             raise StateError(f"{path}: name is {name!r}, expected {device!r} (the file name)")

@@ -12,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from fabline.paths import MAX_STATE_BYTES, SnapshotPathError, read_regular
 from fabline.platforms.spec import platform_ids
 
 SCHEMA_ID = "fabline.state/1"
@@ -39,7 +40,7 @@ class StateError(Exception):
 
 
 def load_state_file(path: Path) -> dict[str, Any]:
-    """Read and minimally validate one state document.
+    """Read and minimally validate one state document (a regular file of at most 64 MiB).
 
     Only the top-level contract is checked here (a JSON object with ``schema`` and, when present,
     a ``interfaces`` object of objects); field-level type problems surface as ``error`` results of
@@ -49,12 +50,23 @@ def load_state_file(path: Path) -> dict[str, Any]:
         StateError: Unreadable, truncated or not a fabline state document.
     """
     try:
-        data = path.read_bytes()
+        data = read_regular(path, MAX_STATE_BYTES)
+    except SnapshotPathError as exc:
+        raise StateError(str(exc)) from None
     except OSError as exc:
         raise StateError(f"{path}: cannot read: {exc.strerror}") from None
+    return parse_state(path, data)
+
+
+def parse_state(path: Path, data: bytes) -> dict[str, Any]:
+    """Parse and minimally validate the bytes of a state document (see :func:`load_state_file`).
+
+    Raises:
+        StateError: Not JSON, or not a fabline state document.
+    """
     try:
         doc = _loads(data)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise StateError(f"{path}: invalid JSON ({_short(exc)})") from None
     problem = structural_problem(doc)
     if problem:

@@ -30,6 +30,7 @@ from fabline.collect.transports import ConnectOptions, Session, open_session
 from fabline.collect.writer import MANIFEST_SCHEMA, read_manifest, write_json_atomic
 from fabline.errors import ConfigError
 from fabline.inventory import Device
+from fabline.paths import under
 from fabline.state import UNREADABLE_STATUSES, StateError, load_state_file
 
 DEFAULT_WORKERS = 32
@@ -189,7 +190,7 @@ def default_session_factory(options: CollectOptions) -> Callable[[Device, Profil
 def _done_devices(out: Path) -> set[str]:
     """Devices of an earlier run that need no new collection: a readable state whose status is usable."""
     done = set()
-    for path in (out / "state").glob("*.json"):
+    for path in under(out, "state").glob("*.json"):
         try:
             doc = load_state_file(path)
         except StateError:
@@ -236,6 +237,9 @@ def collect(
     progress = progress or Progress()
     started = time.monotonic()
     out.mkdir(parents=True, exist_ok=True)
+    manifest_path = under(out, "manifest.json")
+    for folder in ("raw", "state"):
+        under(out, folder)  # a folder linking out of the snapshot stops the run before any write
     previous = read_manifest(out) if resume else None
     done = _done_devices(out) if resume else set()
     todo = [d for d in devices if d.name not in done]
@@ -271,7 +275,7 @@ def collect(
             started = time.monotonic()
             if not final and started < next_write[0]:
                 return
-            write_json_atomic(out / "manifest.json", manifest)
+            write_json_atomic(manifest_path, manifest)
             took = time.monotonic() - started
             next_write[0] = started + max(2.0, 10 * took)
 

@@ -20,6 +20,7 @@ from fabline.collect.transports import Output
 from fabline.collect.writer import read_manifest, write_json_atomic
 from fabline.errors import ConfigError
 from fabline.inventory import Device
+from fabline.paths import MAX_RAW_BYTES, SnapshotPathError, read_under, under
 from fabline.state import UNREADABLE_STATUSES
 
 
@@ -53,7 +54,7 @@ def reparse_snapshot(snapshot: Path, devices: list[Device]) -> int:
         entries[name].update(update)
         count += 1
     manifest["reparsed_at"] = now_iso()
-    write_json_atomic(snapshot / "manifest.json", manifest)
+    write_json_atomic(under(snapshot, "manifest.json"), manifest)
     return count
 
 
@@ -66,10 +67,10 @@ _FORKED: tuple[Path, list[tuple[Device, dict[str, Any]]]] | None = None
 def _reparse_one(snapshot: Path, device: Device, entry: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """Re-parse one device, write its state; returns the manifest fields that changed."""
     profile = PROFILES[device.platform]
-    records, fragments = _reparse_commands(snapshot / "raw" / device.name, device.platform, entry["commands"])
+    records, fragments = _reparse_commands(snapshot, device.name, device.platform, entry["commands"])
     collected_at = entry.get("started_at") or now_iso()
     status, state = assemble_state(device, profile, fragments, records, collected_at)
-    write_json_atomic(snapshot / "state" / f"{device.name}.json", state)
+    write_json_atomic(under(snapshot, "state", f"{device.name}.json"), state)
     return device.name, {
         "status": status,
         "errors": state["errors"],
@@ -104,7 +105,7 @@ def _reparse_all(
 
 
 def _reparse_commands(
-    raw_dir: Path, platform: str, commands: list[dict[str, Any]]
+    snapshot: Path, name: str, platform: str, commands: list[dict[str, Any]]
 ) -> tuple[list[CommandRecord], list[dict[str, Any]]]:
     records: list[CommandRecord] = []
     fragments: list[dict[str, Any]] = []
@@ -120,13 +121,25 @@ def _reparse_commands(
         records.append(record)
         if not record.file:
             continue
-        path = raw_dir / record.file
-        if not path.is_file():
-            record.status, record.message = "failed", f"raw output {path} is missing"
+        # The file name comes from the manifest: it is read only inside raw/<device>/, bounded.
+        try:
+            data = read_under(snapshot, "raw", name, str(record.file), limit=MAX_RAW_BYTES)
+        except SnapshotPathError as exc:
+            record.status, record.message = "failed", f"raw output not read: {exc}"
+            continue
+        except OSError as exc:
+            missing = isinstance(exc, FileNotFoundError)
+            record.status, record.message = (
+                "failed",
+                (
+                    f"raw output raw/{name}/{record.file} is "
+                    + ("missing" if missing else f"unreadable ({exc.strerror})")
+                ),
+            )
             continue
         if record.exit_code not in (None, 0) and record.status in ("failed", "unavailable"):
             continue  # decided by the exit code (stderr is not evidence kept in raw/)
-        fragment = parse_record(platform, record, Output(path.read_text("utf-8"), record.exit_code))
+        fragment = parse_record(platform, record, Output(data.decode("utf-8", "replace"), record.exit_code))
         if fragment is not None:
             fragments.append(fragment)
     return records, fragments

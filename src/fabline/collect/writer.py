@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from fabline.paths import MAX_MANIFEST_BYTES, read_under, under
+
 MANIFEST_SCHEMA = "fabline.manifest/1"
 
 try:  # orjson writes a 300-device manifest in milliseconds; the standard library is the fallback.
@@ -87,17 +89,23 @@ def write_device(root: Path, name: str, state: Mapping[str, Any], raw: Mapping[s
     """Write one device's raw outputs (``file name -> text``) and state, atomically.
 
     The raw folder is built under a temporary name and swapped in; the state file goes last, so a
-    state file on disk always has its evidence beside it.
+    state file on disk always has its evidence beside it. Every path is checked to stay inside the
+    snapshot before anything is written or removed.
+
+    Raises:
+        SnapshotPathError: The device name is not one plain file name, or a path would leave the
+            snapshot (``raw/``, ``state/`` or ``raw/<device>`` is a link out of it).
     """
-    raw_root = root / "raw"
+    raw_root = under(root, "raw")
+    final = under(root, "raw", name)
+    old = under(root, "raw", f".{name}.old")
+    state_path = under(root, "state", f"{name}.json")
     raw_root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=raw_root))
     try:
         for file, text in raw.items():
-            (tmp / file).write_text(text, "utf-8")
-        final = raw_root / name
-        if final.exists():
-            old = raw_root / f".{name}.old"
+            under(tmp, file).write_text(text, "utf-8")
+        if final.exists() or final.is_symlink():
             shutil.rmtree(old, ignore_errors=True)
             final.replace(old)
             tmp.replace(final)
@@ -107,14 +115,14 @@ def write_device(root: Path, name: str, state: Mapping[str, Any], raw: Mapping[s
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    write_json_atomic(root / "state" / f"{name}.json", state)
+    write_json_atomic(state_path, state)
 
 
 def read_manifest(root: Path) -> dict[str, Any] | None:
     """The snapshot's manifest, or None when it has none or it is unreadable."""
     try:
-        doc = json.loads((root / "manifest.json").read_text("utf-8"))
-    except (OSError, ValueError):
+        doc = json.loads(read_under(root, "manifest.json", limit=MAX_MANIFEST_BYTES))
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(doc, dict) or doc.get("schema") != MANIFEST_SCHEMA:
         return None

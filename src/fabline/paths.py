@@ -1,0 +1,182 @@
+"""Names from outside that become paths, and files read from a snapshot folder, kept bounded.
+
+A device name comes from the inventory, a manifest or the history; a raw file name comes from a
+manifest; a snapshot folder may be shared with other people. None of them is trusted to stay where
+fabline writes or reads:
+
+- :func:`device_name_problem` is the one rule for a device name: a single, plain file name
+  (the inventory loader rejects every other name at load time);
+- :func:`under` is the one way to build a path inside a snapshot: every part is one plain path
+  component and the result, with every existing symbolic link resolved, lies inside the snapshot;
+- :func:`read_regular` reads a regular file only (never a FIFO, a device, a folder), without
+  following a symbolic link in its last component, and at most a given number of bytes.
+
+See ``docs/security.md`` for the threat model these serve.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+
+from fabline.errors import FablineError
+
+#: Longest device name: room for ``.<name>.old``/temporary suffixes within a 255-byte file name.
+MAX_NAME_LENGTH = 200
+#: A state file larger than this is refused (the largest real switch state is a few MiB).
+MAX_STATE_BYTES = 64 * 1024 * 1024
+#: A ``manifest.json`` larger than this is refused (10k devices with 81 commands each: ~150 MiB).
+MAX_MANIFEST_BYTES = 512 * 1024 * 1024
+#: A raw output file larger than this is refused by ``--reparse`` (collection caps outputs lower).
+MAX_RAW_BYTES = 256 * 1024 * 1024
+
+# Letters, digits and the punctuation host names, FQDNs and IP addresses (v4, v6 with zone) use.
+# No separator, no shell or glob character, no whitespace or control character; the first
+# character is alphanumeric or '_', so neither '.', '..', a hidden file nor an option ('-x').
+_DEVICE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:@%+=,~-]*")
+
+
+class SnapshotPathError(FablineError):
+    """A path inside a snapshot would leave it, or a file there is not one fabline may read."""
+
+
+def device_name_problem(name: object) -> str | None:
+    """Why ``name`` cannot be a device name (it is a file name in a snapshot), or None.
+
+    Example:
+        >>> [device_name_problem(n) for n in ("leaf-01.dc1", "10.0.0.1", "fe80::1%eth0")]
+        [None, None, None]
+        >>> device_name_problem("/../../etc")
+        "contains '/'"
+        >>> device_name_problem("..")
+        'is a relative path component'
+    """
+    if not isinstance(name, str):
+        return f"is a {type(name).__name__}, not a string"
+    if not name:
+        return "is empty"
+    if name in (".", ".."):
+        return "is a relative path component"
+    for bad in ("/", "\\", "\0"):
+        if bad in name:
+            return f"contains {bad!r}"
+    if len(name) > MAX_NAME_LENGTH:
+        return f"is longer than {MAX_NAME_LENGTH} characters"
+    if not _DEVICE_NAME.fullmatch(name):
+        return "must start with a letter, digit or '_' and contain only letters, digits and '_.:@%+=,~-'"
+    return None
+
+
+def _component_problem(part: str) -> str | None:
+    if not part:
+        return "is empty"
+    if part in (".", ".."):
+        return "is a relative path component"
+    if "/" in part or "\0" in part or os.sep in part:
+        return "is not a single file name"
+    return None
+
+
+def under(root: Path, *parts: str) -> Path:
+    """``root/part/...``, proven to stay inside ``root``.
+
+    Each part must be one path component (no separator, no NUL, not ``.``/``..``), and the joined
+    path, with every symbolic link that exists along it resolved, must lie inside ``root`` (also
+    resolved). A link that stays inside the snapshot is allowed.
+
+    Example:
+        >>> import tempfile
+        >>> root = Path(tempfile.mkdtemp())
+        >>> under(root, "state", "leaf1.json") == root / "state" / "leaf1.json"
+        True
+        >>> under(root, "state", "../../etc")
+        Traceback (most recent call last):
+        ...
+        fabline.paths.SnapshotPathError: ...: state/../../etc: is not a single file name
+
+    Raises:
+        SnapshotPathError: A part that is not one plain component, or a path leading outside.
+    """
+    for part in parts:
+        problem = _component_problem(part)
+        if problem:
+            raise SnapshotPathError(f"{root}: {'/'.join(parts)}: {problem}")
+    path = root.joinpath(*parts)
+    base = root.resolve()
+    real = path.resolve()
+    if real != base and not real.is_relative_to(base):
+        raise SnapshotPathError(f"{path}: leads outside the snapshot (to {real})")
+    return path
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of a regular file, at most ``limit`` of them, never following a final symlink.
+
+    A FIFO, a device, a socket or a folder is refused without blocking (the file is opened
+    non-blocking and checked before any read); so is a file larger than ``limit``, also one that
+    grows while it is read.
+
+    Raises:
+        SnapshotPathError: Not a regular file, a symbolic link, or larger than ``limit``.
+        OSError: The file cannot be opened or read (missing, no permission).
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if path.is_symlink():
+            raise SnapshotPathError(f"{path}: is a symbolic link (not read)") from None
+        raise exc from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SnapshotPathError(f"{path}: is not a regular file ({_kind(info.st_mode)})")
+        if info.st_size > limit:
+            raise SnapshotPathError(f"{path}: is larger than {_size(limit)} ({_size(info.st_size)})")
+        chunks: list[bytes] = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > limit:
+            raise SnapshotPathError(f"{path}: is larger than {_size(limit)} (it grew while read)")
+        return data
+    finally:
+        os.close(fd)
+
+
+def read_under(root: Path, *parts: str, limit: int) -> bytes:
+    """:func:`read_regular` of :func:`under` (``root/parts``): a bounded read inside a snapshot.
+
+    Raises:
+        SnapshotPathError: The path leaves the snapshot, or is not a regular file within ``limit``.
+        OSError: The file cannot be opened or read (missing, no permission).
+    """
+    path = under(root, *parts)
+    if path.is_symlink():
+        # A link that stays inside the snapshot (checked above) is read through its target.
+        path = path.resolve()
+    return read_regular(path, limit)
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a file"
+
+
+def _size(n: int) -> str:
+    return f"{n / (1024 * 1024):.0f} MiB" if n >= 1024 * 1024 else f"{n} bytes"

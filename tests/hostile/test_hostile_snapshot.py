@@ -1,0 +1,254 @@
+"""Hostile snapshot folders: every path fabline writes or reads stays inside the snapshot, and a
+state, manifest or raw file is read only as a bounded regular file.
+
+Issue 11, items 1 and 4: names from the inventory, a manifest or the history never become a path
+outside the snapshot (even if the inventory rule were bypassed), and a state file that is a link to
+``/dev/zero``, a FIFO, a folder or a huge file is an ``error`` result for that device, never a hang.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabline.collect.reparse import reparse_snapshot
+from fabline.collect.writer import read_manifest, write_device
+from fabline.inventory import load_inventory
+from fabline.paths import MAX_STATE_BYTES, SnapshotPathError, read_regular, under
+from fabline.snapshot import Snapshot
+from fabline.state import StateError
+from tests.conftest import REPO_ROOT
+from tests.hostile.collect_support import fabline, one_line_error
+
+LAB_INVENTORY = REPO_ROOT / "inventory" / "lab.yml"
+LAB_SNAPSHOT = REPO_ROOT / "examples" / "lab-snapshot"
+STATE = {"schema": "fabline.state/1", "name": "leaf1", "status": "ok"}
+
+
+@pytest.fixture
+def victim(tmp_path: Path) -> Path:
+    folder = tmp_path / "outside" / "important"
+    folder.mkdir(parents=True)
+    (folder / "keep.txt").write_text("precious\n")
+    return folder
+
+
+def _untouched(victim: Path) -> None:
+    assert sorted(p.name for p in victim.iterdir()) == ["keep.txt"]
+    assert sorted(p.name for p in victim.parent.iterdir()) == ["important"]
+
+
+# -- item 1: the writer, the reader and the re-parser check every path --------------------------
+
+
+@pytest.mark.parametrize("name", ["/../../..{victim}", "../../outside/important", "..", "a/b", "a\0b", ""])
+def test_writer_refuses_a_name_that_leaves_the_snapshot(tmp_path: Path, victim: Path, name: str) -> None:
+    snap = tmp_path / "snap"
+    with pytest.raises(SnapshotPathError):
+        write_device(snap, name.format(victim=victim), STATE, {"show_version.txt": "x"})
+    _untouched(victim)
+    assert not (snap / "state").exists() or not list((snap / "state").iterdir())
+
+
+@pytest.mark.parametrize("folder", ["raw", "state"])
+def test_writer_refuses_a_folder_linked_out(tmp_path: Path, victim: Path, folder: str) -> None:
+    snap = tmp_path / "snap"
+    snap.mkdir()
+    (snap / folder).symlink_to(victim)
+    with pytest.raises(SnapshotPathError, match="leads outside the snapshot"):
+        write_device(snap, "leaf1", STATE, {"show_version.txt": "x"})
+    _untouched(victim)
+
+
+def test_writer_refuses_a_device_folder_linked_out(tmp_path: Path, victim: Path) -> None:
+    # Before: raw/<device> (a link to the victim) was renamed to .old and removed, through the link.
+    snap = tmp_path / "snap"
+    (snap / "raw").mkdir(parents=True)
+    (snap / "raw" / "leaf1").symlink_to(victim)
+    with pytest.raises(SnapshotPathError, match="leads outside the snapshot"):
+        write_device(snap, "leaf1", STATE, {"show_version.txt": "x"})
+    _untouched(victim)
+
+
+def test_writer_still_writes_a_plain_device(tmp_path: Path) -> None:
+    write_device(tmp_path, "leaf1", STATE, {"show_version.txt": "x"})
+    write_device(tmp_path, "leaf1", STATE, {"show_version.txt": "y"})
+    assert (tmp_path / "raw" / "leaf1" / "show_version.txt").read_text() == "y"
+    assert sorted(p.name for p in (tmp_path / "raw").iterdir()) == ["leaf1"]
+
+
+@pytest.mark.parametrize("name", ["../outside/important/keep", "/etc/passwd", "..", "a\0b"])
+def test_snapshot_load_never_reads_outside(tmp_path: Path, victim: Path, name: str) -> None:
+    (tmp_path / "state").mkdir()
+    (victim / "keep.json").write_text(json.dumps(STATE))
+    snap = Snapshot(tmp_path)
+    try:
+        got = snap.load(name)
+    except StateError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert got is None
+
+
+def test_state_folder_linked_out_is_refused(tmp_path: Path, victim: Path) -> None:
+    (tmp_path / "snap").mkdir()
+    (tmp_path / "snap" / "state").symlink_to(victim)
+    with pytest.raises(SnapshotPathError, match="leads outside the snapshot"):
+        Snapshot(tmp_path / "snap")
+
+
+def test_a_link_inside_the_snapshot_is_followed(tmp_path: Path) -> None:
+    (tmp_path / "state").mkdir()
+    (tmp_path / "keep").mkdir()
+    (tmp_path / "keep" / "leaf1.json").write_text(json.dumps(STATE))
+    (tmp_path / "state" / "leaf1.json").symlink_to(tmp_path / "keep" / "leaf1.json")
+    assert Snapshot(tmp_path).load("leaf1") == STATE
+
+
+def _reparse_fixture(tmp_path: Path, file: str) -> tuple[Path, Any]:
+    inv = tmp_path / "inv.yml"
+    inv.write_text("leaf:\n  vars: {fabline_role: leaf, fabline_platform: sonic}\n  hosts:\n    leaf1:\n")
+    snap = tmp_path / "snap"
+    (snap / "raw" / "leaf1").mkdir(parents=True)
+    (snap / "state").mkdir()
+    manifest = {
+        "schema": "fabline.manifest/1",
+        "run_id": "r1",
+        "devices": {
+            "leaf1": {
+                "status": "ok",
+                "started_at": "2026-01-01T00:00:00Z",
+                "commands": [{"command": "show version", "status": "ok", "file": file, "exit_code": 0}],
+            }
+        },
+    }
+    (snap / "manifest.json").write_text(json.dumps(manifest))
+    return snap, load_inventory(inv).devices()
+
+
+@pytest.mark.parametrize("file", ["../../../outside/important/keep.txt", "/etc/hostname", "..", "a/../../x"])
+def test_reparse_never_reads_a_raw_file_outside(tmp_path: Path, victim: Path, file: str) -> None:
+    snap, devices = _reparse_fixture(tmp_path, file)
+    assert reparse_snapshot(snap, devices) == 1
+    state = json.loads((snap / "state" / "leaf1.json").read_text())
+    assert state["status"] == "error"
+    [command] = json.loads((snap / "manifest.json").read_text())["devices"]["leaf1"]["commands"]
+    assert command["status"] == "failed"
+    assert command["message"].startswith("raw output not read: ")
+    assert "precious" not in (snap / "state" / "leaf1.json").read_text()
+    _untouched(victim)
+
+
+def test_reparse_refuses_a_raw_link_out(tmp_path: Path, victim: Path) -> None:
+    snap, devices = _reparse_fixture(tmp_path, "show_version.txt")
+    (snap / "raw" / "leaf1" / "show_version.txt").symlink_to(victim / "keep.txt")
+    reparse_snapshot(snap, devices)
+    [command] = json.loads((snap / "manifest.json").read_text())["devices"]["leaf1"]["commands"]
+    assert "leads outside the snapshot" in command["message"]
+
+
+# -- item 4: a state, manifest or raw file that is not a bounded regular file ----------------------
+
+
+def _plant(path: Path, kind: str) -> None:
+    path.unlink(missing_ok=True)
+    if kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "huge":
+        with path.open("wb") as fh:  # sparse: costs no disk
+            fh.truncate(100 * 1024**3)
+    elif kind == "dangling":
+        path.symlink_to(path.parent / "nowhere")
+    else:
+        raise AssertionError(kind)
+
+
+KINDS = {
+    "dev-zero": "leads outside the snapshot",
+    "fifo": "is not a regular file (a FIFO)",
+    "folder": "is not a regular file (a folder)",
+    "huge": "is larger than 64 MiB",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_check_turns_a_state_that_is_not_a_file_into_error_results(tmp_path: Path, kind: str) -> None:
+    snap = tmp_path / "snap"
+    shutil.copytree(LAB_SNAPSHOT, snap)
+    _plant(snap / "state" / "leaf-r1-a.json", kind)
+    ran = fabline(
+        "check", "-i", LAB_INVENTORY, "--snapshot", snap, "-o", tmp_path / "out", "-f", "json", timeout=60
+    )
+    assert ran.code in (3, 4), ran.err[-2000:]
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    mine = [r for r in report["results"] if r["device"] == "leaf-r1-a"]
+    assert mine
+    assert {r["status"] for r in mine} == {"error"}
+    assert any(KINDS[kind] in r["message"] for r in mine), mine[0]["message"]
+    others = report["summary"]["by_device"]["leaf-r0-a"]
+    assert others["pass"] > 0 and others["error"] == 0
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_validate_reports_a_state_that_is_not_a_file(tmp_path: Path, kind: str) -> None:
+    snap = tmp_path / "snap"
+    shutil.copytree(LAB_SNAPSHOT, snap)
+    _plant(snap / "state" / "leaf-r1-a.json", kind)
+    ran = fabline("validate", "-i", LAB_INVENTORY, "--snapshot", snap, timeout=60)
+    assert ran.code == 2, ran.err[-2000:]
+    assert KINDS[kind] in ran.err or KINDS[kind] in ran.out
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_reparse_manifest_that_is_not_a_file_is_one_line(tmp_path: Path, kind: str) -> None:
+    snap = tmp_path / "snap"
+    shutil.copytree(LAB_SNAPSHOT, snap)
+    _plant(snap / "manifest.json", kind)
+    ran = fabline(
+        "check", "-i", LAB_INVENTORY, "--snapshot", snap, "--reparse", "-o", tmp_path / "out", timeout=60
+    )
+    line = one_line_error(ran)
+    assert "manifest.json" in line
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_reparse_raw_file_that_is_not_a_file_is_a_failed_command(tmp_path: Path, kind: str) -> None:
+    snap, devices = _reparse_fixture(tmp_path, "show_version.txt")
+    _plant(snap / "raw" / "leaf1" / "show_version.txt", kind)
+    reparse_snapshot(snap, devices)
+    [command] = json.loads((snap / "manifest.json").read_text())["devices"]["leaf1"]["commands"]
+    assert command["status"] == "failed"
+    assert command["message"].startswith("raw output not read: ")
+
+
+def test_read_regular_bounds(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"x" * 10)
+    assert read_regular(path, 10) == b"x" * 10
+    with pytest.raises(SnapshotPathError, match="larger than 9 bytes"):
+        read_regular(path, 9)
+    (tmp_path / "link").symlink_to(path)
+    with pytest.raises(SnapshotPathError, match="is a symbolic link"):
+        read_regular(tmp_path / "link", 10)
+    assert under(tmp_path, "f") == path
+    assert MAX_STATE_BYTES == 64 * 1024 * 1024
+
+
+def test_resume_skips_nothing_it_cannot_read(tmp_path: Path) -> None:
+    snap = tmp_path / "snap"
+    (snap / "state").mkdir(parents=True)
+    _plant(snap / "state" / "leaf1.json", "fifo")
+    (snap / "manifest.json").write_text(json.dumps({"schema": "fabline.manifest/1", "devices": {}}))
+    assert read_manifest(snap) == {"schema": "fabline.manifest/1", "devices": {}}
+    from fabline.collect.collector import _done_devices
+
+    assert _done_devices(snap) == set()
