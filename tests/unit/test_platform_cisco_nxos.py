@@ -114,6 +114,7 @@ def test_lldp_null_system_name_is_absent_and_mac_port_prefers_description() -> N
     assert lldp == {
         "device": "gpu-07",
         "port": "eth2",
+        "port_id": "98f2.b3ff.07f5",  # the MAC the description replaced (the one LLDP rule)
         "port_description": "eth2",
         "chassis_id": "98f2.b3ff.07f4",
     }

@@ -14,7 +14,8 @@ from fabline.errors import ParseError
 from fabline.platforms import get_platform, merge_fragments, parse_output
 from fabline.platforms.base import ParseContext
 from fabline.platforms.cumulus import COMMANDS, apply_port_defaults
-from fabline.platforms.cumulus_nvue import expand_ports, read_tree_table, size_bytes
+from fabline.platforms.cumulus_nvue import read_tree_table
+from fabline.platforms.cumulus_values import expand_ports, size_bytes
 from fabline.state import schema_document
 from tests.conftest import samples_dir
 

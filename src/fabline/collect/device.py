@@ -27,7 +27,7 @@ from fabline.collect.writer import unique_file
 from fabline.errors import CommandUnavailable, FablineError, ParseError
 from fabline.inventory import Device, Named
 from fabline.platforms import PLATFORMS
-from fabline.platforms.base import Command, ParseContext, merge_fragments
+from fabline.platforms.base import Command, ParseContext, merge_fragments, run_parser
 from fabline.state import SCHEMA_ID
 
 #: Command-record statuses; only ``ok`` feeds the state.
@@ -204,7 +204,7 @@ def parse_record(platform: str, record: CommandRecord, output: Output) -> dict[s
         if matched is None:
             raise ParseError(platform, record.command, "a command on the platform's read-only allow-list")
         command, params = matched
-        fragment = command.parser(output.text, ParseContext(platform, record.command, params))
+        fragment = run_parser(command.parser, output.text, ParseContext(platform, record.command, params))
     except CommandUnavailable as exc:
         record.status = "unavailable"
         record.message = str(exc)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fabline.errors import ParseError
 from fabline.platforms import arista_eos, cisco_nxos, cumulus, linux, sonic
-from fabline.platforms.base import Command, Fragment, ParseContext, merge_fragments
+from fabline.platforms.base import Command, Fragment, ParseContext, merge_fragments, run_parser
 from fabline.platforms.spec import (
     PLATFORMS,
     RUN_PLANS,
@@ -59,7 +59,7 @@ def parse_output(platform_id: str, command_line: str, output: str) -> Fragment:
         raise ParseError(
             platform_id, command_line, "a command on the platform's read-only allow-list"
         ) from None
-    return command.parser(output, ParseContext(platform_id, command_line, params))
+    return run_parser(command.parser, output, ParseContext(platform_id, command_line, params))
 
 
 __all__ = [

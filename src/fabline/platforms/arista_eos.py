@@ -14,6 +14,7 @@ into a state schema v1 fragment. Vendor semantics, also in ``docs/platforms/aris
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -25,46 +26,26 @@ from fabline.platforms.base import (
     ParseContext,
     check_text,
     load_json,
+    may_be_empty,
     table_rows,
     text_blocks,
 )
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
-
-
-def _uptime_seconds(text: str) -> int | None:
-    """Seconds in an EOS uptime such as ``3 weeks, 0 days, 20 hours and 45 minutes``.
-
-    Example:
-        >>> _uptime_seconds("2 days, 15 hours and 56 minutes")
-        230160
-    """
-    units = {"week": 604800, "day": 86400, "hour": 3600, "minute": 60, "second": 1}
-    found = re.findall(r"(\d+)\s+(week|day|hour|minute|second)s?", text)
-    if not found:
-        return None
-    return sum(int(n) * units[u] for n, u in found)
-
-
-def _speed_gbps(token: str) -> float | None:
-    """Gb/s in an EOS speed token (``100G``, ``a-10G``, ``100M``, ``2.5G``), None if unknown.
-
-    Example:
-        >>> _speed_gbps("a-40G"), _speed_gbps("100M"), _speed_gbps("auto")
-        (40, 0.1, None)
-    """
-    m = re.fullmatch(r"(?:a-)?(\d+(?:\.\d+)?)([GM])(?:b/s)?", token.strip())
-    if not m:
-        return None
-    value = float(m.group(1)) / (1 if m.group(2) == "G" else 1000)
-    return int(value) if value == int(value) else value
+from fabline.platforms.toolkit import gbps, lldp_entry, speed_gbps, text_field, uptime_seconds
 
 
 def _num(value: str) -> float | None:
-    """A float from a CLI cell, None for ``N/A``/``-`` and other non-numbers."""
+    """A float from a CLI cell, None for ``N/A``/``-``, ``nan`` and other non-numbers.
+
+    Example:
+        >>> _num("-2.5"), _num("N/A"), _num("nan")
+        (-2.5, None, None)
+    """
     try:
-        return float(value)
+        number = float(value[:40])
     except ValueError:
         return None
+    return number if math.isfinite(number) else None
 
 
 def _obj(value: Any) -> dict[str, Any]:
@@ -124,7 +105,7 @@ def parse_show_version(output: str, ctx: ParseContext) -> Fragment:
     if serial:
         facts["serial"] = serial.group(1)
     uptime = re.search(r"^Uptime:\s*(.+)$", text, re.MULTILINE)
-    if uptime and (seconds := _uptime_seconds(uptime.group(1))) is not None:
+    if uptime and (seconds := uptime_seconds(uptime.group(1))) is not None:
         facts["uptime_s"] = seconds
     return {"facts": facts}
 
@@ -132,6 +113,7 @@ def parse_show_version(output: str, ctx: ParseContext) -> Fragment:
 # --- interfaces ----------------------------------------------------------------------------
 
 
+@may_be_empty
 def parse_show_interfaces_json(output: str, ctx: ParseContext) -> Fragment:
     """``show interfaces | json``: admin/oper state, mtu, l2_mtu, speed, autoneg, description, CRC.
 
@@ -157,8 +139,7 @@ def parse_show_interfaces_json(output: str, ctx: ParseContext) -> Fragment:
         if isinstance(body.get("l2Mtu"), int) and body["l2Mtu"] > 0:
             entry["l2_mtu"] = body["l2Mtu"]
         if isinstance(body.get("bandwidth"), int) and body["bandwidth"] > 0:
-            gbps = body["bandwidth"] / 1e9
-            entry["speed_gbps"] = int(gbps) if gbps == int(gbps) else gbps
+            entry["speed_gbps"] = gbps(body["bandwidth"] / 1e9)
         autoneg = body.get("autoNegotiate")
         if autoneg in ("success", "on"):
             entry["autoneg"] = True
@@ -180,6 +161,7 @@ _TEXT_IF_HEAD = re.compile(
 )
 
 
+@may_be_empty
 def parse_show_interfaces(output: str, ctx: ParseContext) -> Fragment:
     """``show interfaces`` (text): admin/oper state, mtu, speed, autoneg, description, CRC."""
     expected = "EOS 'show interfaces' text ('<name> is up, line protocol is up' blocks)"
@@ -201,7 +183,7 @@ def parse_show_interfaces(output: str, ctx: ParseContext) -> Fragment:
         if m := re.search(r"(?:IP|Ethernet) MTU (\d+) bytes", block):
             entry["mtu"] = int(m.group(1))
         if m := re.search(r"-duplex, (\d+(?:\.\d+)?[GM])b/s", block, re.IGNORECASE):
-            speed = _speed_gbps(m.group(1))
+            speed = speed_gbps(m.group(1))
             if speed is not None:
                 entry["speed_gbps"] = speed
         if m := re.search(r"auto negotiation: (on|off)", block):
@@ -242,7 +224,7 @@ def parse_show_interfaces_status(output: str, ctx: ParseContext) -> Fragment:
         speed = m["speed"]
         if speed == "auto":
             entry["autoneg"] = True
-        elif (gbps := _speed_gbps(speed)) is not None:
+        elif (gbps := speed_gbps(speed)) is not None:
             entry["speed_gbps"] = gbps
             entry["autoneg"] = speed.startswith("a-")
         if m["name"]:
@@ -284,6 +266,7 @@ def parse_show_interfaces_description(output: str, ctx: ParseContext) -> Fragmen
     return {"interfaces": interfaces}
 
 
+@may_be_empty
 def parse_show_interfaces_description_json(output: str, ctx: ParseContext) -> Fragment:
     """``show interfaces description | json``: description, admin_up, oper_up."""
     expected = "an eAPI 'show interfaces description' object with 'interfaceDescriptions'"
@@ -303,6 +286,7 @@ def parse_show_interfaces_description_json(output: str, ctx: ParseContext) -> Fr
     return {"interfaces": interfaces}
 
 
+@may_be_empty
 def parse_show_interfaces_counters_errors_json(output: str, ctx: ParseContext) -> Fragment:
     """``show interfaces counters errors | json``: ``counters.crc_errors`` (EOS ``fcsErrors``)."""
     expected = "an eAPI 'show interfaces counters errors' object with 'interfaceErrorCounters'"
@@ -317,26 +301,7 @@ def parse_show_interfaces_counters_errors_json(output: str, ctx: ParseContext) -
 # --- LLDP ----------------------------------------------------------------------------------
 
 
-def _lldp_entry(
-    device: str | None, port: str | None, description: str | None = None, chassis: str | None = None
-) -> dict[str, str]:
-    """The ``lldp`` object; a MAC port id gives way to the port description when there is one."""
-    entry: dict[str, str] = {}
-    if device:
-        entry["device"] = device
-    if port and is_mac(port) and description:
-        entry["port"] = description
-    elif port:
-        entry["port"] = port
-    elif description:
-        entry["port"] = description
-    if description:
-        entry["port_description"] = description
-    if chassis:
-        entry["chassis_id"] = chassis
-    return entry
-
-
+@may_be_empty
 def parse_show_lldp_neighbors(output: str, ctx: ParseContext) -> Fragment:
     """``show lldp neighbors`` (text): ``lldp.device`` and ``lldp.port`` per local port.
 
@@ -351,10 +316,11 @@ def parse_show_lldp_neighbors(output: str, ctx: ParseContext) -> Fragment:
     ):
         name = canonical_name(m.group(1))
         if kept(name):
-            interfaces[name] = {"lldp": _lldp_entry(m.group(2), m.group(3))}
+            interfaces[name] = {"lldp": lldp_entry(m.group(2), m.group(3))}
     return {"interfaces": interfaces}
 
 
+@may_be_empty
 def parse_show_lldp_neighbors_json(output: str, ctx: ParseContext) -> Fragment:
     """``show lldp neighbors | json``: ``lldp.device`` and ``lldp.port`` per local port."""
     expected = "an eAPI 'show lldp neighbors' object with an 'lldpNeighbors' list"
@@ -367,10 +333,13 @@ def parse_show_lldp_neighbors_json(output: str, ctx: ParseContext) -> Fragment:
             raise ctx.fail(expected, "a neighbour entry that is not an object")
         name = canonical_name(str(row.get("port", "")))
         if kept(name) and name not in interfaces:
-            interfaces[name] = {"lldp": _lldp_entry(row.get("neighborDevice"), row.get("neighborPort"))}
+            interfaces[name] = {
+                "lldp": lldp_entry(text_field(row.get("neighborDevice")), text_field(row.get("neighborPort")))
+            }
     return {"interfaces": interfaces}
 
 
+@may_be_empty
 def parse_show_lldp_neighbors_detail(output: str, ctx: ParseContext) -> Fragment:
     """``show lldp neighbors detail`` (text): lldp device, port, port_description, chassis_id.
 
@@ -394,13 +363,14 @@ def parse_show_lldp_neighbors_detail(output: str, ctx: ParseContext) -> Fragment
             return m.group(1).strip('"').strip() or None if m and m.group(1) else None
 
         interfaces[name] = {
-            "lldp": _lldp_entry(
+            "lldp": lldp_entry(
                 field("System Name"), field("Port ID"), field("Port Description"), field("Chassis ID")
             )
         }
     return {"interfaces": interfaces}
 
 
+@may_be_empty
 def parse_show_lldp_neighbors_detail_json(output: str, ctx: ParseContext) -> Fragment:
     """``show lldp neighbors detail | json``: lldp device, port, port_description, chassis_id.
 
@@ -415,13 +385,14 @@ def parse_show_lldp_neighbors_detail_json(output: str, ctx: ParseContext) -> Fra
             continue
         info = infos[0]
         port_info = _obj(info.get("neighborInterfaceInfo"))
-        port = port_info.get("interfaceId")
+        port = text_field(port_info.get("interfaceId"))
         interfaces[name] = {
-            "lldp": _lldp_entry(
-                info.get("systemName"),
-                port.strip('"') if isinstance(port, str) else None,
-                port_info.get("interfaceDescription") or None,
-                info.get("chassisId"),
+            "lldp": lldp_entry(
+                text_field(info.get("systemName")),
+                port.strip('"') if port else None,
+                text_field(port_info.get("interfaceDescription")),
+                text_field(info.get("chassisId")),
+                port_id_is_mac=port_info.get("interfaceIdType") == "macAddress",
             )
         }
     return {"interfaces": interfaces}
@@ -430,6 +401,7 @@ def parse_show_lldp_neighbors_detail_json(output: str, ctx: ParseContext) -> Fra
 # --- optics --------------------------------------------------------------------------------
 
 
+@may_be_empty
 def parse_show_interfaces_transceiver(output: str, ctx: ParseContext) -> Fragment:
     """``show interfaces transceiver`` (text): optics temperature_c, tx/rx_power_dbm.
 
@@ -459,6 +431,7 @@ def parse_show_interfaces_transceiver(output: str, ctx: ParseContext) -> Fragmen
     return {"interfaces": interfaces}
 
 
+@may_be_empty
 def parse_show_interfaces_transceiver_json(output: str, ctx: ParseContext) -> Fragment:
     """``show interfaces transceiver | json``: optics type, serial, temperature_c, tx/rx_power_dbm."""
     expected = "an eAPI 'show interfaces transceiver' object with 'interfaces'"
@@ -484,6 +457,7 @@ def parse_show_interfaces_transceiver_json(output: str, ctx: ParseContext) -> Fr
     return {"interfaces": interfaces}
 
 
+@may_be_empty
 def parse_show_interfaces_transceiver_dom_thresholds_json(output: str, ctx: ParseContext) -> Fragment:
     """``show interfaces transceiver dom thresholds | json``: optics type, serial, per-lane rx/tx power."""
     expected = "an eAPI 'show interfaces transceiver dom thresholds' object with 'interfaces'"
@@ -510,6 +484,7 @@ def parse_show_interfaces_transceiver_dom_thresholds_json(output: str, ctx: Pars
 _DETAIL_SECTIONS = {"Temperature": "temperature_c", "Tx Power": "tx_power_dbm", "Rx Power": "rx_power_dbm"}
 
 
+@may_be_empty
 def parse_show_interfaces_transceiver_detail(output: str, ctx: ParseContext) -> Fragment:
     """``show interfaces transceiver detail`` (text): optics temperature_c, tx/rx_power_dbm.
 
@@ -558,6 +533,7 @@ def parse_show_interfaces_transceiver_hardware(output: str, ctx: ParseContext) -
 # --- PFC / ECN -----------------------------------------------------------------------------
 
 
+@may_be_empty
 def parse_show_priority_flow_control_counters_json(output: str, ctx: ParseContext) -> Fragment:
     """``show priority-flow-control counters | json``: PFC frames per port, all priorities.
 
@@ -581,6 +557,7 @@ def parse_show_priority_flow_control_counters_json(output: str, ctx: ParseContex
     return {"interfaces": interfaces}
 
 
+@may_be_empty
 def parse_show_qos_interfaces_ecn_counters_queue_json(output: str, ctx: ParseContext) -> Fragment:
     """``show qos interfaces ecn counters queue | json``: ``counters.ecn_marked`` per port.
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from fabline.platforms.arista_eos_names import canonical_name, kept
 from fabline.platforms.base import Fragment, ParseContext, check_text
+from fabline.platforms.toolkit import DSCP, expand_ints, gbps, mbps_to_gbps, on_line
 
 _BYTE_UNITS = {"bytes": 1, "kbytes": 1000, "mbytes": 1_000_000}
 _TIME_UNITS = {"microseconds": 1, "milliseconds": 1000}
@@ -72,22 +73,6 @@ def config_tree(text: str) -> list[Node]:
     return roots
 
 
-def expand_list(spec: str) -> list[int]:
-    """Numbers in an EOS list such as ``8 9 10`` or ``8-10,12``.
-
-    Example:
-        >>> expand_list("8-10,12 14")
-        [8, 9, 10, 12, 14]
-    """
-    out: list[int] = []
-    for part in re.split(r"[\s,]+", spec.strip()):
-        if m := re.fullmatch(r"(\d+)-(\d+)", part):
-            out.extend(range(int(m.group(1)), int(m.group(2)) + 1))
-        elif part.isdigit():
-            out.append(int(part))
-    return out
-
-
 def speed_gbps(token: str) -> float | None:
     """Gb/s of an EOS ``speed`` value: ``100gfull``, ``400g-8``, ``10000full``, ``25g``.
 
@@ -95,11 +80,10 @@ def speed_gbps(token: str) -> float | None:
         >>> speed_gbps("100gfull"), speed_gbps("400g-8"), speed_gbps("10000full")
         (100, 400, 10)
     """
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)(g)?(?:full|half)?(?:-\d+)?", token.lower())
+    m = re.fullmatch(r"(\d{1,7}(?:\.\d{1,6})?)(g)?(?:full|half)?(?:-\d{1,2})?", token.lower())
     if not m:
         return None
-    value = float(m.group(1)) if m.group(2) else float(m.group(1)) / 1000
-    return int(value) if value == int(value) else value
+    return gbps(float(m.group(1))) if m.group(2) else mbps_to_gbps(float(m.group(1)))
 
 
 @dataclass
@@ -227,13 +211,18 @@ def parse_show_running_config(output: str, ctx: ParseContext) -> Fragment:
         elif m := re.fullmatch(r"qos profile (\S+)", line):
             profiles[m.group(1)] = port_settings(node)
         elif m := re.fullmatch(r"qos map dscp ([\d\s,-]+) to traffic-class (\d)(?: .*)?", line):
-            for dscp in expand_list(m.group(1)):
-                dscp_map[str(dscp)] = int(m.group(2))
+            with on_line(line):
+                for dscp in expand_ints(m.group(1), DSCP):
+                    dscp_map[str(dscp)] = int(m.group(2))
         elif line == "priority-flow-control all off":
             global_pfc_off = True
-        elif m := re.fullmatch(r"priority-flow-control pause watchdog default timeout ([\d.]+)", line):
+        elif m := re.fullmatch(
+            r"priority-flow-control pause watchdog default timeout (\d{1,6}(?:\.\d{1,6})?)", line
+        ):
             watchdog["detection_ms"] = round(float(m.group(1)) * 1000)
-        elif m := re.fullmatch(r"priority-flow-control pause watchdog default recovery-time ([\d.]+)", line):
+        elif m := re.fullmatch(
+            r"priority-flow-control pause watchdog default recovery-time (\d{1,6}(?:\.\d{1,6})?)", line
+        ):
             watchdog["restoration_ms"] = round(float(m.group(1)) * 1000)
         elif m := re.fullmatch(r"priority-flow-control pause watchdog action (\S+)", line):
             watchdog["action"] = m.group(1)

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-import re
+from fabline.platforms.toolkit import expand_short_name, is_mac
 
+__all__ = ["canonical_name", "is_mac", "kept"]
+
+#: EOS short interface names (``Et1``, ``Eth1``, ``Po49``, ``Ma1``) and their full names.
 _SHORT_NAMES = (
-    ("Ethernet", "Et"),
-    ("Port-Channel", "Po"),
-    ("Management", "Ma"),
-    ("Loopback", "Lo"),
-    ("Vlan", "Vl"),
-    ("Vxlan", "Vx"),
+    (r"et[a-z-]*?", "Ethernet"),
+    (r"po[a-z-]*?", "Port-Channel"),
+    (r"ma[a-z-]*?", "Management"),
+    (r"lo[a-z-]*?", "Loopback"),
+    (r"vl[a-z-]*?", "Vlan"),
+    (r"vx[a-z-]*?", "Vxlan"),
 )
 _KEPT_PREFIXES = ("Ethernet", "Port-Channel", "Management")
-_MAC_RX = re.compile(r"^(?:[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}|(?:[0-9a-f]{2}[:-]){5}[0-9a-f]{2})$", re.I)
 
 
 def canonical_name(name: str) -> str:
@@ -23,13 +25,7 @@ def canonical_name(name: str) -> str:
         >>> canonical_name("Et3/1/1"), canonical_name("Po49"), canonical_name("Ethernet1")
         ('Ethernet3/1/1', 'Port-Channel49', 'Ethernet1')
     """
-    for full, short in _SHORT_NAMES:
-        if name.startswith(full):
-            return name
-        m = re.fullmatch(rf"{short}[a-z-]*?(\d.*)", name, re.IGNORECASE)
-        if m and name[:2].lower() == short.lower():
-            return full + m.group(1)
-    return name
+    return expand_short_name(name, _SHORT_NAMES)
 
 
 def kept(name: str) -> bool:
@@ -40,13 +36,3 @@ def kept(name: str) -> bool:
         (True, False, False)
     """
     return name.startswith(_KEPT_PREFIXES) and "." not in name
-
-
-def is_mac(value: str) -> bool:
-    """Whether an LLDP id is a MAC address (``0800.274f.332d`` or ``08:00:27:4f:33:2d``).
-
-    Example:
-        >>> is_mac("0800.274f.332d"), is_mac("Ethernet1")
-        (True, False)
-    """
-    return bool(_MAC_RX.match(value.strip()))

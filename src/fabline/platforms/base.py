@@ -9,12 +9,14 @@ the parser that turns its output into a state-schema-v1 fragment. Parsers are pu
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from fabline.errors import CommandUnavailable, ParseError
+from fabline.platforms.toolkit import ValueProblem, clip, dash_tables
 
 Fragment = dict[str, Any]
 
@@ -37,6 +39,16 @@ class ParseContext:
     def interface(self) -> str | None:
         """The interface named in a per-interface command, if any."""
         return self.params.get("interface")
+
+    def require_interface(self, expected: str) -> str:
+        """The interface of a per-interface command (``ethtool -S {interface}``).
+
+        Raises:
+            ParseError: The command line names no interface.
+        """
+        if not self.interface:
+            raise self.fail(expected, "the command names no interface")
+        return self.interface
 
     def fail(self, expected: str, detail: str | None = None) -> ParseError:
         """Build the ParseError for this command (``raise ctx.fail("...")``)."""
@@ -127,6 +139,8 @@ def check_text(output: str, ctx: ParseContext, expected: str) -> str:
     """
     if not output or not output.strip():
         raise ctx.fail(expected, "empty output")
+    if len(output) > MAX_OUTPUT_CHARS:
+        raise ctx.fail(expected, f"output of {len(output):,} characters (the limit is {MAX_OUTPUT_CHARS:,})")
     if "\x00" in output or _CONTROL_RX.search(output, 0, 2000):
         raise ctx.fail(expected, "binary output")
     head = output[:4000]
@@ -144,22 +158,76 @@ def check_text(output: str, ctx: ParseContext, expected: str) -> str:
     return output
 
 
+#: The largest output a parser reads. The collector caps what it keeps (``--max-output``); this
+#: bound holds for every other way in (``fabline parse``, ``--reparse`` of an edited snapshot).
+MAX_OUTPUT_CHARS = 64 * 1024 * 1024
+#: JSON nesting a device document can have (CONFIG_DB is 3 deep, NVUE config 8); deeper is hostile.
+MAX_JSON_DEPTH = 64
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (_INF, -_INF):
+        raise ValueProblem(f"number {clip(text, 24)} is out of range")
+    return value
+
+
+_INF = float("inf")
+
+
+def _reject_constant(word: str) -> Any:
+    raise ValueProblem(f"{word} is not a JSON number")
+
+
 def load_json(output: str, ctx: ParseContext, expected: str = "a JSON document") -> Any:
     """Parse JSON output (after :func:`check_text`), skipping a leading prompt/echo line.
 
-    Raises:
-        ParseError: The output is not valid (or is truncated) JSON.
-    """
-    import json
+    The document is bounded: at most :data:`MAX_OUTPUT_CHARS`, :data:`MAX_JSON_DEPTH` levels of
+    nesting, integers within Python's 4,300-digit limit, finite numbers (no ``NaN``/``1e999``).
 
+    Raises:
+        ParseError: The output is not valid (or is truncated, or is unbounded) JSON.
+    """
     text = check_text(output, ctx, expected)
     start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
     if start < 0:
         raise ctx.fail(expected, "no JSON object in output")
     try:
-        return json.loads(text[start:])
+        doc = json.loads(text[start:], parse_float=_finite, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise ctx.fail(expected, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise ctx.fail(expected, f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+    except ValueError as exc:  # ValueProblem, or an integer beyond Python's digit limit
+        raise ctx.fail(expected, f"invalid JSON: {clip(str(exc).splitlines()[0])}") from None
+    if _too_deep(doc, MAX_JSON_DEPTH):
+        raise ctx.fail(expected, f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    return doc
+
+
+def _too_deep(doc: Any, limit: int) -> bool:
+    """Whether containers nest deeper than ``limit`` (iterative: a deep document cannot overflow it)."""
+    stack: list[tuple[Any, int]] = [(doc, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, depth = pop()
+        kind = type(node)
+        if kind is dict:
+            if depth > limit:
+                return True
+            for value in node.values():
+                if type(value) in _CONTAINERS:
+                    push((value, depth + 1))
+        elif kind is list:
+            if depth > limit:
+                return True
+            for value in node:
+                if type(value) in _CONTAINERS:
+                    push((value, depth + 1))
+    return False
+
+
+_CONTAINERS = frozenset({dict, list})
 
 
 def deep_merge(into: Fragment, fragment: Mapping[str, Any]) -> Fragment:
@@ -241,11 +309,7 @@ def table_rows(
 
 
 def split_dashed_table(text: str) -> list[dict[str, str]]:
-    """Rows of a CLI table whose header is underlined by runs of dashes.
-
-    Column boundaries come from the dash runs (``-----  ------``), so values with spaces inside
-    a column stay whole. Lines before the header and blank lines are ignored; a line that does
-    not reach the table's first column (a footer, a prompt) ends the table.
+    """Rows of the first dash-underlined table in a text (see :func:`~fabline.platforms.toolkit.dash_tables`).
 
     Example:
         >>> split_dashed_table('''Port   Oper  Speed
@@ -254,28 +318,100 @@ def split_dashed_table(text: str) -> list[dict[str, str]]:
         ... ''')
         [{'Port': 'Eth0', 'Oper': 'up', 'Speed': '400G'}]
     """
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        if i and re.fullmatch(r"\s*-+(\s+-+)*\s*", line) and "-" in line:
-            spans = [(m.start(), m.end()) for m in re.finditer(r"-+", line)]
-            header_line = lines[i - 1]
-            break
-    else:
-        return []
-    bounds = [(spans[k][0], spans[k + 1][0] if k + 1 < len(spans) else None) for k in range(len(spans))]
+    tables = dash_tables(text.splitlines())
+    return list(tables[0].rows) if tables else []
 
-    def cut(line: str) -> list[str]:
-        return [line[a:b].strip() if b is not None else line[a:].strip() for a, b in bounds]
 
-    headers = cut(header_line.ljust(spans[-1][1]))
-    rows: list[dict[str, str]] = []
-    for line in lines[i + 1 :]:
-        if not line.strip():
-            continue
-        if re.fullmatch(r"\s*-+(\s+-+)*\s*", line):
-            continue
-        cells = cut(line)
-        if not cells[0]:
-            break
-        rows.append(dict(zip(headers, cells, strict=True)))
-    return rows
+# --- the dispatcher's share of every parser ------------------------------------------------------
+
+#: The deepest a fragment nests (interfaces.IF.ecn.Q.field is 5; QoS maps under qos.maps are 5).
+MAX_FRAGMENT_DEPTH = 12
+#: The longest string a fragment may hold (a description, a build string, an NCCL value).
+MAX_FIELD_CHARS = 4096
+
+#: Control characters (C0 but TAB, DEL, C1) raw in text, or escaped in JSON. Device strings go to
+#: consoles and reports: an escape sequence in an LLDP system name must not reach a terminal.
+_CONTROL_IN_OUTPUT = re.compile(
+    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\\u00[01][0-9a-fA-F]|\\u00[89][0-9a-fA-F]|\\u007[fF]|\\[nrbf]"
+)
+_CONTROL_IN_STRING = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]+")
+
+
+def may_be_empty(parser: Parser) -> Parser:
+    """Mark a parser whose output can truly hold nothing (no LLDP neighbour, no pinned NCCL setting).
+
+    Any other parser's empty result is a ``ParseError``: a truncated table reads as no rows.
+    """
+    parser.may_be_empty = True  # type: ignore[attr-defined]
+    return parser
+
+
+def run_parser(parser: Parser, output: str, ctx: ParseContext) -> Fragment:
+    """Run one parser with what every parser needs around it: bounds, validation, clean strings.
+
+    The parser reads the output (``check_text``/``load_json`` bound its size and JSON nesting);
+    here a value outside its domain (:class:`~fabline.platforms.toolkit.ValueProblem`) or
+    nesting that exhausts the stack becomes the command's ``ParseError``; an empty result is one
+    too unless the parser is marked :func:`may_be_empty`; the fragment must be valid state (types
+    and ranges of the state JSON Schema) with bounded nesting and strings; control characters
+    are stripped from its strings.
+
+    Raises:
+        ParseError: The output is not this command's, or holds values no device has.
+    """
+    try:
+        fragment = parser(output, ctx)
+    except ValueProblem as exc:
+        raise ctx.fail("values a device can hold", str(exc)) from None
+    except RecursionError:
+        raise ctx.fail("output of bounded nesting", "nested too deep") from None
+    if not isinstance(fragment, dict) or not _has_value(fragment):
+        if getattr(parser, "may_be_empty", False) and isinstance(fragment, dict):
+            return fragment
+        raise ctx.fail(
+            "output holding data", "nothing readable in it (truncated, or another command's output?)"
+        )
+    dirty = _CONTROL_IN_OUTPUT.search(output) is not None
+    problem = _bound_fragment(fragment, dirty)
+    if problem is None:
+        from fabline.state import schema_problem
+
+        problem = schema_problem(fragment)
+    if problem:
+        raise ctx.fail("values valid in the state schema", problem)
+    return fragment
+
+
+def _has_value(node: Any) -> bool:
+    """Whether a fragment holds any value that is not an empty object (``[]`` is a value: none)."""
+    if type(node) is not dict:
+        return True
+    return any(_has_value(v) for v in node.values())
+
+
+def _bound_fragment(fragment: Fragment, clean: bool) -> str | None:
+    """Check nesting depth and string length of a fragment; strip control characters if ``clean``.
+
+    Returns the first problem, naming its path, or None.
+    """
+    stack: list[tuple[Any, str, int]] = [(fragment, "", 0)]
+    while stack:
+        node, path, depth = stack.pop()
+        if depth > MAX_FRAGMENT_DEPTH:
+            return f"{path} nests deeper than {MAX_FRAGMENT_DEPTH} levels"
+        items = node.items() if type(node) is dict else enumerate(node)
+        for key, value in items:
+            kind = type(value)
+            if kind is str:
+                if len(value) > MAX_FIELD_CHARS:
+                    return (
+                        f"{path}.{key} is {len(value):,} characters long (the limit is {MAX_FIELD_CHARS:,})"
+                    )
+                if clean and _CONTROL_IN_STRING.search(value):
+                    node[key] = _CONTROL_IN_STRING.sub(" ", value).strip()
+            elif kind is dict or kind is list:
+                stack.append((value, f"{path}.{key}" if path else str(key), depth + 1))
+        if clean and type(node) is dict:
+            for key in [k for k in node if type(k) is str and _CONTROL_IN_STRING.search(k)]:
+                node[_CONTROL_IN_STRING.sub(" ", key).strip()] = node.pop(key)
+    return None

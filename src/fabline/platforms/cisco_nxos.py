@@ -23,12 +23,14 @@ from fabline.platforms.base import (
     Fragment,
     ParseContext,
     check_text,
+    may_be_empty,
     table_rows,
     text_blocks,
 )
 from fabline.platforms.cisco_nxos_config import parse_show_running_config
-from fabline.platforms.cisco_nxos_names import canonical_name, is_mac, kept
+from fabline.platforms.cisco_nxos_names import canonical_name, kept
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
+from fabline.platforms.toolkit import lldp_entry, speed_gbps, uptime_seconds
 
 _FEC_STATE = {
     "off": "none",
@@ -38,22 +40,6 @@ _FEC_STATE = {
     "fc-fec": "fc",
     "auto": "auto",
 }
-
-
-def _gbps(value: float) -> float:
-    return int(value) if value == int(value) else value
-
-
-def _uptime_seconds(text: str) -> int | None:
-    """Seconds in an NX-OS uptime such as ``123 day(s), 5 hour(s), 15 minute(s), 19 second(s)``.
-
-    Example:
-        >>> _uptime_seconds("0 day(s), 0 hour(s), 10 minute(s), 22 second(s)")
-        622
-    """
-    units = {"day": 86400, "hour": 3600, "minute": 60, "second": 1}
-    found = re.findall(r"(\d+) (day|hour|minute|second)\(s\)", text)
-    return sum(int(n) * units[u] for n, u in found) if found else None
 
 
 # --- facts ---------------------------------------------------------------------------------
@@ -77,9 +63,7 @@ def parse_show_version(output: str, ctx: ParseContext) -> Fragment:
         facts["serial"] = m.group(1)
     if m := re.search(r"^\s*Device name:\s*(\S+)", text, re.MULTILINE):
         facts["hostname"] = m.group(1)
-    if (m := re.search(r"^Kernel uptime is (.+)$", text, re.MULTILINE)) and (
-        s := _uptime_seconds(m.group(1))
-    ):
+    if (m := re.search(r"^Kernel uptime is (.+)$", text, re.MULTILINE)) and (s := uptime_seconds(m.group(1))):
         facts["uptime_s"] = s
     return {"facts": facts}
 
@@ -91,6 +75,7 @@ _IF_HEAD = re.compile(
 )
 
 
+@may_be_empty
 def parse_show_interface(output: str, ctx: ParseContext) -> Fragment:
     """``show interface``: admin/oper state, mtu, speed, autoneg, fec, fec_admin, description, CRC.
 
@@ -117,8 +102,10 @@ def parse_show_interface(output: str, ctx: ParseContext) -> Fragment:
             entry["description"] = m.group(1)
         if m := re.search(r"\bMTU (\d+) bytes", block):
             entry["mtu"] = int(m.group(1))
-        if m := re.search(r"-duplex, (\d+(?:\.\d+)?) ([GM])b/s", block):
-            entry["speed_gbps"] = _gbps(float(m.group(1)) / (1 if m.group(2) == "G" else 1000))
+        if (m := re.search(r"-duplex, (\d{1,7}(?:\.\d{1,6})?) ([GM])b/s", block)) and (
+            speed := speed_gbps(m.group(1) + m.group(2))
+        ) is not None:
+            entry["speed_gbps"] = speed
         if m := re.search(r"Auto-Negotiation is turned (on|off)", block):
             entry["autoneg"] = m.group(1) == "on"
         if m := re.search(r"admin fec state is (\S+), oper fec state is (\S+)", block):
@@ -162,8 +149,8 @@ def parse_show_interface_status(output: str, ctx: ParseContext) -> Fragment:
         if not kept(name):
             continue
         entry: dict[str, Any] = {"admin_up": m["status"] != "disabled", "oper_up": m["status"] == "connected"}
-        if sm := re.fullmatch(r"(?:a-)?(\d+(?:\.\d+)?)(G?)", m["speed"]):
-            entry["speed_gbps"] = _gbps(float(sm.group(1)) / (1 if sm.group(2) else 1000))
+        if (speed := speed_gbps(m["speed"], default_unit="M")) is not None:
+            entry["speed_gbps"] = speed
         if m["name"] and m["name"] != "--":
             entry["description"] = m["name"]
         interfaces[name] = entry
@@ -175,24 +162,7 @@ def parse_show_interface_status(output: str, ctx: ParseContext) -> Fragment:
 # --- LLDP ----------------------------------------------------------------------------------
 
 
-def _lldp_entry(
-    device: str | None, port: str | None, description: str | None, chassis: str | None
-) -> dict[str, str]:
-    """The ``lldp`` object; a MAC port id gives way to the port description when there is one."""
-    entry: dict[str, str] = {}
-    if device:
-        entry["device"] = device
-    if port and is_mac(port) and description:
-        entry["port"] = description
-    elif port or description:
-        entry["port"] = port or description or ""
-    if description:
-        entry["port_description"] = description
-    if chassis:
-        entry["chassis_id"] = chassis
-    return entry
-
-
+@may_be_empty
 def parse_show_lldp_neighbors(output: str, ctx: ParseContext) -> Fragment:
     """``show lldp neighbors``: ``lldp.device`` and ``lldp.port`` per local port.
 
@@ -219,7 +189,7 @@ def parse_show_lldp_neighbors(output: str, ctx: ParseContext) -> Fragment:
             name = canonical_name(m["intf"])
             if kept(name):
                 interfaces[name] = {
-                    "lldp": _lldp_entry((m["dev"] or pending or "").strip(), m["port"], None, None)
+                    "lldp": lldp_entry((m["dev"] or pending or "").strip(), m["port"], None, None)
                 }
             pending = None
         elif not line[0].isspace() and len(line.split()) == 1:
@@ -229,6 +199,7 @@ def parse_show_lldp_neighbors(output: str, ctx: ParseContext) -> Fragment:
     return {"interfaces": interfaces}
 
 
+@may_be_empty
 def parse_show_lldp_neighbors_detail(output: str, ctx: ParseContext) -> Fragment:
     """``show lldp neighbors detail``: lldp device, port, port_description, chassis_id.
 
@@ -254,9 +225,7 @@ def parse_show_lldp_neighbors_detail(output: str, ctx: ParseContext) -> Fragment
         name = canonical_name(local)
         if kept(name):
             interfaces[name] = {
-                "lldp": _lldp_entry(
-                    field("System Name"), field("Port id"), field("Port Description"), chassis
-                )
+                "lldp": lldp_entry(field("System Name"), field("Port id"), field("Port Description"), chassis)
             }
     return {"interfaces": interfaces}
 
@@ -265,9 +234,19 @@ def parse_show_lldp_neighbors_detail(output: str, ctx: ParseContext) -> Fragment
 
 
 def _dom_value(block: str, label: str, unit: str) -> list[float]:
-    return [float(v) for v in re.findall(rf"^\s*{label}\s+(-?\d+(?:\.\d+)?) {unit}", block, re.MULTILINE)]
+    r"""The readings of one DOM row label in a transceiver block, in lane order.
+
+    Example:
+        >>> _dom_value("  Rx Power   -2.10 dBm  1.00 dBm\n  Rx Power   N/A\n", "Rx Power", "dBm")
+        [-2.1]
+    """
+    return [
+        float(v)
+        for v in re.findall(rf"^\s*{label}\s+(-?\d{{1,6}}(?:\.\d{{1,6}})?) {unit}", block, re.MULTILINE)
+    ]
 
 
+@may_be_empty
 def parse_show_interface_transceiver(output: str, ctx: ParseContext) -> Fragment:
     """``show interface transceiver [details]``: optics vendor, part_number, serial, type, DOM.
 

@@ -28,9 +28,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabline.platforms.arista_eos_config import Node, config_tree, expand_list
+from fabline.platforms.arista_eos_config import Node, config_tree
 from fabline.platforms.base import Fragment, ParseContext, check_text
 from fabline.platforms.cisco_nxos_names import canonical_name, kept
+from fabline.platforms.toolkit import DSCP, PCP, PRIORITY, expand_ints, mbps_to_gbps, on_line
 
 _DSCP_NAMES = {
     "default": 0, "ef": 46,
@@ -57,7 +58,7 @@ def dscp_values(spec: str) -> list[int]:
         if part.lower() in _DSCP_NAMES:
             out.append(_DSCP_NAMES[part.lower()])
         else:
-            out.extend(expand_list(part))
+            out.extend(expand_ints(part, DSCP))
     return out
 
 
@@ -100,7 +101,8 @@ class Policies:
             name = cls.text.split()[-1]
             for sub in cls.children:
                 if m := re.fullmatch(r"pause pfc-cos ([\d,\s-]+)", sub.text):
-                    prios.update(expand_list(m.group(1)))
+                    with on_line(sub.text):
+                        prios.update(expand_ints(m.group(1), PRIORITY))
                 elif sub.text.startswith("pause no-drop"):
                     group = self.group_classes.get(
                         ("network-qos", name), _class_number(name, r"c-(?:8q-)?nq")
@@ -140,7 +142,9 @@ def _read_policies(tree: list[Node]) -> Policies:
             for sub in node.children:
                 if mm := re.fullmatch(r"match (dscp|cos) (.+)", sub.text):
                     kind = mm.group(1)
-                    matches[kind] += dscp_values(mm.group(2)) if kind == "dscp" else expand_list(mm.group(2))
+                    with on_line(sub.text):
+                        values = dscp_values(mm.group(2)) if kind == "dscp" else expand_ints(mm.group(2), PCP)
+                    matches[kind] += values
             pol.qos_classes[m.group(1)] = matches
         elif m := re.fullmatch(r"class-map type (network-qos|queuing) (?:match-any |match-all )?(\S+)", line):
             for sub in node.children:
@@ -181,9 +185,8 @@ def _interface(node: Node) -> tuple[dict[str, Any], dict[str, str]]:
             entry["admin_up"] = True
         elif m := re.fullmatch(r"mtu (\d+)", line):
             entry["mtu"] = int(m.group(1))
-        elif m := re.fullmatch(r"speed (\d+)", line):
-            gbps = int(m.group(1)) / 1000
-            entry["speed_gbps"] = int(gbps) if gbps == int(gbps) else gbps
+        elif m := re.fullmatch(r"speed (\d{1,7})", line):
+            entry["speed_gbps"] = mbps_to_gbps(int(m.group(1)))
         elif line in ("negotiate auto", "no negotiate auto"):
             entry["autoneg"] = not line.startswith("no ")
         elif (m := re.fullmatch(r"fec (\S+)", line)) and m.group(1) in _FEC:

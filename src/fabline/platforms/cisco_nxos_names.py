@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-import re
+from fabline.platforms.toolkit import expand_short_name, is_mac
+
+__all__ = ["canonical_name", "is_mac", "kept"]
 
 _SHORT = (
     (r"eth(?:ernet)?", "Ethernet"),
@@ -11,7 +13,6 @@ _SHORT = (
     (r"vlan", "Vlan"),
     (r"mgmt", "mgmt"),
 )
-_MAC_RX = re.compile(r"^(?:[0-9a-f]{4}\.[0-9a-f]{4}\.[0-9a-f]{4}|(?:[0-9a-f]{2}[:-]){5}[0-9a-f]{2})$", re.I)
 
 
 def canonical_name(name: str) -> str:
@@ -21,11 +22,7 @@ def canonical_name(name: str) -> str:
         >>> canonical_name("Eth1/1"), canonical_name("Po12"), canonical_name("mgmt0")
         ('Ethernet1/1', 'port-channel12', 'mgmt0')
     """
-    for rx, full in _SHORT:
-        m = re.fullmatch(rf"{rx}(\d.*)", name, re.IGNORECASE)
-        if m:
-            return full + m.group(1)
-    return name
+    return expand_short_name(name, _SHORT)
 
 
 def kept(name: str) -> bool:
@@ -36,13 +33,3 @@ def kept(name: str) -> bool:
         (True, False, False)
     """
     return name.startswith(("Ethernet", "port-channel", "mgmt")) and "." not in name
-
-
-def is_mac(value: str) -> bool:
-    """Whether an LLDP id is a MAC address.
-
-    Example:
-        >>> is_mac("98f2.b3ff.07f4"), is_mac("Ethernet1/1")
-        (True, False)
-    """
-    return bool(_MAC_RX.match(value.strip()))

@@ -1,27 +1,33 @@
-"""Readers for NVUE's human tables and the value spellings Cumulus Linux prints.
+"""Cumulus Linux NVUE tables (``nv show ...`` as text): the reader and the parsers of each view.
 
 NVUE prints most ``nv show`` answers as a tree table: an indented attribute column, then
 ``operational`` and ``applied`` columns (sometimes ``pending`` or ``description`` too), then
 optional titled sub-tables underlined with ``=``. :func:`read_tree_table` turns such an answer
-into ``{("pfc", "pfc-priority"): Cell("3", "")}`` plus its sub-tables as row dicts.
+into ``{("pfc", "pfc-priority"): Cell("3", "")}`` plus its sub-tables as row dicts. The vendor
+semantics the parsers apply are in :mod:`fabline.platforms.cumulus`.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
-from fabline.platforms.base import ParseContext, split_dashed_table
+from fabline.platforms.base import Fragment, ParseContext, check_text, split_dashed_table
+from fabline.platforms.cumulus_values import fec_mode, flag, size_bytes, trust_fields
+from fabline.platforms.toolkit import (
+    DSCP,
+    PCP,
+    PRIORITY,
+    TRAFFIC_CLASS,
+    expand_ints,
+    int_in,
+    speed_gbps,
+    uptime_seconds,
+)
 
 _DASHES = re.compile(r"^\s*-+(\s+-+)*\s*$")
 _UNDERLINE = re.compile(r"^\s*=+\s*$")
-
-#: Multipliers of the size units NVUE prints. NVUE formats bytes with binary prefixes:
-#: 150000 bytes prints as ``146.48 KB`` (150000 / 1024).
-_SIZE_UNITS = {"bytes": 1, "byte": 1, "b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
-
-_TRUE_WORDS = frozenset({"on", "yes", "enabled", "enable", "up", "true"})
-_FALSE_WORDS = frozenset({"off", "no", "disabled", "disable", "down", "false"})
 
 
 @dataclass(frozen=True)
@@ -129,118 +135,354 @@ def _cut(line: str, a: int, b: int | None) -> str:
     return (line[a:b] if b is not None else line[a:]).strip()
 
 
-def size_bytes(text: str) -> int | None:
-    """Bytes from an NVUE size (``146.48 KB``, ``0 Bytes``, ``1.43 MB``), None if not a size.
-
-    NVUE rounds to two decimals, so a table value is within 0.5 % of the configured bytes.
-
-    Example:
-        >>> size_bytes("146.48 KB"), size_bytes("0 Bytes"), size_bytes("150000"), size_bytes("inf")
-        (149996, 0, 150000, None)
-    """
-    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", text)
-    if not m:
-        return None
-    unit = m.group(2).lower() or "b"
-    if unit not in _SIZE_UNITS:
-        return None
-    return round(float(m.group(1)) * _SIZE_UNITS[unit])
+def with_applied(fields: dict[str, Any], applied: dict[str, Any]) -> dict[str, Any]:
+    if applied:
+        fields["applied"] = applied
+    return fields
 
 
-def speed_gbps(text: str) -> float | int | None:
-    """Gb/s from an NVUE/NCLU speed (``400G``, ``100G``, ``1G``, ``10M``), None for auto/N/A.
+def record(
+    fields: dict[str, Any],
+    applied: dict[str, Any],
+    name: str,
+    cell: Cell | None,
+    convert: Any,
+) -> None:
+    """Set ``fields[name]`` from a cell, and ``applied[name]`` when the applied value differs."""
+    if cell is None or not cell.value:
+        return
+    value = convert(cell.value)
+    if value is None:
+        return
+    fields[name] = value
+    if cell.operational and cell.applied:
+        app = convert(cell.applied)
+        if app != value:
+            applied[name] = app if app is not None else cell.applied
 
-    Example:
-        >>> speed_gbps("400G"), speed_gbps("25G"), speed_gbps("100M"), speed_gbps("auto")
-        (400, 25, 0.1, None)
-    """
-    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([GMT])(?:b(?:ps|/s)?)?\s*", text, re.IGNORECASE)
-    if not m:
-        return None
-    value = float(m.group(1)) * {"M": 0.001, "G": 1, "T": 1000}[m.group(2).upper()]
-    return int(value) if value.is_integer() else round(value, 3)
+
+# --- nv show interface <if> link ---------------------------------------------------------------
 
 
-def fec_mode(text: str) -> str | None:
-    """State FEC mode (rs|fc|none|auto) from a Cumulus spelling, None if unknown.
+def parse_nv_show_interface_link(output: str, ctx: ParseContext) -> Fragment:
+    """``nv show interface <if> link``: admin state, speed, FEC, autoneg, MTU (L2 frame).
 
     Example:
-        >>> fec_mode("off"), fec_mode("RS"), fec_mode("baser"), fec_mode("auto"), fec_mode("llrs")
-        ('none', 'rs', 'fc', 'auto', None)
+        >>> parse_nv_show_interface_link('''            operational  applied
+        ... ----------  -----------  -------
+        ... mtu         9216         9216
+        ... fec         rs           auto
+        ... ''', ParseContext("cumulus", "nv show interface swp1 link", {"interface": "swp1"}))
+        {'interfaces': {'swp1': {'fec': 'rs', 'mtu': 9216, 'applied': {'fec': 'auto'}}}}
     """
-    word = text.strip().lower()
-    return {
-        "off": "none",
-        "none": "none",
-        "rs": "rs",
-        "rs-fec": "rs",
-        "baser": "fc",
-        "base-r": "fc",
-        "fc": "fc",
-        "fc-fec": "fc",
-        "auto": "auto",
-    }.get(word)
+    expected = "an NVUE link table (operational/applied columns with mtu, speed, fec)"
+    name = ctx.require_interface(expected)
+    table = read_tree_table(check_text(output, ctx, expected), ctx, expected)
+    fields: dict[str, Any] = {}
+    applied: dict[str, Any] = {}
+    record(fields, applied, "admin_up", table.get("state"), flag)
+    record(fields, applied, "oper_up", table.get("oper-status"), flag)
+    record(fields, applied, "autoneg", table.get("auto-negotiate"), flag)
+    record(fields, applied, "speed_gbps", table.get("speed"), speed_gbps)
+    record(fields, applied, "fec", table.get("fec"), fec_mode)
+    record(fields, applied, "mtu", table.get("mtu"), _int_or_none)
+    if not fields:
+        raise ctx.fail(expected, "none of state, speed, fec, mtu, auto-negotiate found")
+    return {"interfaces": {name: with_applied(fields, applied)}}
 
 
-def flag(text: str) -> bool | None:
-    """A boolean from on/off, yes/no, enabled/disabled, up/down; None for anything else.
-
-    Example:
-        >>> flag("on"), flag("Disabled"), flag("maybe")
-        (True, False, None)
-    """
-    word = text.strip().lower()
-    if word in _TRUE_WORDS:
-        return True
-    if word in _FALSE_WORDS:
-        return False
-    return None
+def _int_or_none(text: str) -> int | None:
+    text = text.strip()
+    return int(text) if text.isdigit() and len(text) <= 20 else None
 
 
-def int_list(text: str) -> list[int]:
-    """Integers of a comma/space list (``0,3``, ``[4]``, ``3 4``); empty for '' or ``-``.
-
-    Example:
-        >>> int_list("0,3"), int_list("[3,4]"), int_list("-")
-        ([0, 3], [3, 4], [])
-    """
-    return [int(tok) for tok in re.findall(r"\d+", text)]
+# --- nv show qos roce / nv show interface <if> qos roce status -----------------------------------
 
 
-def expand_ports(spec: str) -> list[str]:
-    """Interface names of a Cumulus port set (``swp1-swp4,swp6``, NCLU ``swp1-18,swp31-32``).
-
-    Example:
-        >>> expand_ports("swp1-swp3,swp8")
-        ['swp1', 'swp2', 'swp3', 'swp8']
-        >>> expand_ports("swp1-2,swp50s0-swp50s1,peerlink")
-        ['swp1', 'swp2', 'swp50s0', 'swp50s1', 'peerlink']
-    """
-    names: list[str] = []
-    for token in (t.strip() for t in spec.split(",")):
-        if not token:
+def _roce_fields(table: TreeTable) -> dict[str, Any]:
+    """Interface-shaped QoS fields of a RoCE table (global profile or one port's status)."""
+    out: dict[str, Any] = {}
+    trust = table.get("trust", "trust-mode")
+    if trust and trust.value:
+        out.update(trust_fields(re.split(r"[,\s]+", trust.value)))
+    dscp: dict[str, int] = {}
+    pcp: dict[str, int] = {}
+    for title, rows in table.sections.items():
+        if "->SP" not in title:
             continue
-        m = re.fullmatch(r"([A-Za-z_]+?)(\d+)((?:s\d+)?)-(?:\1)?(\d+)((?:s\d+)?)", token)
-        if m and not m.group(3) and not m.group(5):
-            names += [f"{m.group(1)}{n}" for n in range(int(m.group(2)), int(m.group(4)) + 1)]
-            continue
-        b = re.fullmatch(r"([A-Za-z_]+?)(\d+)s(\d+)-(?:\1\2s)?(\d+)", token)
-        if b:
-            names += [f"{b.group(1)}{b.group(2)}s{n}" for n in range(int(b.group(3)), int(b.group(4)) + 1)]
-            continue
-        names.append(token)
-    return names
+        for row in rows:
+            prio = int_in(row.get("switch-prio", ""), PRIORITY)
+            if prio is None:
+                continue
+            for value in expand_ints(row.get("dscp", ""), DSCP):
+                dscp[str(value)] = prio
+            for value in expand_ints(row.get("pcp", ""), PCP):
+                pcp[str(value)] = prio
+    if dscp:
+        out["dscp_to_priority"] = dict(sorted(dscp.items(), key=lambda kv: int(kv[0])))
+    if pcp:
+        out["pcp_to_priority"] = dict(sorted(pcp.items(), key=lambda kv: int(kv[0])))
+    pfc = table.get("pfc", "pfc-priority")
+    if pfc and pfc.value:
+        out["pfc_priorities"] = sorted(set(expand_ints(pfc.value, PRIORITY)))
+    for key, field in (("rx-enabled", "pfc_rx"), ("tx-enabled", "pfc_tx")):
+        cell = table.get("pfc", key)
+        if cell and flag(cell.value) is not None:
+            out[field] = flag(cell.value)
+    mode = table.get("congestion-control", "congestion-mode")
+    tcs = table.get("congestion-control", "enabled-tc")
+    if tcs and tcs.value:
+        entry: dict[str, Any] = {}
+        if mode and mode.value:
+            entry["enabled"] = "ecn" in mode.value.lower()
+        for key, field in (("min-threshold", "min_bytes"), ("max-threshold", "max_bytes")):
+            cell = table.get("congestion-control", key)
+            if cell and size_bytes(cell.value) is not None:
+                entry[field] = size_bytes(cell.value)
+        prob = table.get("congestion-control", "probability")
+        if prob and (pct := _int_or_none(prob.value)) is not None:
+            entry["probability_pct"] = pct
+        out["ecn"] = {str(tc): dict(entry) for tc in sorted(set(expand_ints(tcs.value, TRAFFIC_CLASS)))}
+    return out
 
 
-def uptime_seconds(text: str) -> int | None:
-    """Seconds from an uptime like ``3 days, 18:40:31`` or ``0:12:59``.
+def _roce_profile(table: TreeTable) -> dict[str, Any]:
+    """``qos.roce``: profile state, mode, cable length, congestion mode, SP->TC and scheduling."""
+    roce: dict[str, Any] = {}
+    applied: dict[str, Any] = {}
+    record(roce, applied, "enabled", table.get("enable") or table.get("state"), flag)
+    record(roce, applied, "mode", table.get("mode"), lambda s: s.strip() or None)
+    record(roce, applied, "cable_length_m", table.get("pfc", "cable-length"), _int_or_none)
+    record(roce, applied, "congestion_mode", table.get("congestion-control", "congestion-mode"), str)
+    tc_map: dict[str, int] = {}
+    scheduler: dict[str, str] = {}
+    for title, rows in table.sections.items():
+        if "SP->TC" not in title:
+            continue
+        for row in rows:
+            prio, tc = (
+                int_in(row.get("switch-prio", ""), PRIORITY),
+                int_in(row.get("traffic-class", ""), TRAFFIC_CLASS),
+            )
+            if prio is not None and tc is not None:
+                tc_map[str(prio)] = tc
+                if row.get("scheduler-weight"):
+                    scheduler[str(tc)] = row["scheduler-weight"]
+    if tc_map:
+        roce["priority_to_tc"] = tc_map
+    if scheduler:
+        roce["tc_scheduler"] = dict(sorted(scheduler.items(), key=lambda kv: int(kv[0])))
+    return with_applied(roce, applied)
+
+
+def parse_nv_show_qos_roce(output: str, ctx: ParseContext) -> Fragment:
+    """``nv show qos roce``: the switch-wide RoCE profile.
+
+    Feeds ``qos.roce`` (enabled, mode, priority_to_tc, tc_scheduler, ...), ``qos.buffer_mode``,
+    ``qos.lossless_priorities`` and ``qos.port_defaults`` (trust, DSCP/PCP -> switch priority,
+    PFC priorities, ECN per traffic class) that apply to every switch port.
+    """
+    expected = "the NVUE RoCE profile table (mode, pfc, congestion-control, trust)"
+    table = read_tree_table(check_text(output, ctx, expected), ctx, expected)
+    if table.get("mode") is None:
+        raise ctx.fail(expected, "no 'mode' row")
+    roce = _roce_profile(table)
+    qos: dict[str, Any] = {"roce": roce}
+    defaults = _roce_fields(table)
+    if roce.get("mode"):
+        qos["buffer_mode"] = roce["mode"]
+    lossless = roce.get("enabled", True) is not False and str(roce.get("mode", "")).startswith("lossless")
+    if lossless and "pfc_priorities" in defaults:
+        qos["lossless_priorities"] = list(defaults["pfc_priorities"])
+    if defaults:
+        qos["port_defaults"] = defaults
+    return {"qos": qos}
+
+
+def parse_nv_show_interface_qos_roce_status(output: str, ctx: ParseContext) -> Fragment:
+    """``nv show interface <if> qos roce status``: the RoCE settings one port actually runs with.
+
+    Feeds the port's trust, dscp_to_priority/pcp_to_priority (only the RoCE and CNP rows NVUE
+    lists), pfc_priorities, pfc_rx/pfc_tx, ecn and ``roce_mode``.
+    """
+    expected = "the NVUE per-port RoCE status table (congestion-control, pfc, trust, mode)"
+    name = ctx.require_interface(expected)
+    table = read_tree_table(check_text(output, ctx, expected), ctx, expected)
+    fields = _roce_fields(table)
+    mode = table.get("mode")
+    if mode and mode.value:
+        fields["roce_mode"] = mode.value
+    if not fields:
+        raise ctx.fail(expected, "no pfc, trust or congestion-control rows")
+    return {"interfaces": {name: fields}}
+
+
+# --- nv show interface <if> qos roce counters ----------------------------------------------------
+
+
+def parse_nv_show_interface_qos_roce_counters(output: str, ctx: ParseContext) -> Fragment:
+    """``nv show interface <if> qos roce counters``: ECN marks, CNPs and RoCE PFC pauses of a port.
+
+    NVUE counts PFC pauses for "RoCE traffic" without naming the priority, so they go to the
+    added ``roce_pfc_rx_pause``/``roce_pfc_tx_pause`` counters rather than ``pfc_rx_pause``.
+    """
+    expected = "the NVUE per-port RoCE counter table (rx-stats, tx-stats)"
+    name = ctx.require_interface(expected)
+    table = read_tree_table(check_text(output, ctx, expected), ctx, expected)
+    wanted = {
+        ("tx-stats", "tx-ecn-stats", "ecn-marked-packets"): "ecn_marked",
+        ("tx-stats", "tx-cnp-stats", "cnp-packets"): "cnp_sent",
+        ("rx-stats", "rx-pfc-stats", "pause-packets"): "roce_pfc_rx_pause",
+        ("tx-stats", "tx-pfc-stats", "pause-packets"): "roce_pfc_tx_pause",
+        ("rx-stats", "rx-roce-stats", "no-buffer-discard"): "roce_rx_discards",
+        ("tx-stats", "tx-roce-stats", "unicast-no-buffer-discard"): "roce_tx_discards",
+    }
+    counters: dict[str, int] = {}
+    for path, field in wanted.items():
+        cell = table.get(*path)
+        if cell and (count := _int_or_none(cell.value)) is not None:
+            counters[field] = count
+    if not counters:
+        raise ctx.fail(expected, "no ecn-marked-packets, cnp-packets or pause-packets rows")
+    return {"interfaces": {name: {"counters": counters}}}
+
+
+# --- nv show interface <if> qos pfc-watchdog -----------------------------------------------------
+
+
+def parse_nv_show_interface_qos_pfc_watchdog(output: str, ctx: ParseContext) -> Fragment:
+    """``nv show interface <if> qos pfc-watchdog`` (CL 5.6+): watchdog state and deadlocks of a port.
+
+    NVUE runs the PFC watchdog per port (``nv set interface <if> qos pfc-watchdog state``;
+    documented default ``disable``). Feeds the added ``pfc_watchdog.enabled`` of the port (the
+    ``state`` row) and ``pfc_watchdog.deadlock_count`` per traffic class from the ``PFC WD
+    Status`` table; :func:`apply_port_defaults` derives the switch-wide ``qos.pfc_watchdog``.
 
     Example:
-        >>> uptime_seconds("3 days, 18:40:31"), uptime_seconds("1 day, 0:00:39"), uptime_seconds("x")
-        (326431, 86439, None)
+        >>> parse_nv_show_interface_qos_pfc_watchdog('''       operational  applied
+        ... -----  -----------  -------
+        ... state  enabled      enabled
+        ... ''', ParseContext("cumulus", "x", {"interface": "swp1"}))
+        {'interfaces': {'swp1': {'pfc_watchdog': {'enabled': True}}}}
     """
-    m = re.fullmatch(r"\s*(?:(\d+)\s+days?,\s*)?(\d+):(\d\d):(\d\d)\s*", text)
-    if not m:
+    expected = "the NVUE per-port PFC watchdog table (a 'state' row, PFC WD Status per traffic class)"
+    name = ctx.require_interface(expected)
+    table = read_tree_table(check_text(output, ctx, expected), ctx, expected)
+    state = table.get("state")
+    if state is None or flag(state.value) is None:
+        raise ctx.fail(expected, "no 'state' row with enabled/disabled")
+    watchdog: dict[str, Any] = {"enabled": flag(state.value)}
+    applied = flag(state.applied) if state.operational and state.applied else None
+    if applied is not None and applied != watchdog["enabled"]:
+        watchdog["applied"] = {"enabled": applied}
+    deadlocks: dict[str, int] = {}
+    for title, rows in table.sections.items():
+        if "PFC WD" not in title:
+            continue
+        for row in rows:
+            tc, count = (
+                int_in(row.get("traffic-class", ""), TRAFFIC_CLASS),
+                _int_or_none(row.get("deadlock-count", "")),
+            )
+            if tc is not None and count is not None:
+                deadlocks[str(tc)] = count
+    if deadlocks:
+        watchdog["deadlock_count"] = deadlocks
+    return {"interfaces": {name: {"pfc_watchdog": watchdog}}}
+
+
+# --- nv show interface <if> transceiver ----------------------------------------------------------
+
+_POWER_KEY = re.compile(r"ch-(?P<lane>\d{1,2})-(?P<dir>rx|tx)-power")
+#: The dBm half of ``0.8625 mW / -0.64 dBm``, anchored at the end: an unanchored search retried a
+#: long digit run from every position (26 s on a 20,000-digit field).
+_DBM = re.compile(r"(?P<value>[-+]?\d{1,4}(?:\.\d{1,6})?)\s*dBm\s*$")
+
+
+def parse_nv_show_interface_transceiver(output: str, ctx: ParseContext) -> Fragment:
+    """``nv show interface <if> transceiver`` (CL 5.11+): the module of a port, condensed.
+
+    Feeds ``optics.{vendor, part_number, serial, temperature_c, rx_power_dbm, tx_power_dbm}``
+    (per lane, ``ch-N-rx-power`` in lane order, the dBm half of ``0.8625 mW / -0.64 dBm``) and
+    the added ``optics.{identifier, status}``. A port without a module has only the status rows:
+    it feeds ``optics.status`` and nothing else, so optics checks see no readings.
+
+    Example:
+        >>> parse_nv_show_interface_transceiver('''identifier     : QSFP28
+        ... vendor-name    : Mellanox
+        ... ch-1-rx-power  : 0.8625 mW / -0.64 dBm
+        ... ''', ParseContext("cumulus", "x", {"interface": "swp1"}))
+        {'interfaces': {'swp1': {'optics': {'identifier': 'QSFP28', 'vendor': 'Mellanox', 'rx_power_dbm': [-0.64]}}}}
+    """
+    expected = "the NVUE transceiver summary ('key : value' rows such as vendor-name, ch-1-rx-power)"
+    name = ctx.require_interface(expected)
+    text = check_text(output, ctx, expected)
+    rows: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        key = key.strip()
+        if sep and key and " " not in key:
+            rows[key] = value.strip()
+    optics: dict[str, Any] = {}
+    for key, field in (
+        ("identifier", "identifier"),
+        ("vendor-name", "vendor"),
+        ("vendor-pn", "part_number"),
+        ("vendor-sn", "serial"),
+        ("status", "status"),
+    ):
+        if rows.get(key) and rows[key] != "N/A":
+            optics[field] = rows[key]
+    temp = re.match(r"([-+]?\d{1,4}(?:\.\d{1,6})?)\s*degrees C", rows.get("temperature", ""))
+    if temp:
+        optics["temperature_c"] = float(temp.group(1))
+    lanes: dict[str, dict[int, float]] = {"rx": {}, "tx": {}}
+    for key, value in rows.items():
+        m = _POWER_KEY.fullmatch(key)
+        dbm = _DBM.search(value[-40:]) if m else None
+        if m and dbm:
+            lanes[m["dir"]][int(m["lane"])] = float(dbm["value"])
+    for direction, field in (("rx", "rx_power_dbm"), ("tx", "tx_power_dbm")):
+        if lanes[direction]:
+            optics[field] = [lanes[direction][k] for k in sorted(lanes[direction])]
+    if not optics:
+        raise ctx.fail(expected, "no identifier, vendor-name, status or ch-N-rx-power row")
+    return {"interfaces": {name: {"optics": optics}}}
+
+
+# --- nv show system / decode-syseeprom -----------------------------------------------------------
+
+
+def build_version(build: str) -> str | None:
+    """The release number of an NVUE ``build`` string, as the other platforms' ``os_version``.
+
+    Example:
+        >>> build_version("Cumulus Linux 5.9.1"), build_version("Cumulus Linux 5.11.0-rc1")
+        ('5.9.1', '5.11.0-rc1')
+        >>> build_version("custom image")
+        'custom image'
+    """
+    text = build.strip()
+    if not text:
         return None
-    days, hours, minutes, seconds = (int(g or 0) for g in m.groups())
-    return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+    m = re.search(r"\b\d+(?:\.\d+)+\S*", text)
+    return m.group(0) if m else text
+
+
+def parse_nv_show_system(output: str, ctx: ParseContext) -> Fragment:
+    """``nv show system``: hostname, Cumulus Linux release (``os_version``), full build, uptime.
+
+    ``os_version`` is the release number (``5.9.1``), as EOS, NX-OS and SONiC report theirs;
+    the added ``facts.build`` keeps the words NVUE prints (``Cumulus Linux 5.9.1``).
+    """
+    expected = "the NVUE system table (hostname, build)"
+    table = read_tree_table(check_text(output, ctx, expected), ctx, expected)
+    facts: dict[str, Any] = {}
+    applied: dict[str, Any] = {}
+    record(facts, applied, "hostname", table.get("hostname"), lambda s: s.strip() or None)
+    record(facts, applied, "os_version", table.get("build"), build_version)
+    record(facts, applied, "build", table.get("build"), lambda s: s.strip() or None)
+    record(facts, applied, "uptime_s", table.get("uptime"), uptime_seconds)
+    if "hostname" not in facts and "os_version" not in facts:
+        raise ctx.fail(expected, "no hostname or build row")
+    return {"facts": with_applied(facts, applied)}

@@ -20,8 +20,16 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any
 
-from fabline.platforms.base import Command, Fragment, ParseContext, check_text, load_json
+from fabline.platforms.base import (
+    Command,
+    Fragment,
+    ParseContext,
+    check_text,
+    load_json,
+    may_be_empty,
+)
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
+from fabline.platforms.toolkit import lldp_entry, mbps_to_gbps, text_field
 
 #: ``ethtool`` link-mode FEC words -> state FEC modes.
 _FEC_WORDS = {
@@ -33,12 +41,6 @@ _FEC_WORDS = {
     "none": "none",
     "auto": "auto",
 }
-
-
-def _iface(ctx: ParseContext, expected: str) -> str:
-    if not ctx.interface:
-        raise ctx.fail(expected, "the command names no interface")
-    return ctx.interface
 
 
 def _key_values(text: str, sep: str = ":") -> list[tuple[str, str]]:
@@ -119,16 +121,15 @@ def parse_ip_link_show(output: str, ctx: ParseContext) -> Fragment:
 def parse_ethtool(output: str, ctx: ParseContext) -> Fragment:
     """``ethtool IF``: speed, autoneg, link detected, and FEC when the driver reports it."""
     expected = "ethtool link settings ('Settings for IF:' with Speed/Link detected)"
-    name = _iface(ctx, expected)
+    name = ctx.require_interface(expected)
     text = check_text(output, ctx, expected)
     if "Settings for" not in text:
         raise ctx.fail(expected, "no 'Settings for' header")
     values = dict(_key_values(text))
     fields: dict[str, Any] = {}
-    speed = re.fullmatch(r"(\d+)Mb/s", values.get("Speed", ""))
+    speed = re.fullmatch(r"(\d{1,9})Mb/s", values.get("Speed", ""))
     if speed:
-        gbps = int(speed.group(1)) / 1000
-        fields["speed_gbps"] = int(gbps) if gbps.is_integer() else gbps
+        fields["speed_gbps"] = mbps_to_gbps(int(speed.group(1)))
     if values.get("Auto-negotiation") in ("on", "off"):
         fields["autoneg"] = values["Auto-negotiation"] == "on"
     if values.get("Link detected") in ("yes", "no"):
@@ -160,7 +161,7 @@ def split_firmware(text: str) -> tuple[str, str | None]:
 def parse_ethtool_i(output: str, ctx: ParseContext) -> Fragment:
     """``ethtool -i IF``: driver, driver version, firmware (version; the mlx5 PSID as ``psid``), PCI address."""
     expected = "ethtool driver info ('driver:' and 'firmware-version:' lines)"
-    name = _iface(ctx, expected)
+    name = ctx.require_interface(expected)
     values = dict(_key_values(check_text(output, ctx, expected)))
     if "driver" not in values:
         raise ctx.fail(expected, "no 'driver:' line")
@@ -187,7 +188,7 @@ def parse_ethtool_show_fec(output: str, ctx: ParseContext) -> Fragment:
     ``Statistics`` totals feed ``counters.fec_corrected``/``fec_uncorrectable`` (blocks).
     """
     expected = "ethtool FEC parameters ('Active FEC encoding:' line)"
-    name = _iface(ctx, expected)
+    name = ctx.require_interface(expected)
     values = dict(_key_values(check_text(output, ctx, expected)))
     active = values.get("Active FEC encoding")
     if active is None:
@@ -226,7 +227,7 @@ def parse_ethtool_m(output: str, ctx: ParseContext) -> Fragment:
     QSFP/CMIS modules print one per channel. Threshold lines are not readings and are skipped.
     """
     expected = "ethtool module EEPROM dump ('Identifier', 'Vendor name' lines)"
-    name = _iface(ctx, expected)
+    name = ctx.require_interface(expected)
     pairs = _key_values(check_text(output, ctx, expected))
     values = dict(pairs)
     if "Identifier" not in values and "Vendor name" not in values:
@@ -288,7 +289,7 @@ def parse_ethtool_s(output: str, ctx: ParseContext) -> Fragment:
     Per-queue lines (``[0]: rx_ucast_packets``) are skipped; only port-level counters are read.
     """
     expected = "ethtool statistics ('NIC statistics:' then 'name: value' lines)"
-    name = _iface(ctx, expected)
+    name = ctx.require_interface(expected)
     text = check_text(output, ctx, expected)
     if "NIC statistics" not in text:
         raise ctx.fail(expected, "no 'NIC statistics:' header")
@@ -322,7 +323,7 @@ def parse_mlnx_qos(output: str, ctx: ParseContext) -> Fragment:
     ``dcbx_mode`` and ``cable_length_m``.
     """
     expected = "mlnx_qos output ('Priority trust state' / 'PFC configuration')"
-    name = _iface(ctx, expected)
+    name = ctx.require_interface(expected)
     text = check_text(output, ctx, expected)
     fields: dict[str, Any] = {}
     trust = re.search(r"^\s*Priority trust (?:state|mode):\s*(\w+)", text, re.MULTILINE)
@@ -362,7 +363,7 @@ def parse_mlnx_qos(output: str, ctx: ParseContext) -> Fragment:
 def parse_dcb_pfc_show(output: str, ctx: ParseContext) -> Fragment:
     """``dcb pfc show dev IF`` (iproute2): ``pfc_priorities`` from ``prio-pfc 3:on ...``."""
     expected = "iproute2 dcb pfc output ('prio-pfc 0:off 1:off ...')"
-    name = _iface(ctx, expected)
+    name = ctx.require_interface(expected)
     text = check_text(output, ctx, expected)
     pairs = re.findall(r"\b([0-7]):(on|off)\b", text.partition("prio-pfc")[2])
     if "prio-pfc" not in text or not pairs:
@@ -399,7 +400,7 @@ def parse_dcb_app_show(output: str, ctx: ParseContext) -> Fragment:
     classifying by DSCP, so ``trust`` is ``dscp`` when a dscp-prio entry exists and absent otherwise.
     """
     expected = "iproute2 dcb app output ('dscp-prio 26:3 ...')"
-    name = _iface(ctx, expected)
+    name = ctx.require_interface(expected)
     text = check_text(output, ctx, expected)
     if not re.search(r"\b(dscp-prio|pcp-prio|default-prio|ethtype-prio|port-prio)\b", text):
         raise ctx.fail(expected, "no *-prio list")
@@ -441,7 +442,7 @@ def parse_ecn_enable(output: str, ctx: ParseContext) -> Fragment:
     ``nic.ecn_rp_priorities`` (reaction point: the sender slows down) — priorities set to 1.
     """
     expected = "grep -H lines '/sys/class/net/IF/ecn/roce_np|roce_rp/enable/P:0|1'"
-    name = _iface(ctx, expected)
+    name = ctx.require_interface(expected)
     text = check_text(output, ctx, expected)
     found: dict[str, list[int]] = {"np": [], "rp": []}
     seen = False
@@ -482,7 +483,7 @@ def parse_rdma_hw_counters(output: str, ctx: ParseContext) -> Fragment:
     its RDMA device (``nic.rdma_device``).
     """
     expected = "grep -H lines '/sys/class/net/IF/device/infiniband/DEV/ports/1/hw_counters/NAME:N'"
-    name = _iface(ctx, expected)
+    name = ctx.require_interface(expected)
     text = check_text(output, ctx, expected)
     counters: dict[str, int] = {}
     devices = set()
@@ -562,40 +563,34 @@ def parse_show_gids(output: str, ctx: ParseContext) -> Fragment:
 
 # --- LLDP ---------------------------------------------------------------------------------------
 
-_MAC = re.compile(r"^([0-9a-f]{2}[:-]){5}[0-9a-f]{2}$", re.IGNORECASE)
-
 
 def _lldpd_neighbor(body: Mapping[str, Any]) -> dict[str, str]:
-    out: dict[str, str] = {}
     chassis = body.get("chassis") or {}
     if isinstance(chassis, list):
         chassis = chassis[0] if chassis else {}
+    device = chassis_id = None
     if isinstance(chassis, Mapping) and chassis:
         name, info = next(iter(chassis.items()))
         if isinstance(info, Mapping) and "id" in info:
-            out["device"] = str(name)
+            device = str(name)
             cid = info["id"]
             if isinstance(cid, Mapping) and cid.get("value"):
-                out["chassis_id"] = str(cid["value"])
+                chassis_id = text_field(cid["value"])
         elif isinstance(info, Mapping) and isinstance(info.get("value"), str):
-            out["chassis_id"] = info["value"]
+            chassis_id = info["value"]
     port = body.get("port") or {}
+    port_id = descr = None
+    mac_typed = False
     if isinstance(port, Mapping):
         pid = port.get("id")
-        pid_value = str(pid.get("value", "")) if isinstance(pid, Mapping) else ""
-        pid_type = str(pid.get("type", "")) if isinstance(pid, Mapping) else ""
-        descr = str(port.get("descr") or "")
-        if descr:
-            out["port_description"] = descr
-        # A MAC port id names no port: prefer the description (issue 3, "Vendor semantics").
-        if pid_value and (pid_type == "mac" or _MAC.match(pid_value)) and descr:
-            out["port"] = descr
-            out["port_id"] = pid_value
-        elif pid_value:
-            out["port"] = pid_value
-    return out
+        if isinstance(pid, Mapping):
+            port_id = text_field(pid.get("value"))
+            mac_typed = pid.get("type") == "mac"
+        descr = text_field(port.get("descr"))
+    return lldp_entry(device, port_id, descr, chassis_id, port_id_is_mac=mac_typed)
 
 
+@may_be_empty
 def parse_lldpctl_json(output: str, ctx: ParseContext) -> Fragment:
     """``lldpctl -f json``: the LLDP neighbour of each host port.
 
@@ -641,6 +636,7 @@ def parse_lsmod(output: str, ctx: ParseContext) -> Fragment:
     }
 
 
+@may_be_empty
 def parse_nccl_conf(output: str, ctx: ParseContext) -> Fragment:
     """``cat /etc/nccl.conf``: ``host.nccl_env`` (``NCCL_X=value`` lines; comments skipped).
 

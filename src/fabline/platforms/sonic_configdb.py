@@ -26,10 +26,12 @@ Vendor semantics (see ``docs/platforms/sonic.md``):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from fabline.platforms.base import Fragment, ParseContext, load_json
+from fabline.platforms.toolkit import PRIORITY, QUEUE, Domain, expand_ints, mbps_to_gbps
 
 EXPECTED = "CONFIG_DB JSON (nested, flat 'TABLE|key' or namespace-wrapped)"
 
@@ -71,6 +73,10 @@ _FEC_MODES = frozenset({"rs", "fc", "none", "auto"})
 _BOOL_WORDS = {"on": True, "off": False, "true": True, "false": False, "enable": True, "disable": False}
 
 Tables = dict[str, dict[str, dict[str, Any]]]
+
+#: Queue and priority-group indices in CONFIG_DB keys (``Ethernet0|3-4``): some ASICs number
+#: multicast queues past 7, none past this.
+_INDEX = Domain("queue or priority-group index", 0, 63)
 
 
 def parse_show_runningconfiguration_all(output: str, ctx: ParseContext) -> Fragment:
@@ -155,16 +161,22 @@ def _ref(value: Any) -> str:
 
 
 def _int(value: Any) -> int | None:
+    text = str(value).strip()
+    # A device integer has at most 20 digits; longer is not a value (and int() would refuse it).
+    if len(text) > 20:
+        return None
     try:
-        return int(str(value).strip())
+        return int(text)
     except ValueError:
         return None
 
 
 def _number(value: Any) -> int | float | None:
     try:
-        num = float(str(value).strip())
+        num = float(str(value).strip()[:40])
     except ValueError:
+        return None
+    if not math.isfinite(num):
         return None
     return int(num) if num.is_integer() else num
 
@@ -177,26 +189,6 @@ def _int_map(entries: Mapping[str, Any]) -> dict[int, int]:
         if k is not None and v is not None and k >= 0 and v >= 0:
             out[k] = v
     return out
-
-
-def int_list(text: Any) -> list[int]:
-    """Sorted distinct integers of a SONiC list value (``"3,4"``, ``"3-4"``, ``""``).
-
-    Example:
-        >>> int_list("4,3"), int_list("3-5"), int_list("")
-        ([3, 4], [3, 4, 5], [])
-    """
-    out: set[int] = set()
-    for part in str(text).split(","):
-        part = part.strip()
-        if not part:
-            continue
-        low, sep, high = part.partition("-")
-        if sep and low.strip().isdigit() and high.strip().isdigit():
-            out.update(range(int(low), int(high) + 1))
-        elif part.isdigit():
-            out.add(int(part))
-    return sorted(out)
 
 
 def _port_index_keys(keys: Iterable[str], hostname: str | None) -> Iterable[tuple[str, str, str]]:
@@ -216,7 +208,7 @@ def _port_index_keys(keys: Iterable[str], hostname: str | None) -> Iterable[tupl
         for port in ports.split(","):
             port = port.strip()
             if port:
-                for i in int_list(idx):
+                for i in sorted(set(expand_ints(idx, _INDEX))):
                     yield key, port, str(i)
 
 
@@ -340,7 +332,7 @@ def _port_qos(t: Tables, complete: bool, iface: Callable[[str], dict[str, Any]])
         elif binding.get("dot1p_to_tc_map") or global_binding.get("dot1p_to_tc_map"):
             body["trust"] = "pcp"
         if port in bindings or complete:
-            body["pfc_priorities"] = int_list(binding.get("pfc_enable", ""))
+            body["pfc_priorities"] = sorted(set(expand_ints(str(binding.get("pfc_enable", "")), PRIORITY)))
 
 
 def _queue_ecn(t: Tables, hostname: str | None, iface: Callable[[str], dict[str, Any]]) -> None:
@@ -356,7 +348,8 @@ def _queue_ecn(t: Tables, hostname: str | None, iface: Callable[[str], dict[str,
                 state.update(wred_profile_state(wred[profile]))
         else:
             state = {"enabled": False}
-        iface(port).setdefault("ecn", {})[q] = state
+        if int(q) <= QUEUE.high:  # the state keys ECN by the 8 queues PFC can pause
+            iface(port).setdefault("ecn", {})[q] = state
 
 
 def _port_state(port: Mapping[str, Any]) -> dict[str, Any]:
@@ -369,9 +362,7 @@ def _port_state(port: Mapping[str, Any]) -> dict[str, Any]:
         body["mtu"] = mtu
     speed = _number(port.get("speed", ""))
     if speed is not None:
-        # CONFIG_DB speed is in Mb/s.
-        gbps = speed / 1000
-        body["speed_gbps"] = int(gbps) if float(gbps).is_integer() else gbps
+        body["speed_gbps"] = mbps_to_gbps(speed)  # CONFIG_DB speed is in Mb/s
     fec = str(port.get("fec", "")).strip().lower()
     if fec in _FEC_MODES:
         body["fec"] = fec

@@ -14,26 +14,26 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from fabline.platforms.base import Fragment, ParseContext, check_text
-from fabline.platforms.sonic_configdb import int_list, watchdog_summary, wred_profile_state
+from fabline.platforms.base import Fragment, ParseContext, check_text, may_be_empty
+from fabline.platforms.sonic_configdb import watchdog_summary, wred_profile_state
+from fabline.platforms.toolkit import (
+    DASHES,
+    PRIORITY,
+    Table,
+    add_neighbor,
+    dash_tables,
+    expand_ints,
+    lldp_entry,
+    speed_gbps,
+    uptime_seconds,
+)
 
 _PROMPT = re.compile(r"^\s*[\w.\-]+@[\w.\-]+:\S*\s*[$#]")
-_TOKEN = re.compile(r"\S+")
-_DASHES = re.compile(r"^\s*-+(\s+-+)*\s*$")
-#: A header underline has a dash run per column; a single long run is a footer rule.
-_UNDERLINE = re.compile(r"^\s*-+(\s+-+)+\s*$")
-_DOC_PLACEHOLDER = re.compile(r"^\s*(\.\.\.|<[^>]*>)\s*$")
-#: Multi-ASIC output heads each namespace's table with this line (sonic-utilities multi_asic).
-_NAMESPACE = re.compile(r"^\s*Namespace\s+\S+\s*$")
 _IFNAME = re.compile(r"^[A-Za-z][\w./:\-]*$")
 #: A port heading a transceiver block ends in its number (``Ethernet0``, ``Ethernet-BP4``).
 _PORTNAME = re.compile(r"^[A-Za-z][\w./\-]*\d$")
-_MAC = re.compile(r"^([0-9a-f]{2}[:\-]){5}[0-9a-f]{2}$", re.IGNORECASE)
-_SPEED = re.compile(r"^(\d+(?:\.\d+)?)\s*([KMGT])(?:b|bps)?$", re.IGNORECASE)
-_SPEED_GBPS = {"K": 1e-6, "M": 1e-3, "G": 1, "T": 1000}
 _ON_OFF = {"on": True, "off": False, "enabled": True, "disabled": False, "true": True, "false": False}
 _FEC = frozenset({"rs", "fc", "none", "auto"})
 
@@ -59,77 +59,6 @@ def command_lines(output: str) -> list[str]:
             continue
         out.append(line)
     return out
-
-
-@dataclass(frozen=True)
-class Table:
-    """One tabulate table: its column headers and rows (cells keyed by header)."""
-
-    headers: tuple[str, ...]
-    rows: tuple[dict[str, str], ...]
-
-
-def _assign(line: str, spans: list[tuple[int, int]]) -> list[str]:
-    """Cells of a line: each whitespace-separated token goes to the column it overlaps most.
-
-    The score ``min(end, b) - max(start, a)`` is the overlap, or minus the gap when the token
-    misses the column; along the (ordered, disjoint) columns it rises to one peak, and tokens
-    come left to right, so one forward-moving pointer finds each token's column.
-
-    Example:
-        >>> _assign(" Ethernet12   0", [(1, 12), (14, 16)])
-        ['Ethernet12', '0']
-    """
-    cells: list[list[str]] = [[] for _ in spans]
-    last = len(spans) - 1
-    k = 0
-    for m in _TOKEN.finditer(line):
-        start, end = m.span()
-        score = min(end, spans[k][1]) - max(start, spans[k][0])
-        while k < last:
-            nxt = min(end, spans[k + 1][1]) - max(start, spans[k + 1][0])
-            if nxt <= score:
-                break
-            k, score = k + 1, nxt
-        cells[k].append(m.group())
-    return [" ".join(c) for c in cells]
-
-
-def dash_tables(lines: list[str]) -> list[Table]:
-    """Every dash-underlined table in the lines, in order.
-
-    A header is underlined by one dash run per column (so at least two). A table ends at a
-    dash-only footer line, a multi-ASIC ``Namespace asicN`` line, the next table's header or the
-    end; blank
-    lines inside a table are skipped (``show pfc counters --history`` groups rows with them).
-
-    Example:
-        >>> t = dash_tables(['  Port Rx    PFC0', '---------  ------', 'Ethernet0   1,200'])
-        >>> t[0].headers, t[0].rows
-        (('Port Rx', 'PFC0'), ({'Port Rx': 'Ethernet0', 'PFC0': '1,200'},))
-    """
-    tables: list[Table] = []
-    i = 1
-    while i < len(lines):
-        if not (_UNDERLINE.match(lines[i]) and lines[i - 1].strip() and not _DASHES.match(lines[i - 1])):
-            i += 1
-            continue
-        spans = [m.span() for m in re.finditer(r"-+", lines[i])]
-        headers = tuple(_assign(lines[i - 1], spans))
-        rows: list[dict[str, str]] = []
-        j = i + 1
-        while j < len(lines):
-            line = lines[j]
-            if _DASHES.match(line) or _NAMESPACE.match(line):
-                break
-            if j + 1 < len(lines) and _UNDERLINE.match(lines[j + 1]) and line.strip():
-                break  # the next table's header
-            if line.strip() and not _DOC_PLACEHOLDER.match(line):
-                rows.append(dict(zip(headers, _assign(line, spans), strict=True)))
-            j += 1
-        tables.append(Table(headers, tuple(rows)))
-        i = j + 1 if j < len(lines) and _DASHES.match(lines[j]) else j
-    return tables
 
 
 def _table(output: str, ctx: ParseContext, columns: tuple[str, ...], expected: str) -> Table:
@@ -163,20 +92,6 @@ def _count(value: str) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def speed_gbps(value: str) -> int | float | None:
-    """Gb/s of a SONiC speed cell (``400G``, ``100M``, ``1000M``), None for N/A.
-
-    Example:
-        >>> speed_gbps("400G"), speed_gbps("100M"), speed_gbps("1000M"), speed_gbps("N/A")
-        (400, 0.1, 1, None)
-    """
-    m = _SPEED.match(value.strip())
-    if not m:
-        return None
-    gbps = round(float(m.group(1)) * _SPEED_GBPS[m.group(2).upper()], 6)
-    return int(gbps) if gbps.is_integer() else gbps
-
-
 def _interfaces(frag: dict[str, dict[str, Any]]) -> Fragment:
     return {"interfaces": frag}
 
@@ -195,25 +110,20 @@ _FACT_KEYS = {
     "Distribution": "distribution",
     "Kernel": "kernel",
 }
-_UPTIME = re.compile(
-    r"\bup\s+(?:(?P<days>\d+)\s+days?,\s*)?(?:(?P<h>\d+):(?P<m>\d+)|(?P<min>\d+)\s+min)", re.IGNORECASE
-)
+#: The uptime part of an ``uptime`` line: ``16:13:10 up 62 days, 17:32,  1 user`` (the clock before
+#: ``up`` is the time of day, the ``N user`` after it is not time).
+_UPTIME = re.compile(r"\bup\s+(.*?)(?:,\s*\d+\s+users?\b|$)", re.IGNORECASE)
 
 
-def uptime_seconds(text: str) -> int | None:
-    """Seconds of an ``uptime`` line (``16:13:10 up 62 days, 17:32, 1 user, ...``).
+def sonic_uptime(text: str) -> int | None:
+    """Seconds of an ``uptime`` line as ``show version`` prints it.
 
     Example:
-        >>> uptime_seconds("16:13:10 up 62 days, 17:32,  1 user"), uptime_seconds("14:40:15 up 3 min")
+        >>> sonic_uptime("16:13:10 up 62 days, 17:32,  1 user"), sonic_uptime("14:40:15 up 3 min")
         (5419920, 180)
     """
-    m = _UPTIME.search(text)
-    if not m:
-        return None
-    days = int(m.group("days") or 0)
-    if m.group("min"):
-        return days * 86400 + int(m.group("min")) * 60
-    return days * 86400 + int(m.group("h")) * 3600 + int(m.group("m")) * 60
+    m = _UPTIME.search(text[:200])
+    return uptime_seconds(m.group(1)) if m else None
 
 
 def _key_values(lines: list[str], stop: str | None = None) -> dict[str, str]:
@@ -232,7 +142,7 @@ def _facts(values: Mapping[str, str]) -> dict[str, Any]:
         name: values[key] for key, name in _FACT_KEYS.items() if values.get(key) and not _na(values[key])
     }
     if "Uptime" in values:
-        seconds = uptime_seconds(values["Uptime"])
+        seconds = sonic_uptime(values["Uptime"])
         if seconds is not None:
             facts["uptime_s"] = seconds
     return facts
@@ -350,23 +260,7 @@ def parse_show_interfaces_autoneg_status(output: str, ctx: ParseContext) -> Frag
 # ---------------------------------------------------------------------------------------------
 
 
-def _lldp(device: str, port_id: str, port_descr: str, chassis_id: str = "") -> dict[str, Any]:
-    """An ``lldp`` object; a MAC port id gives way to the port description when there is one."""
-    body: dict[str, Any] = {}
-    if device:
-        body["device"] = device
-    if port_id and _MAC.match(port_id) and port_descr:
-        body["port"] = port_descr
-        body["port_id"] = port_id
-    elif port_id:
-        body["port"] = port_id
-    if port_descr:
-        body["port_description"] = port_descr
-    if chassis_id:
-        body["chassis_id"] = chassis_id
-    return body
-
-
+@may_be_empty
 def parse_show_lldp_table(output: str, ctx: ParseContext) -> Fragment:
     """``show lldp table``: lldp.device, lldp.port, lldp.port_description.
 
@@ -375,18 +269,15 @@ def parse_show_lldp_table(output: str, ctx: ParseContext) -> Fragment:
     table = _table(output, ctx, ("LocalPort", "RemoteDevice", "RemotePortID"), "an LLDP neighbour table")
     out: dict[str, dict[str, Any]] = {}
     for row in table.rows:
-        lldp = _lldp(row["RemoteDevice"], row["RemotePortID"], row.get("RemotePortDescr", ""))
-        body = out.setdefault(row["LocalPort"], {})
-        if "lldp" not in body:
-            body["lldp"] = lldp
-        else:
-            body["lldp"].setdefault("other_neighbors", []).append(lldp)
+        lldp = lldp_entry(row["RemoteDevice"], row["RemotePortID"], row.get("RemotePortDescr", ""))
+        add_neighbor(out.setdefault(row["LocalPort"], {}), lldp)
     return _interfaces(out)
 
 
 _LLDP_ID = re.compile(r"^(?:mac|ifname|local|ifalias|ip|net|unhandled)\s+(.*)$")
 
 
+@may_be_empty
 def parse_show_lldp_neighbors(output: str, ctx: ParseContext) -> Fragment:
     """``show lldp neighbors`` (lldpctl): lldp device, port, port_description, chassis_id."""
     expected = "lldpctl neighbour blocks ('Interface: ..., via: LLDP')"
@@ -410,12 +301,14 @@ def parse_show_lldp_neighbors(output: str, ctx: ParseContext) -> Fragment:
         for key in ("ChassisID", "PortID"):
             m = _LLDP_ID.match(info.get(key, ""))
             ids[key] = m.group(1).strip() if m else info.get(key, "")
-        lldp = _lldp(info.get("SysName", ""), ids["PortID"], info.get("PortDescr", ""), ids["ChassisID"])
-        body = out.setdefault(port, {})
-        if "lldp" not in body:
-            body["lldp"] = lldp
-        else:
-            body["lldp"].setdefault("other_neighbors", []).append(lldp)
+        lldp = lldp_entry(
+            info.get("SysName", ""),
+            ids["PortID"],
+            info.get("PortDescr", ""),
+            ids["ChassisID"],
+            port_id_is_mac=info.get("PortID", "").startswith("mac "),
+        )
+        add_neighbor(out.setdefault(port, {}), lldp)
     return _interfaces(out)
 
 
@@ -430,7 +323,9 @@ def parse_show_pfc_priority(output: str, ctx: ParseContext) -> Fragment:
     out: dict[str, dict[str, Any]] = {}
     for row in table.rows:
         value = row["Lossless priorities"]
-        out[row["Interface"]] = {"pfc_priorities": [] if _na(value) else int_list(value)}
+        out[row["Interface"]] = {
+            "pfc_priorities": [] if _na(value) else sorted(set(expand_ints(value, PRIORITY)))
+        }
     return _interfaces(out)
 
 
@@ -476,6 +371,7 @@ def parse_show_pfcwd_config(output: str, ctx: ParseContext) -> Fragment:
     }
 
 
+@may_be_empty
 def parse_show_pfcwd_stats(output: str, ctx: ParseContext) -> Fragment:
     """``show pfcwd stats``: per-queue PFC storm counts and the queues in storm now.
 
@@ -540,7 +436,7 @@ def parse_show_ecn(output: str, ctx: ParseContext) -> Fragment:
         m = re.match(r"^Profile:\s*(\S+)", line)
         if m:
             current = profiles.setdefault(m.group(1), {})
-        elif current is not None and line.strip() and not _DASHES.match(line):
+        elif current is not None and line.strip() and not DASHES.fullmatch(line):
             field, _, value = line.strip().partition(" ")
             current[field] = value.strip()
     # 'show mmu' / 'show buffer configuration' print buffer profiles in the same layout.

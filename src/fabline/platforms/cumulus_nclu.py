@@ -1,0 +1,115 @@
+"""Cumulus Linux NCLU (``net show ...``, Cumulus 3.x/4.x): interface JSON and the command list.
+
+Vendor semantics: :mod:`fabline.platforms.cumulus`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from fabline.platforms.base import Fragment, ParseContext, check_text, load_json
+from fabline.platforms.cumulus_values import expand_ports, fec_mode, flag
+from fabline.platforms.toolkit import add_neighbor, lldp_entry, mbps_to_gbps, speed_gbps
+
+# --- net show interface all json (NCLU) ----------------------------------------------------------
+
+
+def parse_net_show_interface_all_json(output: str, ctx: ParseContext) -> Fragment:
+    """``net show interface all json`` (NCLU, Cumulus 3.x/4.x): link state, MTU, speed, LLDP.
+
+    NCLU lists every neighbour heard on a port; the first is ``lldp``, any others go to the
+    added ``lldp.other_neighbors`` list (several neighbours on one port: a shared segment).
+    """
+    expected = "NCLU interface JSON (an object of interfaces with iface_obj)"
+    doc = load_json(output, ctx, expected)
+    if not isinstance(doc, dict) or not doc:
+        raise ctx.fail(expected, "not a non-empty JSON object")
+    interfaces: dict[str, Any] = {}
+    for name, body in doc.items():
+        if not isinstance(body, dict) or not isinstance(body.get("iface_obj"), dict):
+            raise ctx.fail(expected, f"interface {name!r} has no iface_obj")
+        obj = body["iface_obj"]
+        fields: dict[str, Any] = {}
+        state = str(body.get("linkstate", "")).upper()
+        if state:
+            fields["admin_up"] = state != "ADMDN"
+            fields["oper_up"] = state == "UP"
+        if isinstance(obj.get("mtu"), int):
+            fields["mtu"] = obj["mtu"]
+        speed = speed_gbps(str(body.get("speed", "")))
+        if speed is not None:
+            fields["speed_gbps"] = speed
+        if obj.get("description"):
+            fields["description"] = str(obj["description"])
+        lldp = obj.get("lldp") or []
+        for neighbor in (
+            _nclu_neighbor(n) for n in (lldp if isinstance(lldp, list) else []) if isinstance(n, dict)
+        ):
+            if neighbor:
+                add_neighbor(fields, neighbor)
+        interfaces[name] = fields
+    return {"interfaces": interfaces}
+
+
+def _nclu_neighbor(entry: Mapping[str, Any]) -> dict[str, str]:
+    """One NCLU ``lldp`` list entry (``adj_port`` is the neighbour's port id)."""
+
+    def text(key: str) -> str | None:
+        return str(entry[key]) if entry.get(key) else None
+
+    neighbor = lldp_entry(text("adj_hostname"), text("adj_port"))
+    if entry.get("adj_mgmt_ip"):
+        neighbor["mgmt_ip"] = str(entry["adj_mgmt_ip"])
+    return neighbor
+
+
+# --- net show configuration commands (NCLU) ------------------------------------------------------
+
+_NCLU_IFACE = re.compile(r"^net add (?:interface|bond|loopback) (?P<ports>\S+) (?P<rest>.+?)\s*$")
+
+
+def parse_net_show_configuration_commands(output: str, ctx: ParseContext) -> Fragment:
+    """``net show configuration commands`` (NCLU): hostname and configured port MTU/alias/link.
+
+    The MTU is the configured value (NCLU has no operational column). QoS is not in NCLU on
+    Cumulus 3.x: read ``/etc/cumulus/datapath/traffic.conf`` for PFC/ECN.
+    """
+    expected = "an NCLU command list ('net add ...' lines)"
+    text = check_text(output, ctx, expected)
+    lines = [line.strip() for line in text.splitlines()]
+    if not any(line.startswith("net add ") for line in lines):
+        raise ctx.fail(expected, "no 'net add' line")
+    facts: dict[str, Any] = {}
+    interfaces: dict[str, dict[str, Any]] = {}
+    for line in lines:
+        host = re.fullmatch(r"net add hostname (\S+)", line)
+        if host:
+            facts["hostname"] = host.group(1)
+            continue
+        m = _NCLU_IFACE.match(line)
+        if not m:
+            continue
+        rest = m["rest"].split()
+        fields: dict[str, Any] = {}
+        if rest[0] == "mtu" and len(rest) == 2 and rest[1].isdigit():
+            fields["mtu"] = int(rest[1])
+        elif rest[0] == "alias" and len(rest) > 1:
+            fields["description"] = " ".join(rest[1:])
+        elif rest[:2] == ["link", "speed"] and len(rest) == 3 and rest[2].isdigit():
+            fields["speed_gbps"] = mbps_to_gbps(int(rest[2]))
+        elif rest[:2] == ["link", "autoneg"] and len(rest) == 3 and flag(rest[2]) is not None:
+            fields["autoneg"] = flag(rest[2])
+        elif rest[:2] == ["link", "fec"] and len(rest) == 3 and fec_mode(rest[2]):
+            fields["fec"] = fec_mode(rest[2])
+        for port in expand_ports(m["ports"]) if fields else ():
+            interfaces.setdefault(port, {}).update(fields)
+    fragment: Fragment = {}
+    if facts:
+        fragment["facts"] = facts
+    if interfaces:
+        fragment["interfaces"] = interfaces
+    if not fragment:
+        raise ctx.fail(expected, "no hostname, mtu, alias or link line")
+    return fragment
