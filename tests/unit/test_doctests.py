@@ -14,7 +14,7 @@ MODULES = [
     "fabline.operators",
     "fabline.templating",
     "fabline.userfiles",
-    "fabline.engine",
+    "fabline.engine.core",
     "fabline.checks",
     "fabline.synthetic",
     "fabline.platforms.base",

@@ -1,10 +1,10 @@
-"""Host ranges and host-pattern syntax (pure functions of fabline.inventory_patterns)."""
+"""Host ranges and host-pattern syntax (pure functions of fabline.inventory.patterns)."""
 
 from __future__ import annotations
 
 import pytest
 
-from fabline.inventory_patterns import (
+from fabline.inventory.patterns import (
     PatternError,
     apply_subscript,
     compile_term,

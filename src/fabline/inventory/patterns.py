@@ -2,7 +2,7 @@
 
 Both follow ansible-core (``plugins/inventory/__init__.py``, ``parsing/utils/addresses.py`` and
 ``inventory/manager.py``) so that an inventory and a ``--limit`` mean the same thing to fabline as to
-``ansible``. Pure functions on plain strings; the inventory model calls them.
+``ansible``. Pure functions on plain strings and names; the inventory model calls them.
 """
 
 from __future__ import annotations
@@ -10,7 +10,10 @@ from __future__ import annotations
 import fnmatch
 import re
 import string
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from fabline.errors import ConfigError, did_you_mean
 
 # ansible-core's ``parse_address`` regexes, kept verbatim in spirit: they decide whether a pattern
 # with colons is one address (IPv6, host:port, a [x:y] range) or a ':'-separated pattern list.
@@ -231,3 +234,81 @@ def is_wildcard(term: str) -> bool:
         (True, False)
     """
     return term.startswith("~") or any(c in term for c in ".?*[")
+
+
+def select_terms(
+    terms: list[str],
+    hosts: Mapping[str, Any],
+    groups: Mapping[str, Any],
+    group_hosts: Callable[[str], list[str]],
+    source: str,
+    *,
+    strict: bool,
+) -> list[str]:
+    """Hosts an ordered list of pattern terms selects (see :meth:`Inventory.select`), in order.
+
+    Args:
+        terms: Pattern terms, ordered by :func:`order_patterns`.
+        hosts: Host names, in inventory order.
+        groups: Group names, in inventory order.
+        group_hosts: All hosts of a group and its descendants, in Ansible's order.
+        source: The inventory path, for error messages.
+        strict: Whether a term matching no group or host is an error.
+
+    Raises:
+        ConfigError: When strict, a term matching no group or host; a subscript out of range.
+        PatternError: A malformed term.
+    """
+    selected: list[str] = []
+    for term in terms:
+        if term in hosts:
+            if term not in selected:
+                selected.append(term)
+            continue
+        that = _match_one(term, hosts, groups, group_hosts, source, strict)
+        if term[0] == "!":
+            drop = set(that)
+            selected = [h for h in selected if h not in drop]
+        elif term[0] == "&":
+            keep = set(that)
+            selected = [h for h in selected if h in keep]
+        else:
+            have = set(selected)
+            for h in that:
+                if h not in have:
+                    have.add(h)
+                    selected.append(h)
+    return selected
+
+
+def _match_one(
+    term: str,
+    hosts: Mapping[str, Any],
+    groups: Mapping[str, Any],
+    group_hosts: Callable[[str], list[str]],
+    source: str,
+    strict: bool,
+) -> list[str]:
+    bare = term[1:] if term[0] in "&!" else term
+    expr, subscript = split_subscript(bare)
+    if not expr:
+        raise PatternError(f"empty host pattern term {term!r}")
+    matches = compile_term(expr)
+    found: list[str] = []
+    matched_groups = [g for g in groups if matches(g)]
+    for g in matched_groups:
+        found.extend(group_hosts(g))
+    if not matched_groups or is_wildcard(expr):
+        found.extend(h for h in hosts if matches(h))
+    if not found and not matched_groups and strict:
+        names = [*groups, *hosts] if len(hosts) < 5000 else list(groups)
+        raise ConfigError(
+            f"--limit term {expr!r} matches no group or host in {source}" + did_you_mean(expr, names)
+        )
+    found = list(dict.fromkeys(found))
+    try:
+        return apply_subscript(found, subscript)
+    except IndexError:
+        raise ConfigError(
+            f"--limit {term!r}: subscript out of range ({len(found)} hosts match {expr!r})"
+        ) from None

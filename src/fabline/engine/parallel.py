@@ -1,0 +1,89 @@
+"""The engine's per-device pass split over forked worker processes for large fabrics."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from fabline.engine.rules import DeviceLike
+from fabline.results import ResultStore
+from fabline.snapshot import Snapshot
+
+#: Fabrics smaller than this are checked in one process (a worker pool costs more than it saves).
+PARALLEL_MIN_DEVICES = 2000
+#: Worker processes at most; the per-device pass is CPU-bound and memory grows with each worker.
+MAX_JOBS = 4
+#: Devices per unit of work handed to a worker.
+CHUNK_DEVICES = 256
+
+
+class RangeChecker(Protocol):
+    """What runs the per-device pass over a slice of the devices (the engine)."""
+
+    def check_range(self, work: Work, lo: int, hi: int) -> Part:
+        """The per-device pass over ``work.devices[lo:hi]``."""
+        ...
+
+
+@dataclass
+class Work:
+    """What the per-device pass needs; shared with forked workers, never pickled."""
+
+    engine: RangeChecker
+    devices: Sequence[DeviceLike]
+    snapshot: Snapshot
+    previous: Snapshot | None
+    roles_by_name: Mapping[str, str]
+
+
+@dataclass
+class Part:
+    """The per-device pass over one slice of the devices: what a worker sends back."""
+
+    lo: int
+    hi: int
+    results: ResultStore = field(default_factory=ResultStore)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    readable: list[bool] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    collected: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+_FORKED_WORK: Work | None = None
+
+
+def choose_jobs(jobs: int | None, n_devices: int) -> int:
+    """Worker processes for the per-device pass: ``jobs`` if given, else by fabric size."""
+    if jobs is not None:
+        return max(1, jobs)
+    if n_devices < PARALLEL_MIN_DEVICES or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return max(1, min(MAX_JOBS, os.cpu_count() or 1))
+
+
+def _forked_range(bounds: tuple[int, int]) -> Part:
+    assert _FORKED_WORK is not None
+    return _FORKED_WORK.engine.check_range(_FORKED_WORK, *bounds)
+
+
+def run_parts(work: Work, jobs: int) -> Iterator[Part]:
+    """The per-device pass, in order: in-line for one job, else over forked worker processes.
+
+    Workers inherit the compiled engine by ``fork`` (nothing is pickled on the way in) and send
+    back compact parts: results, device rows, and what fabric checks ``collect`` kept.
+    """
+    n = len(work.devices)
+    if jobs <= 1 or n == 0:
+        yield work.engine.check_range(work, 0, n)
+        return
+    global _FORKED_WORK  # noqa: PLW0603 - the fork start method shares it with the workers
+    _FORKED_WORK = work
+    try:
+        bounds = [(lo, min(n, lo + CHUNK_DEVICES)) for lo in range(0, n, CHUNK_DEVICES)]
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            yield from pool.imap(_forked_range, bounds)
+    finally:
+        _FORKED_WORK = None

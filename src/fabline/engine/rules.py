@@ -1,0 +1,266 @@
+"""Declarative baseline rules compiled into closures that run over one device's state.
+
+A rule is compiled once per distinct set of the inventory values its templates use, so the hot
+loop is a dict walk and a function call per expectation. Non-pass results are plain slot objects.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from fabline.baseline import Expectation, Rule, severity_of
+from fabline.checks import peer_role
+from fabline.errors import ConfigError
+from fabline.inventory import Named
+from fabline.operators import OperandError, Predicate, compile_operators
+from fabline.results import Result, Severity, Status
+from fabline.templating import TemplateValueError, render, variables_of
+
+_MISSING: Any = object()
+
+
+class DeviceLike(Named, Protocol):
+    """What the engine needs of an inventory device."""
+
+    @property
+    def groups(self) -> tuple[str, ...]: ...
+    @property
+    def vars(self) -> Mapping[str, Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Exp:
+    """One compiled expectation."""
+
+    path: str
+    parts: tuple[str, ...]
+    ops: dict[str, Any]
+    predicate: Predicate | None
+    existence: str | None  # "absent" | "present" | None
+    on_missing: str
+    single: str | None  # the key, for one-part paths (most of them): a plain dict lookup
+
+
+def _walk(obj: Any, parts: tuple[str, ...]) -> Any:
+    for part in parts:
+        if type(obj) is dict or isinstance(obj, Mapping):
+            obj = obj.get(part, _MISSING)
+            if obj is _MISSING:
+                return _MISSING
+        elif isinstance(obj, list) and part.isdigit() and int(part) < len(obj):
+            obj = obj[int(part)]
+        else:
+            return _MISSING
+    return obj
+
+
+def _compile_exp(exp: Expectation, context: Mapping[str, Any]) -> _Exp:
+    ops = render(exp.operators(), context)
+    path = str(render(exp.path, context))
+    existence = "absent" if "absent" in ops else "present" if "present" in ops else None
+    value_ops = {k: v for k, v in ops.items() if k not in ("absent", "present")}
+    predicate = compile_operators(value_ops) if value_ops else None
+    parts = tuple(path.split("."))
+    return _Exp(path, parts, ops, predicate, existence, exp.on_missing, parts[0] if len(parts) == 1 else None)
+
+
+@dataclass
+class _Compiled:
+    exps: list[_Exp]
+    when: list[_Exp]
+    expected: dict[str, Any]
+    #: Preconditions then expectations: the fast path only asks "does all of it hold?".
+    checks: tuple[_Exp, ...] = ()
+
+    def __post_init__(self) -> None:
+        self.checks = (*self.when, *self.exps)
+
+
+class RuleProgram:
+    """A declarative rule, ready to run: device filter, interface filter, compiled expectations."""
+
+    def __init__(
+        self, rule: Rule, base_vars: Mapping[str, Any], host_sets: Callable[[str], set[str]]
+    ) -> None:
+        self.rule = rule
+        self.id = rule.id
+        self.severity = severity_of(rule, Severity.MAJOR)
+        sel = rule.select
+        self.roles = frozenset(sel.roles) if sel.roles else None
+        self.platforms = frozenset(sel.platforms) if sel.platforms else None
+        self.groups = frozenset(sel.groups) if sel.groups else None
+        self.hosts = host_sets(sel.hosts) if sel.hosts else None
+        isel = sel.interfaces
+        self.per_interface = isel is not None
+        self.name_rx = re.compile(isel.name) if isel and isel.name else None
+        self.exclude_rx = re.compile(isel.exclude) if isel and isel.exclude else None
+        self.facing = isel.facing if isel else "any"
+        self.in_var = isel.in_var if isel else None
+        self.admin_up = isel.admin_up if isel else None
+        self.oper_up = isel.oper_up if isel else None
+        self.base_vars = base_vars
+        exps = [*(rule.expect or []), *rule.when]
+        self.var_names = tuple(
+            sorted(set().union(*(variables_of(e.model_dump()) for e in exps)) if exps else ())
+        )
+        self._cache: dict[str, _Compiled] = {}
+
+    def selects(self, dev: DeviceLike) -> bool:
+        """Whether the rule applies to this device."""
+        if self.roles is not None and dev.role not in self.roles:
+            return False
+        if self.platforms is not None and dev.platform not in self.platforms:
+            return False
+        if self.groups is not None and self.groups.isdisjoint(dev.groups):
+            return False
+        return self.hosts is None or dev.name in self.hosts
+
+    def compiled(self, dev: DeviceLike) -> _Compiled:
+        """The rule compiled for this device's variable values (cached by those values).
+
+        Raises:
+            ConfigError: A template or operand the device's variables make invalid.
+        """
+        if not self.var_names:
+            key = ""
+        else:
+            key = repr(tuple(dev.vars.get(n, self.base_vars.get(n, _MISSING)) for n in self.var_names))
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        context = {**self.base_vars, **dev.vars}
+        try:
+            exps = [_compile_exp(e, context) for e in self.rule.expect or []]
+            when = [_compile_exp(e, context) for e in self.rule.when]
+        except (TemplateValueError, OperandError) as exc:
+            raise ConfigError(f"for device {dev.name}: {exc}", key=f"rules[id={self.id}]") from None
+        compiled = _Compiled(exps, when, {e.path: e.ops for e in exps})
+        self._cache[key] = compiled
+        return compiled
+
+    @property
+    def selector_key(self) -> tuple[Any, ...]:
+        """Rules with equal keys select the same interfaces (computed once per device)."""
+        return (
+            self.in_var,
+            self.name_rx.pattern if self.name_rx else None,
+            self.exclude_rx.pattern if self.exclude_rx else None,
+            self.facing,
+            self.admin_up,
+            self.oper_up,
+        )
+
+    def select_interfaces(
+        self,
+        dev: DeviceLike,
+        ordered: list[tuple[str, Mapping[str, Any]]],
+        roles_by_name: Mapping[str, str],
+    ) -> list[tuple[str, Mapping[str, Any]]]:
+        """The interfaces (name, body) of ``ordered`` this rule selects, in that order."""
+        wanted: set[str] | None = None
+        if self.in_var:
+            listed = dev.vars.get(self.in_var)
+            # An unset variable leaves the condition out (see docs/baseline.md).
+            wanted = {str(x) for x in listed} if isinstance(listed, list) else None
+        out = []
+        for name, body in ordered:
+            if wanted is not None and name not in wanted:
+                continue
+            if self.name_rx is not None and not self.name_rx.fullmatch(name):
+                continue
+            if self.exclude_rx is not None and self.exclude_rx.fullmatch(name):
+                continue
+            if self.admin_up is not None and body.get("admin_up") is not self.admin_up:
+                continue
+            if self.oper_up is not None and body.get("oper_up") is not self.oper_up:
+                continue
+            if self.facing != "any":
+                role = peer_role(body, roles_by_name)
+                if role is None or (self.facing == "host") != (role == "host"):
+                    continue
+            out.append((name, body))
+        return out
+
+    def evaluate(
+        self, device: str, subject: str | None, body: Mapping[str, Any], prog: _Compiled
+    ) -> Result | None:
+        """None when the subject passes (the hot path), else the non-pass Result.
+
+        The fast path only decides "everything holds"; anything else is re-evaluated by
+        :meth:`evaluate_fully`, which builds the message.
+        """
+        is_dict = type(body) is dict
+        for e in prog.checks:
+            value = body.get(e.single, _MISSING) if is_dict and e.single else _walk(body, e.parts)
+            if value is _MISSING:
+                if e.existence == "absent":
+                    continue
+                return self.evaluate_fully(device, subject, body, prog)
+            if e.existence == "absent" or (e.predicate is not None and e.predicate(value)):
+                return self.evaluate_fully(device, subject, body, prog)
+        return None
+
+    def evaluate_fully(
+        self, device: str, subject: str | None, body: Mapping[str, Any], prog: _Compiled
+    ) -> Result | None:
+        """The detailed evaluation: preconditions, every expectation, the message. None = pass."""
+        for w in prog.when:
+            value = _walk(body, w.parts)
+            if value is _MISSING:
+                if w.existence != "absent":
+                    return self._r(device, subject, Status.SKIPPED, f"not applicable: {w.path} not present")
+                continue
+            if w.existence == "absent":
+                return self._r(device, subject, Status.SKIPPED, f"not applicable: {w.path} is present")
+            reason = w.predicate(value) if w.predicate else None
+            if reason:
+                return self._r(device, subject, Status.SKIPPED, f"not applicable: {w.path} {reason}")
+        actual: dict[str, Any] = {}
+        problems: list[str] = []
+        failing: dict[str, Any] = {}
+        missing: list[_Exp] = []
+        for e in prog.exps:
+            value = _walk(body, e.parts)
+            if value is _MISSING:
+                actual[e.path] = None
+                if e.existence == "absent":
+                    continue
+                if e.existence == "present":
+                    problems.append(f"{e.path} is not present")
+                    failing[e.path] = e.ops
+                    continue
+                missing.append(e)
+                continue
+            actual[e.path] = value
+            if e.existence == "absent":
+                problems.append(f"{e.path} is present, expected absent")
+                failing[e.path] = e.ops
+                continue
+            if e.predicate is not None:
+                reason = e.predicate(value)
+                if reason:
+                    problems.append(f"{e.path} {reason}")
+                    failing[e.path] = e.ops
+        if problems:
+            return Result(
+                self.id, device, subject, Status.FAIL, self.severity, failing,
+                {p: actual[p] for p in failing}, "; ".join(problems),
+            )  # fmt: skip
+        if missing:
+            kinds = {e.on_missing for e in missing}
+            paths = ", ".join(e.path for e in missing)
+            if "fail" in kinds:
+                return Result(
+                    self.id, device, subject, Status.FAIL, self.severity,
+                    {e.path: e.ops for e in missing}, None, f"{paths} not present",
+                )  # fmt: skip
+            if "error" in kinds:
+                return self._r(device, subject, Status.ERROR, f"{paths} not collected")
+            return self._r(device, subject, Status.SKIPPED, f"not applicable: {paths} not present")
+        return None
+
+    def _r(self, device: str, subject: str | None, status: Status, message: str) -> Result:
+        return Result(self.id, device, subject, status, self.severity, None, None, message)
