@@ -53,7 +53,9 @@ from fabline.collect.finisher import write_result
 from fabline.collect.profiles import Profile
 from fabline.collect.transports import Session, redact
 from fabline.errors import ConfigError, FablineError
-from fabline.inventory import _SECRET_KEY, Device, HostVars, Inventory, _Templater, _VarError
+from fabline.inventory import Device, HostVars, Inventory
+from fabline.inventory.model import SECRET_KEY
+from fabline.inventory.varstemplates import VarError, VarsTemplater
 
 #: The host variable that names a device's site.
 SITE_VAR = "fabline_site"
@@ -97,8 +99,8 @@ class SecretRecipe:
             ConfigError: The template cannot be rendered here (the message names no value).
         """
         try:
-            values = _Templater().render_vars(host, self.raw, self.magic, dict)
-        except _VarError as exc:
+            values = VarsTemplater().render_vars(host, self.raw, self.magic, dict)
+        except VarError as exc:
             raise ConfigError(exc.message) from None
         value = values.get(self.key)
         return None if value is None or value == "" else str(value)
@@ -172,7 +174,7 @@ def secret_recipe(inventory: Inventory, device: Device) -> SecretRecipe | None:
         return None
     needed: dict[str, Any] = {}
     stack = [key]
-    env = _Templater().env
+    env = VarsTemplater().env
     while stack:
         name = stack.pop()
         if name in needed or name not in raw:
@@ -226,7 +228,7 @@ def remote_devices(
         raise ConfigError(f"--site-group {site_group}: no such group in the inventory")
     out: dict[str, RemoteDevice] = {}
     for device in devices:
-        kept = {k: device.vars[k] for k in COLLECTOR_VARS if k in device.vars and not _SECRET_KEY.search(k)}
+        kept = {k: device.vars[k] for k in COLLECTOR_VARS if k in device.vars and not SECRET_KEY.search(k)}
         bare = replace(device, password=None, vars=HostVars(kept))
         remote = RemoteDevice(bare, site_of(device, inventory, site_group), secret_recipe(inventory, device))
         if device.password and device.password.encode("utf-8") in pickle.dumps(remote):
