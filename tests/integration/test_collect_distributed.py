@@ -310,6 +310,11 @@ def test_unreachable_scheduler_is_one_line_exit_2(tmp_path: Path, command: str) 
 # a collector killed mid-collection
 
 
+def written(snap: Path) -> set[str]:
+    """The devices whose state file the client has written so far."""
+    return {p.stem for p in (snap / "state").glob("*.json")}
+
+
 def slow_hosts(prefix: str, n: int) -> list[synthetic.DeviceSpec]:
     return [
         synthetic.DeviceSpec(f"{prefix}-{i:02d}", "host", "linux", ports=1, rail_interfaces=["eth0"])
@@ -340,14 +345,15 @@ def test_collector_killed_mid_collection(tmp_path: Path) -> None:
             addresses = {name: cluster.worker_address(client, name) for name in workers}
             deadline = time.monotonic() + 120
             while len(killed) < 2 and time.monotonic() < deadline and proc.poll() is None:
-                written = (
-                    {p.stem for p in (snap / "state").glob("*.json")} if (snap / "state").is_dir() else set()
-                )
+                done = written(snap)
                 processing = client.processing()
                 for name, prefix in (("a1", "a-"), ("b1", "b-")):
-                    if name in killed or not any(n.startswith(prefix) for n in written):
+                    if name in killed or not any(n.startswith(prefix) for n in done):
                         continue
-                    if processing.get(addresses[name]):
+                    # Kill only once the worker is in a session with a device it has not finished.
+                    keys = [str(key) for key in processing.get(addresses[name], ())]
+                    devices = {d for d in sim.devices if any(k.endswith(f"-{d}") for k in keys)}
+                    if any(sim.devices[d].sessions and d not in done for d in devices):
                         os.kill(cluster.workers[name].pid, signal.SIGKILL)
                         cluster.workers[name].wait()
                         killed[name] = addresses[name]
@@ -382,3 +388,36 @@ def test_collector_killed_mid_collection(tmp_path: Path) -> None:
         else:
             assert entries[d.name]["collector"] == killed["b1"]
     assert "no collector for site site_b" in err
+
+
+def test_scheduler_lost_mid_collection(tmp_path: Path) -> None:
+    hosts = slow_hosts("h", 8)
+    fabric = synthetic.Fabric(hosts, [])
+    faults = [TransportFault(d.name, "slow", seconds=1.0) for d in hosts[1:]]
+    with simulator(fabric, faults, base="127.45") as sim, dask_cluster(tmp_path, {"w1": "site_a"}) as cluster:
+        inv = two_site_inventory(sim, tmp_path / "inv.yml", {"site_a": [d.name for d in hosts]})
+        snap = tmp_path / "snap"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "fabline", "collect", "-i", str(inv), "-o", str(snap), "--scheduler",
+             cluster.address, "--site-group", "sites", "--workers", "2", "--timeout", "3",
+             "--known-hosts", str(tmp_path / "kh")],
+            env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while not written(snap):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        scheduler = cluster.procs[0]
+        os.kill(scheduler.pid, signal.SIGKILL)
+        scheduler.wait()
+        _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 3, err
+    assert_sound(snap)
+    entries = manifest(snap)["devices"]
+    assert set(entries) == {d.name for d in hosts}
+    statuses = {n: e["status"] for n, e in entries.items()}
+    assert "partial" in statuses.values() and "error" in statuses.values(), statuses
+    for entry in entries.values():
+        if entry["status"] == "error":
+            assert entry["errors"][0]["kind"] == "collector", entry
+            assert "Dask scheduler" in entry["errors"][0]["message"], entry

@@ -436,6 +436,8 @@ class _Run:
         return 2 * self.options.workers * max(1, len(workers.get(site, ())))
 
     def _top_up(self, workers: Mapping[str, set[str]]) -> None:
+        if self.client.status != "running":
+            return  # reconnecting to the scheduler, or given up on it (_watch decides)
         for site, waiting in self.pending.items():
             room = min(len(waiting), self._window(workers, site) - self.per_site[site])
             if room <= 0:
