@@ -199,6 +199,11 @@ def test_distributed_snapshot_equals_local(lab: dict[str, Any]) -> None:
                   "--site-group", "sites", "--known-hosts", tmp / "kh-dist", env=_env())  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert "collected 8 devices" in run.stdout
+    # The collectors have 8 threads for the default 32 sessions: the run says so.
+    assert (
+        "fabline: warning: collector collector-a (site_a) runs 8 devices at once, not --workers 32: "
+        "start it with dask worker --nthreads 32"
+    ) in run.stderr
     local, dist = states(lab["local"]), states(tmp / "dist")
     assert set(dist) == {d.name for d in LAB.devices}
     assert dist == local

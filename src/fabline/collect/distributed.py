@@ -403,6 +403,7 @@ class _Run:
     def run(self) -> list[str]:
         workers = _site_workers(self.client)
         self.seen = {site: set(workers.get(site, ())) for site in self.pending}
+        self.warnings.extend(self._few_threads())
         for site in list(self.pending):
             if not workers.get(site):
                 self._give_up(
@@ -429,6 +430,20 @@ class _Run:
                 future.cancel()
             raise
         return self.warnings
+
+    def _few_threads(self) -> list[str]:
+        """A warning per collector of these sites with fewer threads than --workers (each session holds one)."""
+        out = []
+        info = self.client.scheduler_info(n_workers=-1).get("workers") or {}
+        for address, worker in sorted(info.items()):
+            sites = sorted(set(worker.get("resources") or {}) & set(self.pending))
+            threads = int(worker.get("nthreads") or 0)
+            if sites and threads < self.options.workers:
+                out.append(
+                    f"collector {worker.get('name', address)} ({', '.join(sites)}) runs {threads} devices at once, "
+                    f"not --workers {self.options.workers}: start it with dask worker --nthreads {self.options.workers}"
+                )
+        return out
 
     def _window(self, workers: Mapping[str, set[str]], site: str) -> int:
         # Two tasks per slot of every collector of the site: the next device is already on the
