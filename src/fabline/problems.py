@@ -105,8 +105,8 @@ _FAMILY_TEXT: dict[str, tuple[str, str]] = {
     "speed": ("speed/autoneg", "fix the speed and autonegotiation of both ends (fixed speed, autoneg off)"),
     "classification": (
         "traffic classification",
-        "put RoCE's DSCP (and only it) in the lossless priority, on the NIC and the switch port, and the "
-        "RDMA-CM ToS / NCCL_IB_TC to the lossless DSCP with ECT",
+        "map RoCE's DSCP (and only it) to the lossless priority on NIC and switch port; RoCE ToS and "
+        "NCCL_IB_TC = that DSCP with ECT",
     ),
     "pfc": ("PFC", "enable PFC on the lossless priority only, identically at both ends of the link"),
     "pfc-buffer": (
@@ -151,6 +151,10 @@ _CONSEQUENCES = frozenset({"leaf-oversubscription", "clos-shape"})
 _FLEET_CHECKS = frozenset({"version-skew", "qos-skew"})
 #: Checks whose finding states a cause the rest of its problem follows from (quoted first).
 _ROOT_CAUSES = frozenset({"device-collection", "switch-port-up", "host-link-up", "rail-cabling"})
+#: Checks whose family depends on the message (a "port down" row of the cabling plan is port state).
+_BY_MESSAGE = frozenset({"cabling-plan", "link-lldp"})
+#: Families whose other end also comes from the cabling plan (a dark link has no LLDP).
+_PLANNED_FAMILIES = frozenset({"port-state", "cabling"})
 _MISSING_PAIR = re.compile(r"no link to (\S+)")
 #: Where the fabric-wide pseudo-device's results are reported (the engine's ``FABRIC_DEVICE``).
 FABRIC = "(fabric)"
@@ -203,7 +207,7 @@ class Problem:
         where: The location in words (``leaf-r1-a swp3 <-> spine-01 Ethernet2/1``).
         severity: The highest severity of its findings.
         status: ``fail`` when any finding failed, else ``error``.
-        location: ``devices`` (sorted), ``ports`` (sorted ``[device, port]`` pairs) and, for
+        location: ``devices`` (sorted), ``ports`` (sorted ``(device, port)`` pairs) and, for
             fleet problems, ``planes`` and ``roles``.
         next_step: What to do.
         inspect: For physical problems: one entry per port to look at (device, port, peer,
@@ -233,7 +237,7 @@ class Problem:
             "where": self.where,
             "severity": self.severity.label,
             "status": self.status.value,
-            "location": self.location,
+            "location": {k: [list(x) for x in v] if k == "ports" else v for k, v in self.location.items()},
             "next_step": self.next_step,
             "inspect": self.inspect,
             "count": len(self.findings),
@@ -292,42 +296,6 @@ def _is_port(r: Result) -> bool:
     return r.subject is not None and r.subject not in _DEVICE_SUBJECTS and r.device != FABRIC
 
 
-def _named_peers(r: Result) -> Iterable[tuple[str, str]]:
-    """The (device, port) pairs a link finding names as the other end (observed or planned)."""
-    for side in (r.expected, r.actual):
-        if type(side) is dict:
-            pd, pp = side.get("peer_device"), side.get("peer_interface")
-            if type(pd) is str and type(pp) is str:
-                yield pd, pp
-
-
-class _Union:
-    """Union-find over finding indexes."""
-
-    __slots__ = ("parent",)
-
-    def __init__(self, n: int) -> None:
-        self.parent = list(range(n))
-
-    def find(self, i: int) -> int:
-        parent = self.parent
-        root = i
-        while parent[root] != root:
-            root = parent[root]
-        while parent[i] != root:
-            parent[i], i = root, parent[i]
-        return root
-
-    def union(self, a: int, b: int) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            # the smaller index becomes the root: the component's root is its first finding
-            if ra < rb:
-                self.parent[rb] = ra
-            else:
-                self.parent[ra] = rb
-
-
 def group(results: Iterable[Result], facts: Facts | None = None) -> list[Problem]:
     """Group the ``fail`` and ``error`` results into problems (see the module docs for the rules).
 
@@ -341,123 +309,244 @@ def group(results: Iterable[Result], facts: Facts | None = None) -> list[Problem
     """
     facts = facts or Facts()
     findings = [r for r in results if r.status is Status.FAIL or r.status is Status.ERROR]
+    families, parent = _components(findings, facts)
+    # A parent always has a smaller index (the smaller root wins every union), so one forward pass
+    # resolves every finding's root: its parent's root is already known.
+    components: dict[int, list[int]] = {}
+    for i in range(len(findings)):
+        p = parent[i]
+        if p != i:
+            p = parent[i] = parent[p]
+            components[p].append(i)
+        else:
+            components[i] = [i]
+    return _problems(findings, families, components, facts)
+
+
+def _components(findings: list[Result], facts: Facts) -> tuple[list[str], list[int]]:
+    """Each finding's family, and the union-find parents joining findings of one cause.
+
+    Findings sharing a key (a fact of a port, a device, a link end, ...) are joined. This is the
+    hot loop of a plane-wide fault (400k findings on a 100k-GPU fabric): plain dict and tuple
+    work, no helper calls on the common path.
+    """
     n = len(findings)
-    uf = _Union(n)
+    parent = list(range(n))
     seen: dict[Any, int] = {}
     devices = facts.devices
     peers, planned = facts.peers, facts.planned
     unreadable = {name for name, d in devices.items() if not d.readable}
-    # Devices with a consequence finding (rule 4) or a device-level finding of a family (rule 5):
-    # their down ports / same-family port findings take an extra key joining them.
+    lldp_missing = {name for name, d in devices.items() if d.lldp_missing}
+    hosts = {name for name, d in devices.items() if d.role == "host"}
+    not_port = _DEVICE_SUBJECTS
+    # Rules 4 and 5 need to know every port finding first: consequences and device-level
+    # findings are joined after the pass, from these.
     with_consequence: set[str] = set()
-    first_port: dict[tuple[str, str], str] = {}  # (family, device) -> its smallest port with a finding
+    first_port: dict[tuple[str, str], str] = {}
+    down_ports: list[tuple[int, str]] = []
+    device_level: list[int] = []
     families: list[str] = []
-    for r in findings:
-        fam = family_of(r)
-        families.append(fam)
-        if r.check in _CONSEQUENCES:
-            with_consequence.add(r.device)
-        elif _is_port(r):
-            key = (fam, r.device)
-            have = first_port.get(key)
-            if have is None or r.subject < have:  # type: ignore[operator]
-                first_port[key] = r.subject  # type: ignore[assignment]
+    fam_of = FAMILIES.get
+    add_family = families.append
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
 
     def join(i: int, key: Any) -> None:
         j = seen.setdefault(key, i)
         if j != i:
-            uf.union(i, j)
+            a, b = find(i), find(j)
+            if a < b:  # the smaller index becomes the root
+                parent[b] = a
+            elif b < a:
+                parent[a] = b
 
     for i, r in enumerate(findings):
-        fam = families[i]
+        check = r.check
+        fam = fam_of(check)
+        if fam is None or check in _BY_MESSAGE:
+            fam = family_of(r)
+        add_family(fam)
         dev = r.device
+        port = r.subject
         if dev in unreadable:
             join(i, ("dev", dev))
             continue
         if dev == FABRIC:
-            join(i, ("fabric", r.check, r.subject if r.subject and ":" in r.subject else None))
+            join(i, ("fabric", check, port if port and ":" in port else None))
             continue
-        if r.check in _CONSEQUENCES:
-            join(i, ("down", dev))
-            if r.check == "clos-shape" and type(r.actual) is list:
-                for text in r.actual:
-                    m = _MISSING_PAIR.match(text) if type(text) is str else None
-                    if m is None:
-                        continue
-                    other = m.group(1)
-                    if other in unreadable:
-                        join(i, ("dev", other))
-                    else:
-                        join(i, ("pair", *sorted((dev, other))))
+        if check in _CONSEQUENCES:
+            with_consequence.add(dev)
+            _join_consequence(i, r, join, unreadable)
             continue
-        if r.check in _FLEET_CHECKS:
-            join(i, ("fleet", r.check, r.subject, repr(r.expected)))
+        if check in _FLEET_CHECKS:
+            join(i, ("fleet", check, port, repr(r.expected)))
             continue
-        if not _is_port(r):
-            # a device-level finding joins the device's first port finding of the same fact
-            join(i, (fam, dev, first_port.get((fam, dev))))
-            if fam == "collection" and devices.get(dev, DeviceFacts("")).lldp_missing:
-                join(i, ("collect-lldp", dev))
+        if port is None or port in not_port:
+            device_level.append(i)
             continue
-        port = r.subject
-        assert port is not None
-        join(i, (fam, dev, port))
-        if fam == "lldp" and devices.get(dev, DeviceFacts("")).lldp_missing:
-            join(i, ("collect-lldp", dev))
-        if fam == "port-state" and dev in with_consequence:
-            join(i, ("down", dev))
-        if fam == "cabling" and devices.get(dev, DeviceFacts("")).role == "host":
-            join(i, ("cabling-host", dev))
-        others = list(_named_peers(r))
-        seen_peer = peers.get((dev, port))
-        if seen_peer is not None:
-            others.append(seen_peer)
-        if fam in ("port-state", "cabling"):
+        first = first_port.get((fam, dev))
+        if first is None or port < first:
+            first_port[(fam, dev)] = port
+        key = (fam, dev, port)
+        j = seen.setdefault(key, i)
+        if j != i:
+            a, b = find(i), find(j)
+            if a < b:
+                parent[b] = a
+            elif b < a:
+                parent[a] = b
+        # the other end: named by the finding (link checks; the cabling plan names two), else
+        # from the link graph
+        named = False
+        side = r.expected
+        if type(side) is dict:
+            pd = side.get("peer_device")
+            pp = side.get("peer_interface")
+            if type(pd) is str and type(pp) is str:
+                named = True
+                if pd in unreadable:
+                    _join_unreadable(i, fam, r.status, pd, join)
+                else:
+                    join(i, (fam, pd, pp))
+        side = r.actual
+        if (not named or fam == "cabling") and type(side) is dict:
+            pd = side.get("peer_device")
+            pp = side.get("peer_interface")
+            if type(pd) is str and type(pp) is str:
+                named = True
+                if pd in unreadable:
+                    _join_unreadable(i, fam, r.status, pd, join)
+                else:
+                    join(i, (fam, pd, pp))
+        if not named:
+            seen_peer = peers.get((dev, port))
+            if seen_peer is not None:
+                if seen_peer[0] in unreadable:
+                    _join_unreadable(i, fam, r.status, seen_peer[0], join)
+                else:
+                    join(i, (fam, *seen_peer))
+        if fam in _PLANNED_FAMILIES:
             plan = planned.get((dev, port))
             if plan is not None:
-                others.append((plan[0], plan[1]))
-        for pd, pp in others:
-            if pd in unreadable:
-                if fam in ("port-state", "lldp") or r.status is Status.ERROR:
-                    join(i, ("dev", pd))  # rule 1: a port facing an unreadable device says only that
+                if plan[0] in unreadable:
+                    _join_unreadable(i, fam, r.status, plan[0], join)
+                else:
+                    join(i, (fam, plan[0], plan[1]))
+            if fam == "port-state":
+                down_ports.append((i, dev))
+            elif dev in hosts:
+                join(i, ("cabling-host", dev))
+        elif fam == "lldp" and dev in lldp_missing:
+            join(i, ("collect-lldp", dev))
+    for i, dev in down_ports:
+        if dev in with_consequence:
+            join(i, ("down", dev))
+    for i in device_level:
+        # a device-level finding joins the device's first port finding of the same fact
+        fam, dev = families[i], findings[i].device
+        join(i, (fam, dev, first_port.get((fam, dev))))
+        if fam == "collection" and dev in lldp_missing:
+            join(i, ("collect-lldp", dev))
+    return families, parent
+
+
+def _join_consequence(i: int, r: Result, join: Any, unreadable: set[str]) -> None:
+    """Rule 4: an oversubscription or Clos-shape finding joins its device's down ports, and a
+    missing leaf-spine pair joins the other end's finding (or the unreadable other end)."""
+    dev = r.device
+    join(i, ("down", dev))
+    if r.check == "clos-shape" and type(r.actual) is list:
+        for text in r.actual:
+            m = _MISSING_PAIR.match(text) if type(text) is str else None
+            if m is None:
                 continue
-            join(i, (fam, pd, pp))
-    components: dict[int, list[int]] = {}
-    for i in range(n):
-        components.setdefault(uf.find(i), []).append(i)
-    return _problems(findings, families, components, facts)
+            other = m.group(1)
+            if other in unreadable:
+                join(i, ("dev", other))
+            else:
+                join(i, ("pair", *sorted((dev, other))))
 
 
-def _signature(findings: Sequence[Result], members: Sequence[int]) -> tuple[tuple[str, str], ...]:
+def _join_unreadable(i: int, fam: str, status: Status, device: str, join: Any) -> None:
+    """Rule 1: a port finding facing an unreadable device that says only that joins its problem."""
+    if fam in {"port-state", "lldp"} or status is Status.ERROR:
+        join(i, ("dev", device))
+
+
+def _signature(findings: Sequence[Result], members: Sequence[int]) -> frozenset[tuple[str, str]]:
     """What a component's findings say once the names are taken out (rule 6): its port findings
     (device-level consequences riding along, such as a host's NCCL_IB_TC, do not count)."""
-    at_ports = [i for i in members if _is_port(findings[i])] or members
-    return tuple(sorted({(findings[i].check, deviation(findings[i])) for i in at_ports}))
+    not_port = _DEVICE_SUBJECTS
+    out = set()
+    for i in members:
+        r = findings[i]
+        if r.subject is not None and r.subject not in not_port:
+            m = r.message
+            if m.startswith(r.device):
+                cut = m.find(": ")
+                if cut >= 0:
+                    m = m[cut + 2 :]
+            out.add((r.check, m))
+    if not out:
+        out = {(findings[i].check, deviation(findings[i])) for i in members}
+    return frozenset(out)
 
 
 def _problems(
     findings: list[Result], families: list[str], components: dict[int, list[int]], facts: Facts
 ) -> list[Problem]:
     devices = facts.devices
-    unreadable = {name for name, d in devices.items() if not d.readable}
+    special = {name for name, d in devices.items() if not d.readable}
+    special.add(FABRIC)
     # Rule 6: components that say the same thing in different places are one fleet problem.
-    fleets: dict[tuple[Any, ...], list[int]] = {}
+    fleets: dict[frozenset[tuple[str, str]], list[int]] = {}
     singles: list[int] = []
+    not_port = _DEVICE_SUBJECTS
     for root, members in components.items():
-        if any(findings[i].device in unreadable or findings[i].device == FABRIC for i in members):
-            singles.append(root)
+        # the signature (what the component says once the names are out), inlined: this loop
+        # runs once per component, 100k times for a plane-wide fault
+        said: set[tuple[str, str]] = set()
+        for i in members:
+            r = findings[i]
+            if r.device in special:
+                break
+            subject = r.subject
+            if subject is not None and subject not in not_port:
+                m = r.message
+                if m.startswith(r.device):
+                    cut = m.find(": ")
+                    if cut >= 0:
+                        m = m[cut + 2 :]
+                said.add((r.check, m))
+        else:
+            fleets.setdefault(frozenset(said) if said else _signature(findings, members), []).append(root)
             continue
-        key = (families[root], _signature(findings, members))
-        fleets.setdefault(key, []).append(root)
+        singles.append(root)
     out: list[Problem] = []
     for root in singles:
         out.append(_single(findings, families, components[root], facts))
-    for (fam, sig), roots in fleets.items():
+    for sig, roots in fleets.items():
         if len(roots) == 1:
             out.append(_single(findings, families, components[roots[0]], facts))
         else:
-            members = sorted(i for root in roots for i in components[root])
-            out.append(_fleet(findings, fam, sig, members, roots, facts))
+            members = []
+            for root in roots:
+                members.extend(components[root])
+            members.sort()
+            out.append(_fleet(findings, sig, members, roots, facts))
+    # Two problems never share an id (possible only for odd inputs, e.g. one result id twice).
+    by_id: dict[str, list[Problem]] = {}
+    for p in out:
+        by_id.setdefault(p.id, []).append(p)
+    for same in by_id.values():
+        if len(same) > 1:
+            same.sort(key=lambda p: sorted(r.id for r in p.findings))
+            for n, p in enumerate(same[1:], start=1):
+                p.id = _pid(p.id, n)
     out.sort(key=lambda p: (-p.severity, p.status is not Status.FAIL, p.family, p.cause, p.id))
     return out
 
@@ -508,21 +597,24 @@ def _single(findings: list[Result], families: list[str], members: list[int], fac
         kind, fam, pid, where = "device", "unreadable", _pid("device", dev), dev
         devs = [dev, *(d for d in devs if d != dev)]
     else:
+        # The id names the fact and the first place (device, port) it shows at: a further check
+        # failing on the same fact at the same place next time does not change it.
+        anchor = min((r.device, r.subject or "") for r in rs)
         if not ports:
             kind, where = (
                 "device",
                 ", ".join(devs[:3]) + (f" and {len(devs) - 3} more" if len(devs) > 3 else ""),
             )
-            pid = _pid("device", fam, devs[0], primary.check if primary.device == FABRIC else "")
+            pid = _pid("device", fam, anchor)
         elif len(ports) == 1:
             kind, where = "port", f"{ports[0][0]} {ports[0][1]}"
-            pid = _pid("port", fam, ports[0])
+            pid = _pid("port", fam, anchor)
         elif len(ports) == 2 and ports[0][0] != ports[1][0]:
             kind, where = "link", f"{ports[0][0]} {ports[0][1]} <-> {ports[1][0]} {ports[1][1]}"
-            pid = _pid("link", fam, ports[0])
+            pid = _pid("link", fam, anchor)
         else:
             kind, where = "ports", _where_ports(ports)
-            pid = _pid("ports", fam, ports[0])
+            pid = _pid("ports", fam, anchor)
         here = primary.device + (f" {primary.subject}" if _is_port(primary) else "")
         cause = f"{_FAMILY_TEXT.get(fam, (fam, ''))[0]}: {here}: {deviation(primary) or primary.message}"
     return Problem(
@@ -533,7 +625,7 @@ def _single(findings: list[Result], families: list[str], members: list[int], fac
         where=where,
         severity=max(r.severity for r in rs),
         status=Status.FAIL if any(r.status is Status.FAIL for r in rs) else Status.ERROR,
-        location={"devices": devs, "ports": [list(p) for p in ports]},
+        location={"devices": devs, "ports": ports},
         next_step=_FAMILY_TEXT.get(fam, ("", "see the findings"))[1] or "see the findings",
         inspect=_inspect(fam, ports, facts),
         findings=rs,
@@ -549,8 +641,7 @@ def _plural(role: str, n: int) -> str:
 
 def _fleet(
     findings: list[Result],
-    fam: str,
-    sig: tuple[tuple[str, str], ...],
+    sig: frozenset[tuple[str, str]],
     members: list[int],
     roots: list[int],
     facts: Facts,
@@ -558,10 +649,24 @@ def _fleet(
     rs = [findings[i] for i in members]
     primary = _primary(findings, roots)
     fam = family_of(primary)
-    devs = sorted({r.device for r in rs})
-    ports = _ports(findings, members)
+    not_port = _DEVICE_SUBJECTS
+    devs_set: set[str] = set()
+    where_set: set[str] = set()
+    where_ports: set[tuple[str, str]] = set()
+    check = primary.check
+    for r in rs:
+        dev = r.device
+        devs_set.add(dev)
+        if r.check == check:
+            where_set.add(dev)
+            subject = r.subject
+            if subject is not None and subject not in not_port:
+                where_ports.add((dev, subject))
+    devs = sorted(devs_set)
+    # The ports of the deviation itself (the other findings' ports are in their result ids).
+    ports = sorted(where_ports)
     # Where: the devices of the primary finding's check, by plane and role.
-    where_devs = sorted({findings[i].device for i in members if findings[i].check == primary.check})
+    where_devs = sorted(where_set)
     planes = sorted({p for d in where_devs if (p := _plane(facts, d)) is not None})
     roles = sorted({_role(facts, d) for d in where_devs})
     count = " and ".join(
@@ -575,20 +680,18 @@ def _fleet(
         if planes
         else ""
     )
-    where_ports = {(findings[i].device, findings[i].subject) for i in members
-                   if findings[i].check == primary.check and _is_port(findings[i])}  # fmt: skip
     ports_text = f" ({len(where_ports)} ports)" if len(where_ports) > len(where_devs) else ""
     label = _FAMILY_TEXT.get(fam, (fam, ""))[0]
     cause = f"{label}: {plane_text}{count}{ports_text}: {deviation(primary)}"
     return Problem(
-        id=_pid("fleet", fam, sig),
+        id=_pid("fleet", fam, sorted(sig)),
         family=fam,
         kind="fleet",
         cause=cause,
         where=f"{plane_text}{count} ({named})",
         severity=max(r.severity for r in rs),
         status=Status.FAIL if any(r.status is Status.FAIL for r in rs) else Status.ERROR,
-        location={"devices": devs, "ports": [list(p) for p in ports], "planes": planes, "roles": roles},
+        location={"devices": devs, "ports": ports, "planes": planes, "roles": roles},
         next_step=_FAMILY_TEXT.get(fam, ("", "see the findings"))[1] or "see the findings",
         inspect=_inspect(fam, ports, facts),
         findings=rs,
@@ -630,6 +733,35 @@ def _inspect(fam: str, ports: list[tuple[str, str]], facts: Facts) -> list[dict[
         if len(out) >= MAX_INSPECT:
             break
     return out
+
+
+def problem_from_dict(row: Mapping[str, Any], findings: Mapping[str, Result]) -> Problem:
+    """A problem back from its ``report.json`` / history form; ``findings`` maps result ids to results
+    (ids not found there are left out)."""
+    return Problem(
+        id=str(row["id"]),
+        family=str(row["family"]),
+        kind=str(row["kind"]),
+        cause=str(row["cause"]),
+        where=str(row.get("where", "")),
+        severity=Severity.parse(str(row["severity"])),
+        status=Status(row["status"]),
+        location=dict(row.get("location") or {}),
+        next_step=str(row.get("next_step", "")),
+        inspect=list(row.get("inspect") or []),
+        findings=[findings[i] for i in row.get("findings", ()) if i in findings],
+    )
+
+
+def facts_of_rows(device_rows: Iterable[Mapping[str, Any]]) -> Facts:
+    """Facts from a report's device rows alone (no link graph): roles and readability."""
+    devices = {}
+    for row in device_rows:
+        status = str(row.get("status", "ok"))
+        devices[str(row.get("name"))] = DeviceFacts(
+            role=str(row.get("role", "")), readable=status in ("ok", "partial"), status=status
+        )
+    return Facts(devices)
 
 
 def check_partition(results: Iterable[Result], problems: Sequence[Problem]) -> None:

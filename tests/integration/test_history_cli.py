@@ -71,6 +71,7 @@ def test_check_records_and_history_lists_and_shows(tmp_path: Path, nights: dict[
     assert doc["summary"] == reports[1]["summary"]
     problems = [r for r in reports[1]["results"] if r["status"] != "pass"]
     assert [r for r in doc["results"] if r["status"] != "pass"] == problems
+    assert doc["problems"] == reports[1]["problems"] and len(doc["problems"]) == 1  # kept in the history
     console = fabline("history", "show", "last", cwd=tmp_path)
     assert "verdict: FAIL (exit 4)" in console.stdout
 
@@ -90,11 +91,23 @@ def test_diff_two_snapshots_with_inventory(tmp_path: Path, nights: dict[str, Pat
     assert ("switch-pfc-watchdog", "spine-02") in new
     assert ("host-mtu", "gpu-002") in {(r["check"], r["device"]) for r in doc["persisting"]}
     assert doc["resolved"] == [] and doc["new_errors"] == []
+    # problems: the watchdog and the CRC burst are new, the host MTU one persists (same id)
+    assert doc["problems_compared"] is True
+    problems = doc["problems"]
+    assert [p["family"] for p in problems["new"]] == ["pfc-watchdog", "signal"]
+    assert [p["family"] for p in problems["persisting"]] == ["mtu"]
+    assert problems["resolved"] == []
     back = fabline("diff", nights["worse"], nights["mtu"], "-i", INV, "-b", BASE, "-f", "json", cwd=tmp_path)
     assert back.returncode == 0, back.stderr
-    assert ("switch-pfc-watchdog", "spine-02") in {
-        (r["check"], r["device"]) for r in json.loads(back.stdout)["resolved"]
-    }
+    back_doc = json.loads(back.stdout)
+    assert ("switch-pfc-watchdog", "spine-02") in {(r["check"], r["device"]) for r in back_doc["resolved"]}
+    assert sorted(p["id"] for p in back_doc["problems"]["resolved"]) == sorted(
+        p["id"] for p in problems["new"]
+    )
+    assert [p["id"] for p in back_doc["problems"]["persisting"]] == [p["id"] for p in problems["persisting"]]
+    md = fabline("diff", nights["mtu"], nights["worse"], "-i", INV, "-b", BASE, "-f", "md", cwd=tmp_path)
+    assert "## New problems (2)" in md.stdout and "## Persisting problems (1)" in md.stdout
+    assert "2 new problems, 1 persisting, 0 resolved" in md.stdout
 
 
 def test_diff_without_inventory_compares_states_only(tmp_path: Path, nights: dict[str, Path]) -> None:
@@ -121,6 +134,11 @@ def test_diff_run_ids_and_a_device_that_stopped_answering(tmp_path: Path, nights
     assert proc.returncode == 4, proc.stderr
     doc = json.loads(proc.stdout)
     assert {r["device"] for r in doc["new_errors"]} == {"leaf-r1-a"}
+    # one new problem (recorded in the history with the run): the leaf could not be read
+    (new,) = doc["problems"]["new"]
+    assert new["family"] == "unreadable" and new["cause"].startswith(
+        "leaf-r1-a could not be read (unreachable)"
+    )
     assert ("leaf-r1-a", "status", "ok", "unreachable") in [
         (c["device"], c["path"], c["before"], c["after"]) for c in doc["changes"]
     ]
@@ -135,6 +153,7 @@ def test_drift_against_last_then_against_the_pinned_golden(tmp_path: Path, night
     second = fabline("drift", "-i", INV, "-b", BASE, "--snapshot", nights["mtu"], "--out", out, cwd=tmp_path)
     assert second.returncode == 4, second.stderr
     assert "1 new failures" in second.stdout
+    assert "1 new problems, 0 persisting, 0 resolved" in " ".join(second.stdout.split())
     for name in ("report.json", "report.md", "report.html", "report.prom", "diff.json", "diff.md"):
         assert (out / name).is_file(), name
     diff = json.loads((out / "diff.json").read_text())
@@ -149,7 +168,12 @@ def test_drift_against_last_then_against_the_pinned_golden(tmp_path: Path, night
     fourth = fabline("drift", "-i", INV, "-b", BASE, "--snapshot", nights["mtu"], "--against", "last", "-q",
                      "-o", tmp_path / "n4", "-f", "json", "--no-record", cwd=tmp_path)  # fmt: skip
     assert fourth.returncode == 0, fourth.stderr
-    assert json.loads((tmp_path / "n4" / "diff.json").read_text())["persisting"]
+    n4 = json.loads((tmp_path / "n4" / "diff.json").read_text())
+    assert n4["persisting"]
+    # the same cause keeps its problem id from night to night
+    (same,) = n4["problems"]["persisting"]
+    assert same["id"] == diff["problems"]["new"][0]["id"]
+    assert n4["problems"]["new"] == n4["problems"]["resolved"] == []
     assert len(json.loads(fabline("history", "--json", cwd=tmp_path).stdout)) == 3  # --no-record kept it out
 
 

@@ -189,6 +189,9 @@ def _numbers(browser: Browser, session: str) -> dict[str, Any]:
                   verdict: document.getElementById('verdict').textContent,
                   ready: document.body.getAttribute('data-ready'),
                   problemRows: document.querySelectorAll('#problems tbody tr').length,
+                  groupRows: Array.from(document.querySelectorAll('#problem-groups tbody tr'))
+                    .map(tr => tr.getAttribute('data-problem')),
+                  groupHead: document.getElementById('problems-head').textContent,
                   problemsTotal: Number(document.getElementById('problems-total').textContent),
                   redLinks: document.querySelectorAll('#fabric line[data-bad="1"]').length,
                   failingLinks: Number(document.getElementById('failing-links').textContent),
@@ -232,6 +235,9 @@ def test_lab_report_in_chromium_shows_the_json_numbers(browser: Browser, tmp_pat
     assert seen["byDevice"] == expected_devices
     problems = [r for r in doc["results"] if r["status"] in ("fail", "error")]
     assert seen["problemsTotal"] == seen["problemRows"] == len(problems)
+    # the problems (findings grouped by cause) come first, as many as report.json has
+    assert seen["groupRows"] == [p["id"] for p in doc["problems"]]
+    assert seen["groupHead"] == f"{len(doc['problems'])} problems ({len(problems)} findings)"
     assert seen["verdict"] == "FAIL"
     # Planted link faults (PFC, DSCP map, FEC, host MTU) show as red links.
     assert seen["redLinks"] > 0 and seen["failingLinks"] > 0

@@ -63,7 +63,7 @@ def test_record_and_rebuild_a_report(tmp_path: Path) -> None:
         again = store.report(row)
     assert again.summary == report.summary
     assert [(r.id, r.status) for r in again.results] == [(r.id, r.status) for r in report.results]
-    assert [r.to_dict() for r in again.problems()] == [r.to_dict() for r in report.problems()]
+    assert [r.to_dict() for r in again.findings()] == [r.to_dict() for r in report.findings()]
     waived = [r for r in again.results if r.status is Status.WAIVED]
     assert waived[0].waiver == "optics swap ticket 42"
     assert again.outcome.warnings == ["a warning"] and again.outcome.checks == report.outcome.checks

@@ -407,3 +407,62 @@ def test_every_finding_is_in_exactly_one_problem(
         (p.id, sorted(map(id, p.findings))) for p in problems
     )
     assert len({p.id for p in problems}) == len(problems)
+
+
+# --------------------------------------------------------------------------------------------
+# the reports lead with problems; the history keeps them
+
+
+def test_reports_lead_with_problems(twelve: tuple[Report, list[Any]], tmp_path: Path) -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from fabline.reports import write_reports
+    from fabline.reports.console import print_summary
+
+    report, _ = twelve
+    n_findings = sum(len(p.findings) for p in report.problems)
+    head = f"12 problems ({n_findings} findings)"
+    buf = StringIO()
+    print_summary(report, Console(file=buf, width=200, color_system=None))
+    text = buf.getvalue()
+    assert text.startswith(head), text[:200]
+    assert "MTU: leaf-r1-a swp3: mtu is 1500, below min 9100" in text
+    assert "inspect: leaf-r0-a Ethernet24 (peer spine-02 Ethernet1/1, plan line 5)" in text
+    write_reports(report, ["json", "md", "html", "junit"], tmp_path)
+    doc = json.loads((tmp_path / "report.json").read_text())
+    assert [p["id"] for p in doc["problems"]] == [p.id for p in report.problems]
+    findings = sorted(r["id"] for r in doc["results"] if r["status"] in ("fail", "error"))
+    assert sorted(f for p in doc["problems"] for f in p["findings"]) == findings
+    assert all(p["count"] == len(p["findings"]) for p in doc["problems"])
+    md = (tmp_path / "report.md").read_text()
+    assert md.index(f"## {head}") < md.index("| results |") < md.index("## Findings by check")
+    html = (tmp_path / "report.html").read_text()
+    assert html.index(head) < html.index("<h2>Failures by check</h2>")
+    assert html.count("data-problem=") == 12
+    # JUnit is unchanged in meaning: one test case per result, failures per finding
+    junit = (tmp_path / "report.junit.xml").read_text()
+    assert junit.count("<failure ") == len(findings)
+
+
+def test_history_keeps_problems_and_regroups_old_runs(
+    twelve: tuple[Report, list[Any]], tmp_path: Path
+) -> None:
+    from fabline.history import record
+    from fabline.history.store import HistoryStore
+
+    report, _ = twelve
+    db = tmp_path / "h.sqlite"
+    record(report, Path(report.snapshot), db)
+    with HistoryStore(db, create=False) as store:
+        run = store.resolve("last")
+        again = store.report(run)
+        assert [p.to_dict() for p in again.problems] == [p.to_dict() for p in report.problems]
+        # a run recorded before problems were: regrouped from its results (no link facts)
+        store.conn.execute("DELETE FROM problems")
+        assert store.problem_rows(run) is None
+        regrouped = store.problem_groups(run)
+    check_partition(store_findings := [r for p in regrouped for r in p.findings], regrouped)
+    assert len(store_findings) == sum(len(p.findings) for p in report.problems)
+    assert len(regrouped) >= 12

@@ -292,8 +292,8 @@ def demo(out: Path) -> None:
         console.print(f"wrote {path}", highlight=False)
     console.print(f"snapshot {result.snapshot} (raw/, state/, manifest.json)", highlight=False)
     console.print(
-        f"demo finished in {time.monotonic() - started:.1f} s: the run worked (exit 0); the failures above "
-        "are its planted faults, listed in docs/collection.md",
+        f"demo finished in {time.monotonic() - started:.1f} s: the run worked (exit 0); the "
+        f"{len(report.problems)} problems above are its planted faults, listed in docs/collection.md",
         highlight=False,
     )
     unread = [name for name, status, _ in result.summary.failed if status not in ("ok", "partial")]

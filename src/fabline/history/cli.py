@@ -265,6 +265,7 @@ def _check_side(
     )  # fmt: skip
     side.problems = list(report.outcome.results.problems)
     side.devices = {d["name"] for d in report.outcome.devices}
+    side.problem_groups = [p.to_dict() for p in report.problems]
 
 
 def resolve_side(ref: str, which: str, db: Path) -> Side:
@@ -288,10 +289,11 @@ def resolve_side(ref: str, which: str, db: Path) -> Side:
         row = store.resolve(ref)
         problems = store.problems(row)
         devices = store.device_names(row)
+        groups = [p.to_dict() for p in store.problem_groups(row, problems)]
     snap = Path(row.snapshot)
     if not (snap / "state").is_dir():
         raise ConfigError(f"{which}: run {row.run_id}'s snapshot is gone", file=snap)
-    return Side(row.run_id, snap, problems, row.run_id, row.inventory_digest, devices)
+    return Side(row.run_id, snap, problems, row.run_id, row.inventory_digest, devices, groups)
 
 
 def _emit_diff(result: DiffResult, fmt: str, out: Path | None) -> None:
@@ -442,6 +444,7 @@ def drift(
     reference = None
     ref_problems: list[Any] = []
     ref_devices: set[str] = set()
+    ref_groups: list[dict[str, Any]] = []
     if db.is_file():
         with HistoryStore(db, create=False) as store:
             if against is not None:
@@ -451,6 +454,7 @@ def drift(
             if reference is not None:
                 ref_problems = store.problems(reference)
                 ref_devices = store.device_names(reference)
+                ref_groups = [p.to_dict() for p in store.problem_groups(reference, ref_problems)]
     elif against is not None:
         raise ConfigError(f"--against {against}: no run history", file=db)
     if snapshot is None:
@@ -475,10 +479,12 @@ def drift(
             reference.run_id,
             reference.inventory_digest,
             ref_devices,
+            ref_groups,
         )
         side_a = Side(
             "this run", snapshot, list(report.outcome.results.problems),
             devices={d["name"] for d in report.outcome.devices},
+            problem_groups=[p.to_dict() for p in report.problems],
         )  # fmt: skip
         result = diff_sides(side_b, side_a, ignore=(*DEFAULT_VOLATILE, *ignore))
         attach(report, diff=result)

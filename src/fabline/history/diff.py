@@ -8,6 +8,8 @@
   (``collected_at`` of each state). A counter lower than before was reset (clear or reboot): the
   delta is then the count since the reset, ``reset`` is true and no rate is given.
 * **Results**: new failures, resolved failures, persisting failures, new errors, by result id.
+* **Problems**: new, persisting and resolved problems (findings grouped by cause,
+  :mod:`fabline.problems`), by problem id: the same cause keeps its id from run to run.
 """
 
 from __future__ import annotations
@@ -163,6 +165,7 @@ class Side:
         run_id: The recorded run, when the input was a run.
         inventory_digest: Digest of the inventory the run used (runs only).
         devices: The devices the check covered (None: unknown).
+        problem_groups: The run's problems as report.json entries (None: not known).
     """
 
     label: str
@@ -171,6 +174,7 @@ class Side:
     run_id: str | None = None
     inventory_digest: str | None = None
     devices: set[str] | None = None
+    problem_groups: list[dict[str, Any]] | None = None
 
 
 @dataclass
@@ -185,6 +189,10 @@ class DiffResult:
     resolved: list[dict[str, Any]] = field(default_factory=list)
     persisting: list[dict[str, Any]] = field(default_factory=list)
     new_errors: list[dict[str, Any]] = field(default_factory=list)
+    new_problems: list[dict[str, Any]] = field(default_factory=list)
+    persisting_problems: list[dict[str, Any]] = field(default_factory=list)
+    resolved_problems: list[dict[str, Any]] = field(default_factory=list)
+    problems_compared: bool = False
     only_before: list[str] = field(default_factory=list)
     only_after: list[str] = field(default_factory=list)
     unreadable: list[dict[str, str]] = field(default_factory=list)
@@ -232,6 +240,12 @@ class DiffResult:
             "resolved": self.resolved,
             "persisting": self.persisting,
             "new_errors": self.new_errors,
+            "problems_compared": self.problems_compared,
+            "problems": {
+                "new": self.new_problems,
+                "persisting": self.persisting_problems,
+                "resolved": self.resolved_problems,
+            },
         }
 
 
@@ -477,6 +491,43 @@ def compare_results(
     return new_failures, resolved, persisting, new_errors
 
 
+def _problem_brief(p: Mapping[str, Any]) -> dict[str, Any]:
+    """A problem entry without its (possibly long) list of finding ids."""
+    return {k: v for k, v in p.items() if k != "findings"}
+
+
+def compare_problems(
+    before: Sequence[Mapping[str, Any]],
+    after: Sequence[Mapping[str, Any]],
+    after_devices: set[str] | None = None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(new, persisting, resolved) problems between two runs, by problem id.
+
+    A problem of the earlier run whose devices the later run did not cover at all is not
+    "resolved" (those devices are listed as being on one side only).
+
+    Example:
+        >>> b = [{"id": "p-1", "location": {"devices": ["leaf1"]}}, {"id": "p-2", "location": {"devices": ["leaf2"]}}]
+        >>> a = [{"id": "p-2", "location": {"devices": ["leaf2"]}}, {"id": "p-3", "location": {"devices": ["gpu1"]}}]
+        >>> [[p["id"] for p in part] for part in compare_problems(b, a)]
+        [['p-3'], ['p-2'], ['p-1']]
+    """
+    ids_b = {p["id"] for p in before}
+    ids_a = {p["id"] for p in after}
+    new = [_problem_brief(p) for p in after if p["id"] not in ids_b]
+    persisting = [_problem_brief(p) for p in after if p["id"] in ids_b]
+    resolved = [
+        _problem_brief(p)
+        for p in before
+        if p["id"] not in ids_a
+        and (
+            after_devices is None
+            or not set(p.get("location", {}).get("devices", ())).isdisjoint(after_devices)
+        )
+    ]
+    return new, persisting, resolved
+
+
 # --------------------------------------------------------------------------------------------
 # the diff
 
@@ -582,6 +633,11 @@ def diff_sides(
         result.results_compared = True
         result.new_failures, result.resolved, result.persisting, result.new_errors = compare_results(
             before.problems, after.problems, after.devices
+        )
+    if before.problem_groups is not None and after.problem_groups is not None:
+        result.problems_compared = True
+        result.new_problems, result.persisting_problems, result.resolved_problems = compare_problems(
+            before.problem_groups, after.problem_groups, after.devices
         )
     if (
         before.inventory_digest

@@ -52,16 +52,34 @@ def verdict(result: DiffResult) -> str:
         f"{len(result.changes)} state changes",
         f"{len(result.counters)} counters moved ({sum(c.reset for c in result.counters)} resets)",
     ]
+    if result.problems_compared:
+        parts += [
+            f"{len(result.new_problems)} new problems",
+            f"{len(result.persisting_problems)} persisting",
+            f"{len(result.resolved_problems)} resolved",
+        ]
     if result.results_compared:
         parts += [
             f"{len(result.new_failures)} new failures",
             f"{len(result.new_errors)} new errors",
-            f"{len(result.resolved)} resolved",
-            f"{len(result.persisting)} persisting",
+            f"{len(result.resolved)} resolved failures",
+            f"{len(result.persisting)} persisting failures",
         ]
     else:
         parts.append("results not compared (give -i INVENTORY for snapshots)")
     return ", ".join(parts)
+
+
+def _problem_sections(result: DiffResult) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The non-empty problem sections: new, resolved, persisting."""
+    if not result.problems_compared:
+        return []
+    sections = [
+        ("New problems", result.new_problems),
+        ("Resolved problems", result.resolved_problems),
+        ("Persisting problems", result.persisting_problems),
+    ]
+    return [(title, rows) for title, rows in sections if rows]
 
 
 def render_markdown(result: DiffResult) -> str:
@@ -84,6 +102,17 @@ def render_markdown(result: DiffResult) -> str:
         out += [
             f"- `{u['device']}` ({u['side']}): {_cell(u['message'])}" for u in result.unreadable[:MAX_ROWS]
         ]
+        out.append("")
+    for title, rows in _problem_sections(result):
+        out += [f"## {title} ({len(rows)})", "", "| severity | problem | where | findings | id |",
+                "|---|---|---|---:|---|"]  # fmt: skip
+        for p in rows[:MAX_ROWS]:
+            out.append(
+                f"| {p['severity']} | {_cell(p['cause'])} | {_cell(p.get('where', ''))} | {p.get('count', '')} "
+                f"| `{p['id']}` |"
+            )
+        if len(rows) > MAX_ROWS:
+            out.append(f"\n... and {len(rows) - MAX_ROWS} more in the JSON output")
         out.append("")
     sections: list[tuple[str, list[dict[str, Any]]]] = [
         ("New errors", result.new_errors),
@@ -140,6 +169,16 @@ def print_diff(result: DiffResult, console: Console) -> None:
                       highlight=False)  # fmt: skip
     for u in result.unreadable[:20]:
         console.print(f"[magenta]unreadable[/] {u['device']} ({u['side']}): {u['message']}", highlight=False)
+    for title, rows in _problem_sections(result):
+        style = {"New problems": "red", "Resolved problems": "green"}.get(title, "yellow")
+        t = Table(title=f"{title.lower()} ({len(rows)})", title_style=style)
+        t.add_column("severity", no_wrap=True)
+        t.add_column("problem", overflow="fold", min_width=30)
+        t.add_column("where", overflow="fold")
+        t.add_column("findings", justify="right")
+        for p in rows[:MAX_ROWS]:
+            t.add_row(p["severity"], p["cause"], p.get("where", ""), str(p.get("count", "")))
+        console.print(t)
     sections: list[tuple[str, str, list[dict[str, Any]]]] = [
         ("new errors", "magenta", result.new_errors),
         ("new failures", "red", result.new_failures),

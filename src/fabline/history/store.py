@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from fabline.errors import ConfigError
 from fabline.history.diff import no_gc
+from fabline.problems import Problem, facts_of_rows, group, problem_from_dict
 from fabline.results import Result, ResultStore, Severity, Status
 
 if TYPE_CHECKING:
@@ -107,6 +108,18 @@ MIGRATIONS: tuple[str, ...] = (
         subjects TEXT NOT NULL
     );
     CREATE INDEX passes_run ON passes(run);
+    """,
+    # Problems (findings grouped by cause, fabline.problems): one row per problem, ``detail`` its
+    # report.json entry (with the result ids of its findings). Runs recorded before have none.
+    """
+    CREATE TABLE problems (
+        run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        problem_id TEXT NOT NULL,
+        severity INTEGER NOT NULL,
+        detail TEXT NOT NULL
+    );
+    CREATE INDEX problems_run ON problems(run);
     """,
 )
 
@@ -365,6 +378,13 @@ class HistoryStore:
                 "INSERT INTO passes (run, seq, check_id, device, severity, subjects) VALUES (?, ?, ?, ?, ?, ?)",
                 passes,
             )
+            conn.executemany(
+                "INSERT INTO problems (run, seq, problem_id, severity, detail) VALUES (?, ?, ?, ?, ?)",
+                (
+                    (run, seq, p.id, int(p.severity), json.dumps(p.to_dict(), default=str))
+                    for seq, p in enumerate(outcome.problems)
+                ),
+            )
         return run_id
 
     def pin(self, ref: str, name: str = "golden") -> RunRow:
@@ -485,6 +505,36 @@ class HistoryStore:
         )
         return [_result(r) for r in rows]
 
+    def problem_rows(self, run: RunRow) -> list[dict[str, Any]] | None:
+        """The run's problems as recorded (report.json entries), None for a run recorded before
+        problems were (its results can be regrouped with :meth:`problem_groups`)."""
+        rows = self.conn.execute(
+            "SELECT detail FROM problems WHERE run = ? ORDER BY seq", (run.id,)
+        ).fetchall()
+        if not rows and self._has_findings(run):
+            return None
+        return [json.loads(r[0]) for r in rows]
+
+    def _has_findings(self, run: RunRow) -> bool:
+        return (
+            self.conn.execute(
+                "SELECT 1 FROM results WHERE run = ? AND status IN ('fail', 'error') LIMIT 1", (run.id,)
+            ).fetchone()
+            is not None
+        )
+
+    def problem_groups(self, run: RunRow, findings: list[Result] | None = None) -> list[Problem]:
+        """The run's problems with their findings (regrouped from the results, without the link
+        facts, for a run recorded before problems were)."""
+        findings = self.problems(run) if findings is None else findings
+        rows = self.problem_rows(run)
+        if rows is None:
+            devices = [json.loads(d[0]) for d in self.conn.execute(
+                "SELECT detail FROM devices WHERE run = ? ORDER BY rowid", (run.id,))]  # fmt: skip
+            return group(findings, facts_of_rows(devices))
+        by_id = {r.id: r for r in findings}
+        return [problem_from_dict(row, by_id) for row in rows]
+
     def report(self, run: RunRow) -> Report:
         """Rebuild the run's report (passes carry no ``expected``: see the module docs)."""
         from fabline.engine import RunOutcome
@@ -521,6 +571,7 @@ class HistoryStore:
             started=run.started,
             finished=run.finished,
             checks=json.loads(checks),
+            problems=self.problem_groups(run, list(store.problems)),
         )
         report = Report(
             outcome=outcome,
@@ -584,7 +635,7 @@ class HistoryStore:
                     self._prune_candidates(), keep_last=keep_last, older_than=older_than, now=now
                 )
                 ids = [(r.id,) for r in plan.deleted]
-                for table in ("passes", "results", "devices", "pins"):
+                for table in ("problems", "passes", "results", "devices", "pins"):
                     conn.executemany(f"DELETE FROM {table} WHERE run = ?", ids)
                 conn.executemany("DELETE FROM runs WHERE id = ?", ids)
             return plan

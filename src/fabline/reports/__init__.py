@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from fabline.engine import RunOutcome
+from fabline.problems import Problem
 from fabline.results import Result, ResultStore, Severity, Status
 
 
@@ -54,7 +55,12 @@ class Report:
             self._summary = self.outcome.results.summary()
         return self._summary
 
-    def problems(self) -> list[Result]:
+    @property
+    def problems(self) -> list[Problem]:
+        """The findings grouped by cause (:mod:`fabline.problems`), most severe first."""
+        return self.outcome.problems
+
+    def findings(self) -> list[Result]:
         """Fail and error results, most severe first, then by check, device, subject."""
         probs = [r for r in self.outcome.results.problems if r.status in (Status.FAIL, Status.ERROR)]
         probs.sort(

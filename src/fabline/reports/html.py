@@ -17,12 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from fabline.reports import Report
+from fabline.reports.console import finding_checks, inspect_text, problem_count_line
 from fabline.results import Result, Status
 
 DETAIL_LEAVES = 48
 DETAIL_SPINES = 32
 DETAIL_HOSTS = 32
 MAX_PROBLEM_ROWS = 500
+#: Findings listed under one problem (a plane-wide problem has thousands; report.json has them all).
+MAX_FINDINGS_PER_PROBLEM = 50
 MAX_DEVICE_ROWS = 100
 MAX_LINK_ROWS = 50
 TREND_RUNS = 30
@@ -436,12 +439,43 @@ def _problem_row(r: Result) -> str:
     )
 
 
+def _problem_groups(report: Report) -> list[str]:
+    """The problems table (one row per cause, its findings folded under it), first on the page."""
+    problems = report.problems
+    out = [f'<h2 id="problems-head">{_e(problem_count_line(report))}</h2>']
+    if not problems:
+        return [*out, '<p class="note">no failures and no errors</p>']
+    out.append(
+        '<table id="problem-groups"><thead><tr><th>severity</th><th>problem</th><th>where</th>'
+        "<th>findings</th><th>next step</th></tr></thead><tbody>"
+    )
+    for p in problems[:MAX_PROBLEM_ROWS]:
+        shown = p.findings[:MAX_FINDINGS_PER_PROBLEM]
+        items = "".join(
+            f"<li>{_e(r.check)} {_e(r.device)} {_e(r.subject or '-')}: {_e(r.message)}</li>" for r in shown
+        )
+        if len(p.findings) > len(shown):
+            items += f"<li>... and {len(p.findings) - len(shown)} more (see report.json)</li>"
+        step = p.next_step + (f"; inspect {inspect_text(p)}" if p.inspect else "")
+        out.append(
+            f'<tr class="{p.status.value}" data-problem="{_e(p.id)}"><td>{p.severity.label}</td><td>{_e(p.cause)}</td>'
+            f"<td>{_e(p.where)}</td><td><details><summary>{len(p.findings)}: {_e(finding_checks(p))}</summary>"
+            f"<ul>{items}</ul></details></td><td>{_e(step)}</td></tr>"
+        )
+    out.append("</tbody></table>")
+    if len(problems) > MAX_PROBLEM_ROWS:
+        out.append(
+            f'<p class="note">... and {len(problems) - MAX_PROBLEM_ROWS} more problems (see report.json)</p>'
+        )
+    return out
+
+
 def render(report: Report) -> str:
     """The HTML page."""
     s = report.summary
     st = s["by_status"]
     verdict = {0: "PASS", 3: "ERRORS", 4: "FAIL"}.get(report.exit_code, f"EXIT {report.exit_code}")
-    problems = report.problems()
+    problems = report.findings()
     by_check: dict[str, Counter[str]] = defaultdict(Counter)
     for r in report.outcome.results.problems:
         by_check[r.check][r.status.value] += 1
@@ -480,6 +514,7 @@ def render(report: Report) -> str:
     ]
     for w in report.outcome.warnings[:20]:
         out.append(f'<p class="note">warning: {_e(w)}</p>')
+    out.extend(_problem_groups(report))
     out.append("<h2>Failures by check</h2>")
     if by_check:
         top = max(c.get("fail", 0) + c.get("error", 0) for c in by_check.values()) or 1
@@ -531,8 +566,8 @@ def render(report: Report) -> str:
     out.append(f'<h2>Trends</h2><p class="note" id="trend-note">{_e(trend_note)}</p>')
     out.append(_trend_svg(points))
     out.append(
-        f'<h2>Problems</h2><p class="meta">showing <span id="problems-shown">{min(len(problems), MAX_PROBLEM_ROWS)}'
-        f'</span> of <span id="problems-total">{len(problems)}</span> (fail and error, most severe first)</p>'
+        f'<h2>Findings</h2><p class="meta">showing <span id="problems-shown">{min(len(problems), MAX_PROBLEM_ROWS)}'
+        f'</span> of <span id="problems-total">{len(problems)}</span> (fail and error results, most severe first)</p>'
         '<input type="search" id="problem-filter" placeholder="filter: check, device, port, text" aria-label="filter">'
         '<table id="problems"><thead><tr><th>status</th><th>severity</th><th>check</th><th>device</th>'
         "<th>subject</th><th>message</th></tr></thead><tbody>"

@@ -38,6 +38,7 @@ def _head(report: Report) -> dict[str, Any]:
         "devices": report.outcome.devices,
         "checks": report.outcome.checks,
         "warnings": report.outcome.warnings,
+        "problems": [p.to_dict() for p in report.problems],
         "results": [],
     }
 

@@ -1,14 +1,18 @@
-"""Markdown: a summary table and the problems grouped by check, for PR comments and tickets."""
+"""Markdown: the problems (findings grouped by cause), the counts, then the findings by check, for
+PR comments and tickets."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 
 from fabline.reports import Report
+from fabline.reports.console import finding_checks, inspect_text, problem_count_line
 from fabline.results import Result, Status
 
 #: Longest list of results printed per check; the JSON report has them all.
 MAX_ROWS_PER_CHECK = 50
+#: Most problems listed; the JSON report has them all.
+MAX_PROBLEMS = 200
 
 
 def _cell(text: object) -> str:
@@ -27,6 +31,9 @@ def render(report: Report) -> str:
         + ", ".join(f"`{b}`" for b in report.baselines)
         + f"; fails on `{report.fail_on.label}` and above.",
         "",
+    ]
+    out += _problems(report)
+    out += [
         "| results | pass | fail | error | skipped | waived |",
         "|---:|---:|---:|---:|---:|---:|",
         f"| {s['total']} | {st['pass']} | {st['fail']} | {st['error']} | {st['skipped']} | {st['waived']} |",
@@ -52,12 +59,11 @@ def render(report: Report) -> str:
     if report.outcome.warnings:
         out += ["## Warnings", ""] + [f"- {_cell(w)}" for w in report.outcome.warnings] + [""]
     grouped: dict[str, list[Result]] = defaultdict(list)
-    for r in report.problems():
+    for r in report.findings():
         grouped[r.check].append(r)
     if not grouped:
-        out += ["No failures and no errors.", ""]
         return "\n".join(out)
-    out += ["## Problems by check", ""]
+    out += ["## Findings by check", ""]
     for check, rows in grouped.items():
         nfail = sum(1 for r in rows if r.status is Status.FAIL)
         nerr = len(rows) - nfail
@@ -75,3 +81,25 @@ def render(report: Report) -> str:
             out.append(f"\n... and {len(rows) - MAX_ROWS_PER_CHECK} more (see report.json)")
         out.append("")
     return "\n".join(out)
+
+
+def _problems(report: Report) -> list[str]:
+    """The problems section: one row per problem, most severe first."""
+    problems = report.problems
+    out = [f"## {problem_count_line(report)}", ""]
+    if not problems:
+        return [*out, "No failures and no errors.", ""]
+    out += [
+        "| # | severity | problem | where | findings | next step | id |",
+        "|---:|---|---|---|---|---|---|",
+    ]
+    for n, p in enumerate(problems[:MAX_PROBLEMS], start=1):
+        step = p.next_step + (f"; inspect {inspect_text(p)}" if p.inspect else "")
+        out.append(
+            f"| {n} | {p.severity.label}{'' if p.status is Status.FAIL else ' (error)'} | {_cell(p.cause)} "
+            f"| {_cell(p.where)} | {len(p.findings)}: {_cell(finding_checks(p))} | {_cell(step)} | `{p.id}` |"
+        )
+    if len(problems) > MAX_PROBLEMS:
+        out.append(f"\n... and {len(problems) - MAX_PROBLEMS} more (see report.json)")
+    out.append("")
+    return out
