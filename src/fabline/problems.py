@@ -402,26 +402,18 @@ def _components(findings: list[Result], facts: Facts) -> tuple[list[str], list[i
         # the other end: named by the finding (link checks; the cabling plan names two), else
         # from the link graph
         named = False
-        side = r.expected
-        if type(side) is dict:
-            pd = side.get("peer_device")
-            pp = side.get("peer_interface")
-            if type(pd) is str and type(pp) is str:
-                named = True
-                if pd in unreadable:
-                    _join_unreadable(i, fam, r.status, pd, join)
-                else:
-                    join(i, (fam, pd, pp))
-        side = r.actual
-        if (not named or fam == "cabling") and type(side) is dict:
-            pd = side.get("peer_device")
-            pp = side.get("peer_interface")
-            if type(pd) is str and type(pp) is str:
-                named = True
-                if pd in unreadable:
-                    _join_unreadable(i, fam, r.status, pd, join)
-                else:
-                    join(i, (fam, pd, pp))
+        for side in (r.expected, r.actual):
+            if named and fam != "cabling":  # a cabling-plan row names the planned and the seen peer
+                break
+            if type(side) is dict:
+                pd = side.get("peer_device")
+                pp = side.get("peer_interface")
+                if type(pd) is str and type(pp) is str:
+                    named = True
+                    if pd in unreadable:
+                        _join_unreadable(i, fam, r.status, pd, join)
+                    else:
+                        join(i, (fam, pd, pp))
         if not named:
             seen_peer = peers.get((dev, port))
             if seen_peer is not None:

@@ -80,8 +80,9 @@ def lab_faults() -> tuple[
         ),
         (
             "FEC uncorrectable",
-            [Fault("leaf-r2-a", "counters.fec_uncorrectable", 17, "Ethernet3/1")],
-            ("leaf-r2-a", "Ethernet3/1"),
+            # on SONiC, whose simulated counters carry it over SSH (EOS's do not)
+            [Fault("leaf-r0-a", "counters.fec_uncorrectable", 17, "Ethernet16")],
+            ("leaf-r0-a", "Ethernet16"),
         ),
     ]
     return intended, built, faults
