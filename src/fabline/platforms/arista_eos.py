@@ -188,7 +188,7 @@ def parse_show_interfaces(output: str, ctx: ParseContext) -> Fragment:
                 entry["speed_gbps"] = speed
         if m := re.search(r"auto negotiation: (on|off)", block):
             entry["autoneg"] = m.group(1) == "on"
-        if m := re.search(r"(\d+) CRC", block):
+        if m := re.search(r"\b(\d{1,20}) CRC", block):
             entry["counters"] = {"crc_errors": int(m.group(1))}
         interfaces[name] = entry
     return {"interfaces": interfaces}

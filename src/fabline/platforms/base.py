@@ -128,7 +128,7 @@ _ERROR_BANNER_CHECKS = tuple(
 _CONTROL_RX = re.compile(r"[\x00-\x08]")
 
 
-def check_text(output: str, ctx: ParseContext, expected: str) -> str:
+def check_text(output: str, ctx: ParseContext, expected: str, *, lines: bool = True) -> str:
     """Reject output that cannot be a command's answer: empty, binary, or an error banner.
 
     Returns the output unchanged so a parser can write ``text = check_text(output, ctx, "...")``.
@@ -141,6 +141,12 @@ def check_text(output: str, ctx: ParseContext, expected: str) -> str:
         raise ctx.fail(expected, "empty output")
     if len(output) > MAX_OUTPUT_CHARS:
         raise ctx.fail(expected, f"output of {len(output):,} characters (the limit is {MAX_OUTPUT_CHARS:,})")
+    # Text parsers match lines with regexes; capping a line caps what any pattern can cost on it.
+    # (JSON may be one long line: load_json checks its own bounds.)
+    if lines and len(output) > MAX_LINE_CHARS:
+        longest = max(map(len, output.split("\n")))
+        if longest > MAX_LINE_CHARS:
+            raise ctx.fail(expected, f"a line of {longest:,} characters (the limit is {MAX_LINE_CHARS:,})")
     if "\x00" in output or _CONTROL_RX.search(output, 0, 2000):
         raise ctx.fail(expected, "binary output")
     head = output[:4000]
@@ -161,6 +167,8 @@ def check_text(output: str, ctx: ParseContext, expected: str) -> str:
 #: The largest output a parser reads. The collector caps what it keeps (``--max-output``); this
 #: bound holds for every other way in (``fabline parse``, ``--reparse`` of an edited snapshot).
 MAX_OUTPUT_CHARS = 64 * 1024 * 1024
+#: The longest line a text parser reads (device CLIs print lines of at most a few hundred characters).
+MAX_LINE_CHARS = 4096
 #: JSON nesting a device document can have (CONFIG_DB is 3 deep, NVUE config 8); deeper is hostile.
 MAX_JSON_DEPTH = 64
 
@@ -188,7 +196,7 @@ def load_json(output: str, ctx: ParseContext, expected: str = "a JSON document")
     Raises:
         ParseError: The output is not valid (or is truncated, or is unbounded) JSON.
     """
-    text = check_text(output, ctx, expected)
+    text = check_text(output, ctx, expected, lines=False)
     start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
     if start < 0:
         raise ctx.fail(expected, "no JSON object in output")
@@ -363,6 +371,10 @@ def run_parser(parser: Parser, output: str, ctx: ParseContext) -> Fragment:
         fragment = parser(output, ctx)
     except ValueProblem as exc:
         raise ctx.fail("values a device can hold", str(exc)) from None
+    except (ValueError, OverflowError) as exc:  # int() of a 5,000-digit run, a float overflow
+        raise ctx.fail(
+            "values a device can hold", clip(str(exc).splitlines()[0] if str(exc) else "")
+        ) from None
     except RecursionError:
         raise ctx.fail("output of bounded nesting", "nested too deep") from None
     if not isinstance(fragment, dict) or not _has_value(fragment):

@@ -113,7 +113,7 @@ def parse_show_interface(output: str, ctx: ParseContext) -> Fragment:
                 entry["fec"] = _FEC_STATE[m.group(2).lower()]
             if m.group(1).lower() in _FEC_STATE:
                 entry["fec_admin"] = _FEC_STATE[m.group(1).lower()]
-        if m := re.search(r"(\d+) CRC\b", block):
+        if m := re.search(r"\b(\d{1,20}) CRC\b", block):
             entry["counters"] = {"crc_errors": int(m.group(1))}
         interfaces[name] = entry
     return {"interfaces": interfaces}

@@ -186,8 +186,9 @@ def parse_nv_show_interface_link(output: str, ctx: ParseContext) -> Fragment:
     record(fields, applied, "speed_gbps", table.get("speed"), speed_gbps)
     record(fields, applied, "fec", table.get("fec"), fec_mode)
     record(fields, applied, "mtu", table.get("mtu"), _int_or_none)
-    if not fields:
-        raise ctx.fail(expected, "none of state, speed, fec, mtu, auto-negotiate found")
+    if not set(fields) - {"admin_up"}:
+        # A lone 'state' row is the PFC watchdog view (or another knob's), not the link.
+        raise ctx.fail(expected, "none of speed, fec, mtu, auto-negotiate, oper-status found")
     return {"interfaces": {name: with_applied(fields, applied)}}
 
 
@@ -286,6 +287,9 @@ def parse_nv_show_qos_roce(output: str, ctx: ParseContext) -> Fragment:
     table = read_tree_table(check_text(output, ctx, expected), ctx, expected)
     if table.get("mode") is None:
         raise ctx.fail(expected, "no 'mode' row")
+    if table.get("enable") is None:
+        # The per-port 'qos roce status' view has the same rows but no 'enable' knob.
+        raise ctx.fail(expected, "no 'enable' row (the per-port status view?)")
     roce = _roce_profile(table)
     qos: dict[str, Any] = {"roce": roce}
     defaults = _roce_fields(table)
@@ -308,6 +312,8 @@ def parse_nv_show_interface_qos_roce_status(output: str, ctx: ParseContext) -> F
     expected = "the NVUE per-port RoCE status table (congestion-control, pfc, trust, mode)"
     name = ctx.require_interface(expected)
     table = read_tree_table(check_text(output, ctx, expected), ctx, expected)
+    if table.get("enable") is not None:
+        raise ctx.fail(expected, "an 'enable' row: this is the switch-wide 'nv show qos roce'")
     fields = _roce_fields(table)
     mode = table.get("mode")
     if mode and mode.value:
@@ -369,8 +375,10 @@ def parse_nv_show_interface_qos_pfc_watchdog(output: str, ctx: ParseContext) -> 
     name = ctx.require_interface(expected)
     table = read_tree_table(check_text(output, ctx, expected), ctx, expected)
     state = table.get("state")
-    if state is None or flag(state.value) is None:
+    if state is None or state.value.strip().lower() not in _WATCHDOG_WORDS:
         raise ctx.fail(expected, "no 'state' row with enabled/disabled")
+    if any(table.get(row) for row in ("mtu", "speed", "fec", "auto-negotiate")):
+        raise ctx.fail(expected, "mtu/speed/fec rows: this is the link view")
     watchdog: dict[str, Any] = {"enabled": flag(state.value)}
     applied = flag(state.applied) if state.operational and state.applied else None
     if applied is not None and applied != watchdog["enabled"]:
@@ -389,6 +397,10 @@ def parse_nv_show_interface_qos_pfc_watchdog(output: str, ctx: ParseContext) -> 
     if deadlocks:
         watchdog["deadlock_count"] = deadlocks
     return {"interfaces": {name: {"pfc_watchdog": watchdog}}}
+
+
+#: The words NVUE prints for the watchdog knob (a link's ``state`` says up/down instead).
+_WATCHDOG_WORDS = frozenset({"enabled", "disabled", "enable", "disable"})
 
 
 # --- nv show interface <if> transceiver ----------------------------------------------------------

@@ -10,7 +10,13 @@ from typing import Any
 
 from fabline.platforms.base import Fragment, ParseContext, load_json
 from fabline.platforms.cumulus_values import fec_mode, flag, size_bytes, trust_fields
-from fabline.platforms.toolkit import speed_gbps
+from fabline.platforms.toolkit import clip, speed_gbps
+
+#: Interface types NVUE reports (``nv show interface -o json``: ``type``).
+_NVUE_TYPES = frozenset(
+    {"swp", "eth", "loopback", "bond", "bridge", "svi", "sub", "peerlink", "tunnel", "vxlan"}
+)
+
 
 # --- NVUE JSON: nv show interface -o json / nv config show -o json -------------------------------
 
@@ -46,8 +52,12 @@ def parse_nv_show_interface_json(output: str, ctx: ParseContext) -> Fragment:
         raise ctx.fail(expected, "not a non-empty JSON object")
     interfaces: dict[str, Any] = {}
     for name, body in doc.items():
-        if not isinstance(body, dict) or not ("link" in body or "type" in body):
-            raise ctx.fail(expected, f"interface {name!r} has neither link nor type")
+        if not isinstance(body, dict) or not (
+            isinstance(body.get("link"), dict) or body.get("type") in _NVUE_TYPES
+        ):
+            raise ctx.fail(
+                expected, f"interface {clip(str(name))!r} has neither link nor type (an NVUE interface type)"
+            )
         fields = _link_fields(body.get("link") or {})
         if body.get("description"):
             fields["description"] = str(body["description"])

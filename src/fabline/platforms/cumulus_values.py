@@ -75,8 +75,9 @@ def flag(text: str) -> bool | None:
     return None
 
 
-_PORT_RANGE = re.compile(r"([A-Za-z_]{1,16}?)(\d{1,5})((?:s\d{1,3})?)-(?:\1)?(\d{1,5})((?:s\d{1,3})?)")
-_BREAKOUT_RANGE = re.compile(r"([A-Za-z_]{1,16}?)(\d{1,5})s(\d{1,3})-(?:\1\2s)?(\d{1,3})")
+# Digit runs are unbounded here on purpose: the range check (_port_range) rejects a long one by name.
+_PORT_RANGE = re.compile(r"([A-Za-z_]{1,16}?)(\d+)((?:s\d+)?)-(?:\1)?(\d+)((?:s\d+)?)")
+_BREAKOUT_RANGE = re.compile(r"([A-Za-z_]{1,16}?)(\d+)s(\d+)-(?:\1\2s)?(\d+)")
 
 
 def expand_ports(spec: str) -> list[str]:
@@ -103,14 +104,13 @@ def expand_ports(spec: str) -> list[str]:
         if b:
             names += [f"{b.group(1)}{b.group(2)}s{n}" for n in _port_range(b.group(3), b.group(4), token)]
             continue
-        if "-" in token and any(c.isdigit() for c in token.partition("-")[2]) and len(token) > 32:
-            raise ValueProblem(f"port range {clip(token)!r} is not a port set")
         names.append(token)
     return names
 
 
 def _port_range(first: str, last: str, token: str) -> range:
-    low, high = int(first), int(last)
+    limit = len(str(PORT_NUMBER.high))
+    low, high = (int(first), int(last)) if max(len(first), len(last)) <= limit else (1, 0)
     if not PORT_NUMBER.low <= low <= high <= PORT_NUMBER.high:
         raise ValueProblem(
             f"port range {clip(token)!r} is outside {PORT_NUMBER.low}-{PORT_NUMBER.high} or runs backwards"

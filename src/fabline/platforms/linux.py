@@ -679,6 +679,11 @@ def _one_value(output: str, ctx: ParseContext, expected: str, pattern: re.Patter
 def parse_kernel_hostname(output: str, ctx: ParseContext) -> Fragment:
     """``cat /proc/sys/kernel/hostname``: ``facts.hostname``, the name the running kernel has."""
     name = _one_value(output, ctx, "one hostname line", _HOSTNAME, "a hostname")
+    if name.isdigit():
+        raise ctx.fail("one hostname line", f"{name!r} is a number")
+    if _KERNEL_RELEASE.fullmatch(name) and re.match(r"\d+\.\d+(?:\.\d+|[-+~])", name):
+        # A legal label, but what 'uname -r' prints: the wrong command's output.
+        raise ctx.fail("one hostname line", f"{name!r} is a kernel release")
     return {"facts": {"hostname": name}}
 
 
