@@ -523,7 +523,10 @@ def parse_show_interfaces_transceiver_hardware(output: str, ctx: ParseContext) -
         raise ctx.fail(expected)
     interfaces: dict[str, Any] = {}
     for block in blocks:
-        name = canonical_name(block.split(None, 1)[0])
+        words = block.split(None, 1)
+        if not words:
+            raise ctx.fail(expected, "a 'Name:' line without a name")
+        name = canonical_name(words[0])
         media = re.search(r"^Media type:\s*(\S.*?)\s*$", block, re.MULTILINE)
         if media:
             interfaces[name] = {"optics": {"type": media.group(1)}}
