@@ -344,6 +344,8 @@ def _components(findings: list[Result], facts: Facts) -> tuple[list[str], list[i
     with_consequence: set[str] = set()
     first_port: dict[tuple[str, str], str] = {}
     down_ports: list[tuple[int, str]] = []
+    linked: set[tuple[str, str, str]] = set()  # (family, device, port) keys a finding named the peer of
+    unnamed: list[int] = []
     device_level: list[int] = []
     families: list[str] = []
     fam_of = FAMILIES.get
@@ -414,13 +416,10 @@ def _components(findings: list[Result], facts: Facts) -> tuple[list[str], list[i
                         _join_unreadable(i, fam, r.status, pd, join)
                     else:
                         join(i, (fam, pd, pp))
-        if not named:
-            seen_peer = peers.get((dev, port))
-            if seen_peer is not None:
-                if seen_peer[0] in unreadable:
-                    _join_unreadable(i, fam, r.status, seen_peer[0], join)
-                else:
-                    join(i, (fam, *seen_peer))
+        if named:
+            linked.add(key)
+        else:
+            unnamed.append(i)
         if fam in _PLANNED_FAMILIES:
             plan = planned.get((dev, port))
             if plan is not None:
@@ -434,6 +433,19 @@ def _components(findings: list[Result], facts: Facts) -> tuple[list[str], list[i
                 join(i, ("cabling-host", dev))
         elif fam == "lldp" and dev in lldp_missing:
             join(i, ("collect-lldp", dev))
+    for i in unnamed:
+        # The link graph's peer, for a port finding no link finding at the same port named one
+        # (a plane-wide fault has a link finding beside every rule finding: no look-ups at all).
+        r = findings[i]
+        fam, dev, port = families[i], r.device, r.subject
+        if (fam, dev, port) in linked:
+            continue
+        seen_peer = peers.get((dev, port))  # type: ignore[arg-type]
+        if seen_peer is not None:
+            if seen_peer[0] in unreadable:
+                _join_unreadable(i, fam, r.status, seen_peer[0], join)
+            else:
+                join(i, (fam, *seen_peer))
     for i, dev in down_ports:
         if dev in with_consequence:
             join(i, ("down", dev))

@@ -2,18 +2,18 @@
 
 Grouping (:mod:`fabline.problems`) is a pure function of the findings and these facts. They are
 read from what the run already built: the device summaries, the link graph the link checks
-cached (never rebuilt here) and the cabling plan. Only the ports that have findings are looked
-up, so a 100k-GPU run with a handful of failures costs next to nothing.
+cached (never rebuilt here) and the cabling plan. Peers are looked up on demand and only the plan
+rows of ports with findings are kept, so a 100k-GPU run costs next to nothing here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from fabline.checks import FabricContext
-from fabline.checks.fabric.linkgraph import PAIRED, Peering, built_graph, canonical_port
+from fabline.checks.fabric.linkgraph import PAIRED, LinkGraph, Peering, built_graph, canonical_port
 from fabline.problems import DeviceFacts, Facts
 from fabline.results import Result
 
@@ -62,17 +62,49 @@ def problem_facts(
             lldp_missing=_lldp_missing(row),
         )
     wanted: dict[str, set[str]] = {}
-    for r in findings:
-        if r.subject is not None and r.device in devices:
-            wanted.setdefault(r.device, set()).add(r.subject)
-    peers: dict[tuple[str, str], tuple[str, str]] = {}
+    if fabric.options.get("cabling_plan"):
+        for r in findings:
+            if r.subject is not None and r.device in devices:
+                ports = wanted.get(r.device)
+                if ports is None:
+                    ports = wanted[r.device] = set()
+                ports.add(r.subject)
     graph = built_graph(fabric)
-    if graph is not None:
-        for device, ports in wanted.items():
-            for end in graph.ends.get(device, ()):
-                if end.port.name in ports and end.status in _KNOWN_PEER:
-                    peers[(device, end.port.name)] = (end.peer_device, end.peer_port_name)
+    peers: Mapping[tuple[str, str], tuple[str, str]] = GraphPeers(graph) if graph is not None else {}
     return Facts(devices, peers, _planned(fabric, wanted))
+
+
+class GraphPeers(Mapping[tuple[str, str], tuple[str, str]]):
+    """``(device, port) -> (peer, peer port)`` from the link graph, looked up on demand.
+
+    Grouping asks only for the ports whose findings name no peer themselves; a device's ends are
+    indexed on its first look-up.
+    """
+
+    def __init__(self, graph: LinkGraph) -> None:
+        self._graph = graph
+        self._index: dict[str, dict[str, tuple[str, str]]] = {}
+
+    def _of(self, device: str) -> dict[str, tuple[str, str]]:
+        index = self._index.get(device)
+        if index is None:
+            index = self._index[device] = {
+                end.port.name: (end.peer_device, end.peer_port_name)
+                for end in self._graph.ends.get(device, ())
+                if end.status in _KNOWN_PEER
+            }
+        return index
+
+    def __getitem__(self, key: tuple[str, str]) -> tuple[str, str]:
+        return self._of(key[0])[key[1]]
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        for device in self._graph.ends:
+            for port in self._of(device):
+                yield device, port
+
+    def __len__(self) -> int:
+        return sum(len(self._of(device)) for device in self._graph.ends)
 
 
 def _planned(
