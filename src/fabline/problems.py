@@ -414,8 +414,14 @@ def _components(findings: list[Result], facts: Facts) -> tuple[list[str], list[i
                     named = True
                     if pd in unreadable:
                         _join_unreadable(i, fam, r.status, pd, join)
-                    else:
-                        join(i, (fam, pd, pp))
+                        continue
+                    j = seen.setdefault((fam, pd, pp), i)  # join(), inlined: the hottest line
+                    if j != i:
+                        a, b = find(i), find(j)
+                        if a < b:
+                            parent[b] = a
+                        elif b < a:
+                            parent[a] = b
         if named:
             linked.add(key)
         else:
