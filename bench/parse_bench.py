@@ -5,9 +5,9 @@
 The outputs are what the collection profiles (`fabline.collect.profiles.PROFILES`) run on each
 device, rendered by the simulator's renderers (`fabline.sim.render`, the formats of the real samples)
 for a clean rail-optimized fabric, without SSH. Each run parses every output of the device with
-`fabline.platforms.parse_output`, merges the fragments and applies the profile's finalize hook,
-`--repeat` times; the figure is the median per-device time over `--runs` runs, in one process on one
-core. The 100k-GPU estimate multiplies it out for 12,500 hosts and 2,400 switches (the switch figure
+`fabline.platforms.parse_output`, merges the fragments and finishes the state (the platform spec's
+`finish`: its finalize hook, then the frame sizes), `--repeat` times; the figure is the median
+per-device time over `--runs` runs, in one process on one core. The 100k-GPU estimate multiplies it out for 12,500 hosts and 2,400 switches (the switch figure
 taken from the slowest platform), on one core; collection parses in worker threads of one process,
 so one core is the honest bound.
 """
@@ -23,7 +23,7 @@ from typing import Any
 
 from fabline import synthetic
 from fabline.collect.profiles import PROFILES
-from fabline.platforms import merge_fragments, parse_output
+from fabline.platforms import PLATFORMS, merge_fragments, parse_output
 from fabline.sim.render import render
 from fabline.sim.server import Simulator
 
@@ -48,9 +48,7 @@ def outputs(sim: Simulator, name: str) -> list[tuple[str, str]]:
 
 def parse_device(platform: str, outs: list[tuple[str, str]]) -> dict[str, Any]:
     """Parse, merge and finalize one device's outputs."""
-    state = merge_fragments(parse_output(platform, cmd, out) for cmd, out in outs)
-    finalize = PROFILES[platform].finalize
-    return finalize(state) if finalize else state
+    return PLATFORMS[platform].finish(merge_fragments(parse_output(platform, cmd, out) for cmd, out in outs))
 
 
 def main() -> None:

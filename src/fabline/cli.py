@@ -29,6 +29,7 @@ from fabline.clicommon import (
     parse_formats,
 )
 from fabline.errors import ConfigError
+from fabline.results import validation_exit_code
 
 # Commands that live with their feature (collection, simulator, design, history) are registered
 # from these modules, imported only when needed: a command's module when that command runs, every
@@ -187,7 +188,7 @@ def validate(
         click.echo(line)
     for line in problems:
         click.echo(f"fabline: error: {line}", err=True)
-    sys.exit(2 if problems else 0)
+    sys.exit(validation_exit_code(len(problems)))
 
 
 @main.command("inventory")
@@ -202,8 +203,8 @@ def validate(
 @friendly
 def inventory_cmd(inventory: Path, as_list: bool, host: str | None, limit: str | None) -> None:
     """Show the resolved inventory."""
-    from fabline.engine import public_vars
     from fabline.inventory import load_inventory
+    from fabline.secret_keys import public_vars
 
     inv = load_inventory(inventory)
     if as_list:

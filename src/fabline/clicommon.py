@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 import click
 
 from fabline.errors import ConfigError, FablineError
+from fabline.results import ExitCode
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -32,12 +33,12 @@ def friendly(func: F) -> F:
             return func(*args, **kwargs)
         except FablineError as exc:
             click.echo(f"fabline: error: {exc}", err=True)
-            sys.exit(2)
+            sys.exit(ExitCode.USAGE)
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort, SystemExit):
             raise
         except KeyboardInterrupt:
             click.echo("fabline: interrupted", err=True)
-            sys.exit(130)
+            sys.exit(ExitCode.INTERRUPTED)
         except Exception as exc:
             if os.environ.get("FABLINE_DEBUG"):
                 raise
@@ -45,12 +46,12 @@ def friendly(func: F) -> F:
                 # A file or folder fabline was told to read or write: the user's to fix, not a bug.
                 target = f"{exc.filename}" + (f" -> {exc.filename2}" if exc.filename2 else "")
                 click.echo(f"fabline: error: {target}: {exc.strerror or type(exc).__name__}", err=True)
-                sys.exit(2)
+                sys.exit(ExitCode.USAGE)
             click.echo(
                 f"fabline: internal error: {type(exc).__name__}: {exc} (set FABLINE_DEBUG=1 for a traceback)",
                 err=True,
             )
-            sys.exit(1)
+            sys.exit(ExitCode.INTERNAL)
 
     return wrapper  # type: ignore[return-value]
 

@@ -50,13 +50,18 @@ SEVERITY_NAMES = tuple(s.label for s in Severity)
 
 
 class ExitCode(IntEnum):
-    """Process exit codes of ``fabline check`` (documented in docs/exit-codes.md)."""
+    """Process exit codes of every fabline command (documented in docs/exit-codes.md).
+
+    The functions that choose one (:func:`exit_code` for a check run, then one per other
+    command) live together at the end of this module: the one place exit codes are decided.
+    """
 
     OK = 0
     INTERNAL = 1
     USAGE = 2
     ERRORS = 3
     FAILURES = 4
+    INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as a shell reports it)
 
 
 class Result:
@@ -180,6 +185,61 @@ def exit_code(results: Iterable[Result], fail_on: Severity = Severity.MINOR) -> 
         if r.status is Status.ERROR:
             errors = True
     return ExitCode.ERRORS if errors else ExitCode.OK
+
+
+def collection_exit_code(unreadable: int) -> ExitCode:
+    """``fabline collect``: 3 when some devices could not be read at all, else 0 (``partial`` is read).
+
+    Example:
+        >>> collection_exit_code(0), collection_exit_code(2)
+        (<ExitCode.OK: 0>, <ExitCode.ERRORS: 3>)
+    """
+    return ExitCode.ERRORS if unreadable else ExitCode.OK
+
+
+def change_exit_code(new_errors: bool, new_failures: Iterable[Severity], fail_on: Severity) -> ExitCode:
+    """``fabline diff`` / ``drift``: 4 when a result newly errors or newly fails at or above ``fail_on``.
+
+    Example:
+        >>> change_exit_code(False, [Severity.INFO], Severity.MINOR), change_exit_code(True, [], Severity.MINOR)
+        (<ExitCode.OK: 0>, <ExitCode.FAILURES: 4>)
+    """
+    if new_errors or any(s >= fail_on for s in new_failures):
+        return ExitCode.FAILURES
+    return ExitCode.OK
+
+
+def drift_exit_code(drifted: bool, uncompared: bool) -> ExitCode:
+    """``fabline render --diff``: 4 when a device drifted from its intended config, 3 when some could
+    not be compared and none drifted, else 0.
+
+    Example:
+        >>> drift_exit_code(True, True), drift_exit_code(False, True), drift_exit_code(False, False)
+        (<ExitCode.FAILURES: 4>, <ExitCode.ERRORS: 3>, <ExitCode.OK: 0>)
+    """
+    if drifted:
+        return ExitCode.FAILURES
+    return ExitCode.ERRORS if uncompared else ExitCode.OK
+
+
+def verdict_exit_code(ok: bool) -> ExitCode:
+    """A yes/no answer (``fabline design``: is the fabric feasible): 0, or 4 (the request fails).
+
+    Example:
+        >>> verdict_exit_code(True), verdict_exit_code(False)
+        (<ExitCode.OK: 0>, <ExitCode.FAILURES: 4>)
+    """
+    return ExitCode.OK if ok else ExitCode.FAILURES
+
+
+def validation_exit_code(problems: int) -> ExitCode:
+    """``fabline validate``: 2 when any input is invalid (the user's to fix), else 0.
+
+    Example:
+        >>> validation_exit_code(0), validation_exit_code(3)
+        (<ExitCode.OK: 0>, <ExitCode.USAGE: 2>)
+    """
+    return ExitCode.USAGE if problems else ExitCode.OK
 
 
 class PassBlock(Result):

@@ -14,9 +14,10 @@ from pathlib import Path
 from fabline import __version__
 from fabline.baseline import load_baseline
 from fabline.checks.registry import load_checks
-from fabline.engine import Engine, gc_paused
+from fabline.engine import Engine
 from fabline.errors import ConfigError
 from fabline.paths import MAX_STATE_BYTES, SnapshotPathError, read_under
+from fabline.perf import paused_gc
 from fabline.reports import Report, write_reports
 from fabline.results import Severity, exit_code
 from fabline.snapshot import Snapshot
@@ -38,7 +39,7 @@ def build_engine(
     return Engine(baseline, registry, host_sets, today, exclude_tags)
 
 
-@gc_paused
+@paused_gc()
 def run_check(
     *,
     inventory: Path,

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from fabline.paths import MAX_STATE_BYTES, SnapshotPathError, read_regular
-from fabline.platforms.spec import platform_ids
+from fabline.platforms.spec import PLATFORMS, platform_ids
 
 SCHEMA_ID = "fabline.state/1"
 ROLES = ("spine", "leaf", "host")
@@ -73,7 +73,25 @@ def parse_state(path: Path, data: bytes) -> dict[str, Any]:
     problem = structural_problem(doc)
     if problem:
         raise StateError(f"{path}: {problem}")
+    add_frame_bytes(doc)
     return doc  # type: ignore[no-any-return]
+
+
+def add_frame_bytes(doc: dict[str, Any]) -> None:
+    """Give every interface with an ``mtu`` its ``frame_bytes`` / ``frame_bytes_tagged`` (in place).
+
+    Collected states carry them (the parsers add them); a document written before they existed, or
+    by hand, gets them here from its platform's MTU semantics, so the checks read one meaning.
+
+    Example:
+        >>> doc = {"platform": "sonic", "interfaces": {"Ethernet0": {"mtu": 9100}}}
+        >>> add_frame_bytes(doc); doc["interfaces"]["Ethernet0"]
+        {'mtu': 9100, 'frame_bytes': 9100, 'frame_bytes_tagged': 9100}
+    """
+    interfaces = doc.get("interfaces")
+    spec = PLATFORMS.get(doc.get("platform"))  # type: ignore[arg-type]
+    if interfaces and spec is not None:
+        spec.mtu.annotate(interfaces)
 
 
 def structural_problem(doc: Any) -> str | None:

@@ -223,6 +223,7 @@ def test_a_registered_platform_is_collected_and_checked_end_to_end(toy: Platform
     assert got["facts"]["os_version"] == "1.2.3"
     assert got["interfaces"]["tp1"] == {
         "admin_up": True, "oper_up": True, "mtu": 9120, "lldp": {"device": "gpu-01", "port": "eth0"},
+        "frame_bytes": 9120, "frame_bytes_tagged": 9120,  # its MTU semantics: mtu is the frame size
     }  # fmt: skip
     out = tmp_path / "reports"
     result = cli("check", "-i", inv, "--snapshot", snap, "--out", out, "-f", "json", "-q")
@@ -234,3 +235,23 @@ def test_a_registered_platform_is_collected_and_checked_end_to_end(toy: Platform
         r for r in report["results"] if r["check"] == "link-mtu" and r["device"] in ("toy-leaf", "gpu-01")
     ]
     assert {r["status"] for r in link} == {"pass"}, link
+
+
+def test_the_documented_mtu_rule_is_the_registry() -> None:
+    """docs/state-schema.md states the MTU rule once; its table is each spec's MTU semantics."""
+    doc = (REPO_ROOT / "docs/state-schema.md").read_text("utf-8")
+    section = doc.split("### MTU and frame size", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[0].startswith("`"):
+            rows[cells[0].strip("`")] = cells
+    assert list(rows) == list(platform_ids())
+    for pid, (_, _, frame, tagged, fabric_mtu) in rows.items():
+        sem = PLATFORMS[pid].mtu
+        assert int(fabric_mtu) == sem.fabric_mtu, pid
+        l3 = sem.kind is MtuKind.L3
+        assert frame.endswith("`mtu` + 18") == l3 and tagged.endswith("`mtu` + 22") == l3, pid
+        assert (sem.frame_limit_field is not None) == frame.startswith(f"`{sem.frame_limit_field}`"), pid
+        body = {"mtu": sem.fabric_mtu}
+        assert sem.frame_bytes(body) == ((body["mtu"] + 18, body["mtu"] + 22) if l3 else (body["mtu"],) * 2)

@@ -419,7 +419,7 @@ def test_interrupted_run_keeps_finished_devices_and_resume_completes(tmp_path: P
 def test_reparse_over_worker_processes_writes_the_same_states(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import fabline.collect.reparse as reparse_mod
+    from fabline import perf
 
     out = tmp_path / "snap"
     devices = [
@@ -430,8 +430,8 @@ def test_reparse_over_worker_processes_writes_the_same_states(
     statuses = {n: e["status"] for n, e in json.loads((out / "manifest.json").read_text())["devices"].items()}
     for d in devices:
         (out / "state" / f"{d.name}.json").write_text("{}")
-    monkeypatch.setattr(reparse_mod, "PARALLEL_MIN_DEVICES", 1)
-    monkeypatch.setattr(reparse_mod.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(perf, "PARALLEL_MIN_REPARSE", 1)
+    monkeypatch.setattr(perf.os, "cpu_count", lambda: 2)
     assert reparse_snapshot(out, devices) == 3
     for d in devices:
         assert json.loads((out / "state" / f"{d.name}.json").read_text()) == serial[d.name]

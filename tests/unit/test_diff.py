@@ -240,7 +240,7 @@ def test_json_fields_of_the_issue(tmp_path: Path) -> None:
 
 
 def test_forked_workers_give_the_serial_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import fabline.history.diff as diff_module
+    from fabline import perf
 
     fabric = synthetic.rail_fabric(512, radix=32)
     host = next(d for d in fabric.devices if d.role == "host")
@@ -253,9 +253,9 @@ def test_forked_workers_give_the_serial_answer(tmp_path: Path, monkeypatch: pyte
     ]
     synthetic.write_snapshot(fabric, after, faults, collected_at="2026-11-29T08:00:09Z")
     serial = diff_sides(Side("b", before), Side("a", after))
-    monkeypatch.setattr(diff_module, "PARALLEL_MIN_DEVICES", 1)
-    monkeypatch.setattr(diff_module.os, "cpu_count", lambda: 2)
-    assert diff_module._jobs(len(fabric.devices)) == 2
+    monkeypatch.setattr(perf, "PARALLEL_MIN_DEVICES", 1)
+    monkeypatch.setattr(perf.os, "cpu_count", lambda: 2)
+    assert perf.worker_count(len(fabric.devices)) == 2
     forked = diff_sides(Side("b", before), Side("a", after))
     assert forked.to_dict() == serial.to_dict()
     assert [(c.device, c.path) for c in forked.changes] == [

@@ -162,13 +162,13 @@ def test_an_error_in_a_writer_process_is_raised_here(
 @needs_fork
 def test_cli_error_from_a_writer_process_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Same line and exit code whether the failing report is written in-process or in a child."""
-    from fabline import reports
+    from fabline import perf
     from fabline.cli import main
 
     args = ["check", "-i", INVENTORY, "--snapshot", EXAMPLE, "-q", "-f", "json,junit"]
     outputs = []
     for threshold in (10**9, 0):  # in-process, then forked
-        monkeypatch.setattr(reports, "PARALLEL_MIN_RESULTS", threshold)
+        monkeypatch.setattr(perf, "PARALLEL_MIN_RESULTS", threshold)
         out = tmp_path / str(threshold)
         (out / "report.junit.xml" / "in-the-way").mkdir(parents=True)  # the rename fails
         result = CliRunner().invoke(main, [*map(str, args), "-o", str(out)])

@@ -25,6 +25,7 @@ from fabline.clicommon import (
 )
 from fabline.collect.hostkeys import HOST_KEY_POLICIES
 from fabline.errors import ConfigError
+from fabline.results import ExitCode, collection_exit_code
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -187,7 +188,7 @@ def collect(
         site_group,
     )
     _print_collect_summary(summary)
-    sys.exit(3 if any(s in UNREADABLE_STATUSES for s in summary.by_status) else 0)
+    sys.exit(collection_exit_code(sum(n for s, n in summary.by_status.items() if s in UNREADABLE_STATUSES)))
 
 
 @click.command()
@@ -299,8 +300,8 @@ def demo(out: Path) -> None:
     unread = [name for name, status, _ in result.summary.failed if status not in ("ok", "partial")]
     if unread:
         click.echo(f"fabline: internal error: the demo could not read {', '.join(unread)}", err=True)
-        sys.exit(1)
-    sys.exit(0)
+        sys.exit(ExitCode.INTERNAL)
+    sys.exit(ExitCode.OK)
 
 
 COMMANDS = [collect, run, demo]

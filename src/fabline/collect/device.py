@@ -268,9 +268,7 @@ def assemble_state(
                 )
         good = sum(1 for r in records if r.status == "ok")
         status = "ok" if not errors else ("partial" if good else "error")
-    body = merge_fragments(fragments)
-    if profile.finalize is not None and body:
-        body = profile.finalize(body)
+    body = PLATFORMS[profile.platform].finish(merge_fragments(fragments))
     state: dict[str, Any] = {
         "schema": SCHEMA_ID,
         "name": device.name,

@@ -54,8 +54,8 @@ from fabline.collect.profiles import Profile
 from fabline.collect.transports import Session, redact
 from fabline.errors import ConfigError, FablineError
 from fabline.inventory import Device, HostVars, Inventory
-from fabline.inventory.model import SECRET_KEY
 from fabline.inventory.varstemplates import VarError, VarsTemplater
+from fabline.secret_keys import is_secret_key
 
 #: The host variable that names a device's site.
 SITE_VAR = "fabline_site"
@@ -228,7 +228,7 @@ def remote_devices(
         raise ConfigError(f"--site-group {site_group}: no such group in the inventory")
     out: dict[str, RemoteDevice] = {}
     for device in devices:
-        kept = {k: device.vars[k] for k in COLLECTOR_VARS if k in device.vars and not SECRET_KEY.search(k)}
+        kept = {k: device.vars[k] for k in COLLECTOR_VARS if k in device.vars and not is_secret_key(k)}
         bare = replace(device, password=None, vars=HostVars(kept))
         remote = RemoteDevice(bare, site_of(device, inventory, site_group), secret_recipe(inventory, device))
         if device.password and device.password.encode("utf-8") in pickle.dumps(remote):

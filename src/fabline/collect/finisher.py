@@ -20,10 +20,8 @@ work; nothing gathered is dropped either way.
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import signal
-import sys
 import threading
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -31,6 +29,7 @@ from pathlib import Path
 
 from fabline.collect.device import DeviceResult, Gathered, finish_device
 from fabline.collect.writer import write_device
+from fabline.perf import can_fork, fork_context
 
 
 def finish_and_write(out: Path, gathered: Gathered) -> DeviceResult:
@@ -89,12 +88,10 @@ class Finisher:
         self._lock = threading.Lock()
         self._thread: ThreadPoolExecutor | None = None
         self._pool: Executor | None = None
-        # fork only on Linux: macOS offers it but forking a process with system frameworks loaded
-        # is unsafe there (which is why Python's default there is spawn).
-        if use_processes and sys.platform == "linux" and "fork" in multiprocessing.get_all_start_methods():
+        if use_processes and can_fork():
             pool = ProcessPoolExecutor(
                 max_workers=processes or finisher_processes(),
-                mp_context=multiprocessing.get_context("fork"),
+                mp_context=fork_context(),
                 initializer=_worker_init,
             )
             try:

@@ -8,12 +8,11 @@ with the same code a collection uses, so a re-parse of an unchanged snapshot giv
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from fabline import perf
 from fabline.collect.device import CommandRecord, assemble_state, now_iso, parse_record
 from fabline.collect.profiles import PROFILES
 from fabline.collect.transports import Output
@@ -58,9 +57,6 @@ def reparse_snapshot(snapshot: Path, devices: list[Device]) -> int:
     return count
 
 
-#: Below this many devices a re-parse stays in one process (a pool costs more than it saves).
-PARALLEL_MIN_DEVICES = 200
-
 _FORKED: tuple[Path, list[tuple[Device, dict[str, Any]]]] | None = None
 
 
@@ -90,15 +86,15 @@ def _reparse_all(
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """Re-parse every device: in-line for a few, else over forked worker processes (parsing is
     CPU-bound: one process per core; the parent only merges the manifest entries)."""
-    jobs = min(4, os.cpu_count() or 1)
-    if len(work) < PARALLEL_MIN_DEVICES or jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    jobs = perf.worker_count(len(work), minimum=perf.PARALLEL_MIN_REPARSE)
+    if jobs < 2:
         for device, entry in work:
             yield _reparse_one(snapshot, device, entry)
         return
     global _FORKED  # noqa: PLW0603 - the fork start method shares it with the workers
     _FORKED = (snapshot, work)
     try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        with perf.fork_pool(jobs) as pool:
             yield from pool.imap(_forked_one, range(len(work)), chunksize=16)
     finally:
         _FORKED = None

@@ -12,6 +12,7 @@ import click
 from fabline.clicommon import friendly
 from fabline.errors import ConfigError
 from fabline.inventory import Device
+from fabline.results import verdict_exit_code
 
 
 @click.command()
@@ -85,7 +86,7 @@ def design(
         written = write_plans(model, out)
         if fmt == "text":
             click.echo("wrote " + ", ".join(str(p) for p in written))
-    sys.exit(0 if sizing.feasible else 4)
+    sys.exit(verdict_exit_code(sizing.feasible))
 
 
 def _baseline_vars(given: tuple[Path, ...]) -> dict[str, object]:

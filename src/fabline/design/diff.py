@@ -16,6 +16,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from fabline.results import ExitCode, drift_exit_code
+
 INTERFACE_FEATURES = {
     "admin_up": "interfaces", "mtu": "interfaces", "l2_mtu": "interfaces", "speed_gbps": "interfaces",
     "fec": "interfaces", "autoneg": "interfaces", "description": "interfaces",
@@ -136,11 +138,7 @@ def render_diff_text(result: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def diff_exit_code(result: Mapping[str, Any]) -> int:
+def diff_exit_code(result: Mapping[str, Any]) -> ExitCode:
     """0 in sync, 4 when any device drifted, 3 when some could not be compared and none drifted."""
     statuses = {e["status"] for e in result.values()}
-    if "drift" in statuses:
-        return 4
-    if statuses - {"in_sync"}:
-        return 3
-    return 0
+    return drift_exit_code("drift" in statuses, bool(statuses - {"in_sync", "drift"}))

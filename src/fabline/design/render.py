@@ -12,8 +12,6 @@ YAML, an EOS indented config tree).
 from __future__ import annotations
 
 import json
-import multiprocessing
-import os
 import re
 import traceback
 from collections.abc import Callable, Iterable, Sequence
@@ -27,6 +25,7 @@ import yaml
 from fabline.design.model import Design, SwitchSpec
 from fabline.design.topology import Topology
 from fabline.errors import ConfigError
+from fabline.perf import can_fork, fork_pool
 
 _YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -263,11 +262,10 @@ def render_design(
     out.mkdir(parents=True, exist_ok=True)
     _WORKER["job"] = (renderer, out)
     try:
-        if jobs <= 1 or len(work) < 2 or os.name != "posix":
+        if jobs <= 1 or len(work) < 2 or not can_fork():
             return _render_chunk(work)
         chunks = [work[i::jobs] for i in range(jobs)]
-        ctx = multiprocessing.get_context("fork")
-        with ctx.Pool(jobs) as pool:
+        with fork_pool(jobs) as pool:
             return sum(pool.map(_render_chunk, chunks))
     finally:
         _WORKER.clear()

@@ -13,28 +13,20 @@ from fabline.engine.core import (
     FABRIC_DEVICE,
     Engine,
     RunOutcome,
-    gc_paused,
     natural_key,
-    paused_gc,
-    public_vars,
 )
-from fabline.engine.parallel import CHUNK_DEVICES, MAX_JOBS, PARALLEL_MIN_DEVICES
+from fabline.engine.parallel import CHUNK_DEVICES
 from fabline.engine.rules import DeviceLike, RuleProgram
 from fabline.engine.waivers import WaiverMatcher, apply_waivers
 
 __all__ = [
     "CHUNK_DEVICES",
     "FABRIC_DEVICE",
-    "MAX_JOBS",
-    "PARALLEL_MIN_DEVICES",
     "DeviceLike",
     "Engine",
     "RuleProgram",
     "RunOutcome",
     "WaiverMatcher",
     "apply_waivers",
-    "gc_paused",
     "natural_key",
-    "paused_gc",
-    "public_vars",
 ]

@@ -9,69 +9,27 @@ expectation. Results are plain slot objects. Fabric-scope checks keep only what 
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import functools
-import gc
 import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from fabline.baseline import Baseline, severity_of
-from fabline.checks import Check, DeviceContext, DeviceSummary, FabricContext
+from fabline.checks import AnyCheck, DeviceContext, DeviceSummary, FabricContext
 from fabline.engine.parallel import Part, Work, choose_jobs, run_parts
 from fabline.engine.rules import DeviceLike, RuleProgram
 from fabline.engine.waivers import WaiverMatcher, apply_waivers
 from fabline.errors import ConfigError, did_you_mean
 from fabline.problems import Problem, group
 from fabline.results import Result, ResultStore, Severity, Status
+from fabline.secret_keys import public_vars
 from fabline.snapshot import Snapshot
 from fabline.state import UNREADABLE_STATUSES, StateError
 
-F = TypeVar("F", bound=Callable[..., Any])
-_SECRET_KEY = re.compile(r"pass|secret|token|private_key", re.IGNORECASE)
 FABRIC_DEVICE = "(fabric)"
-
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector for a bulk pass.
-
-    Loading and checking a 100k-GPU fabric allocates millions of dicts that never form cycles;
-    the collector's repeated full passes over them cost a third of the run (measured: 10.1 s ->
-    6.5 s). Reference counting still frees everything; the collector resumes afterwards.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def gc_paused(func: F) -> F:
-    """Decorator: run ``func`` with the cyclic garbage collector paused (see :func:`paused_gc`)."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with paused_gc():
-            return func(*args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
-
-
-def public_vars(variables: Mapping[str, Any]) -> dict[str, Any]:
-    """Inventory variables without secrets (passwords, tokens, key paths).
-
-    Example:
-        >>> public_vars({"rail": 1, "ansible_password": "x", "ansible_ssh_pass": "y"})
-        {'rail': 1}
-    """
-    return {k: v for k, v in variables.items() if not _SECRET_KEY.search(k)}
 
 
 def natural_key(name: str) -> tuple[Any, ...]:
@@ -230,7 +188,7 @@ class Engine:
                 counter deltas) as ``DeviceContext.previous``.
             options: Run-wide inputs for fabric checks (``FabricContext.options``).
             jobs: Worker processes for the per-device pass (default: one per CPU, at most
-                :data:`~fabline.engine.parallel.MAX_JOBS`, and 1 for small fabrics). Results are identical for any value.
+                :data:`fabline.perf.MAX_JOBS`, and 1 for small fabrics). Results are identical for any value.
         """
         started = time.time()
         roles_by_name = {d.name.lower(): d.role for d in devices}

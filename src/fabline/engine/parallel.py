@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from fabline.engine.rules import DeviceLike
+from fabline.perf import fork_pool, worker_count
 from fabline.results import ResultStore
 from fabline.snapshot import Snapshot
 
-#: Fabrics smaller than this are checked in one process (a worker pool costs more than it saves).
-PARALLEL_MIN_DEVICES = 2000
-#: Worker processes at most; the per-device pass is CPU-bound and memory grows with each worker.
-MAX_JOBS = 4
 #: Devices per unit of work handed to a worker.
 CHUNK_DEVICES = 256
 
@@ -56,12 +51,8 @@ _FORKED_WORK: Work | None = None
 
 
 def choose_jobs(jobs: int | None, n_devices: int) -> int:
-    """Worker processes for the per-device pass: ``jobs`` if given, else by fabric size."""
-    if jobs is not None:
-        return max(1, jobs)
-    if n_devices < PARALLEL_MIN_DEVICES or "fork" not in multiprocessing.get_all_start_methods():
-        return 1
-    return max(1, min(MAX_JOBS, os.cpu_count() or 1))
+    """Worker processes for the per-device pass: ``jobs`` if given, else by fabric size (:func:`fabline.perf.worker_count`)."""
+    return worker_count(n_devices, jobs)
 
 
 def _forked_range(bounds: tuple[int, int]) -> Part:
@@ -83,7 +74,7 @@ def run_parts(work: Work, jobs: int) -> Iterator[Part]:
     _FORKED_WORK = work
     try:
         bounds = [(lo, min(n, lo + CHUNK_DEVICES)) for lo in range(0, n, CHUNK_DEVICES)]
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        with fork_pool(jobs) as pool:
             yield from pool.imap(_forked_range, bounds)
     finally:
         _FORKED_WORK = None

@@ -26,9 +26,14 @@ class DeviceLike(Named, Protocol):
     """What the engine needs of an inventory device."""
 
     @property
-    def groups(self) -> tuple[str, ...]: ...
+    def groups(self) -> tuple[str, ...]:
+        """Inventory groups the device is in."""
+        ...
+
     @property
-    def vars(self) -> Mapping[str, Any]: ...
+    def vars(self) -> Mapping[str, Any]:
+        """Inventory variables (merged, templated)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,20 +16,18 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
-import gc
-import multiprocessing
-import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from fabline.results import Result, Severity, Status
+from fabline.perf import fork_pool, paused_gc, worker_count
+from fabline.results import ExitCode, Result, Severity, Status, change_exit_code
 from fabline.snapshot import Snapshot
 from fabline.state import StateError
 
-#: Paths never reported as state changes: counters, uptime, timestamps and optics readings. A
+#: Paths never reported as state changes: counters, uptime, timestamps, optics readings, and the
+#: frame sizes derived from ``mtu`` (a change shows once, as the ``mtu`` change). A
 #: pattern is dotted; ``*`` matches one key (glob), a leading ``**.`` any depth; a matching path
 #: excludes its whole subtree. Documented in docs/operations.md; ``--ignore`` adds more.
 DEFAULT_VOLATILE: tuple[str, ...] = (
@@ -44,6 +42,7 @@ DEFAULT_VOLATILE: tuple[str, ...] = (
     "interfaces.*.optics.*_dbm",
     "interfaces.*.optics.*bias*",
     "interfaces.*.optics.*voltage*",
+    "interfaces.*.frame_bytes*",
 )
 
 _MISSING: Any = object()
@@ -201,13 +200,11 @@ class DiffResult:
     devices_compared: int = 0
     results_compared: bool = False
 
-    def exit_code(self, fail_on: Severity = Severity.MINOR) -> int:
+    def exit_code(self, fail_on: Severity = Severity.MINOR) -> ExitCode:
         """4 when there are new errors or new failures at or above ``fail_on``, else 0."""
-        if self.new_errors:
-            return 4
-        if any(Severity.parse(r["severity"]) >= fail_on for r in self.new_failures):
-            return 4
-        return 0
+        return change_exit_code(
+            bool(self.new_errors), (Severity.parse(r["severity"]) for r in self.new_failures), fail_on
+        )
 
     def counter_totals(self) -> dict[str, dict[str, float]]:
         """Per counter: summed delta, summed rate (per second), resets, interfaces that moved."""
@@ -532,39 +529,11 @@ def compare_problems(
 # the diff
 
 
-#: Below this many devices a diff runs in-line; above it, over forked worker processes.
-PARALLEL_MIN_DEVICES = 2000
-MAX_JOBS = 4
-
-
-@contextmanager
-def no_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector around bulk work on acyclic data.
-
-    Parsed states and result tuples hold no reference cycles (reference counting frees them), but
-    millions of container allocations make the collector rescan the growing heap over and over:
-    measured on a 100k-GPU diff, that was more than half of the time.
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-def _jobs(n_devices: int) -> int:
-    if n_devices < PARALLEL_MIN_DEVICES or "fork" not in multiprocessing.get_all_start_methods():
-        return 1
-    return max(1, min(MAX_JOBS, os.cpu_count() or 1))
-
-
 def _diff_devices(
     args: tuple[Path, Path, tuple[str, ...], list[str]],
 ) -> tuple[list[Change], list[tuple[Any, ...]], list[dict[str, str]], int]:
     """Changes, counters (as tuples: cheap to send back from a worker), unreadable states, count."""
-    with no_gc():
+    with paused_gc():
         return _diff_devices_inner(*args)
 
 
@@ -627,7 +596,7 @@ def diff_sides(
     result.only_before = sorted(only_b)
     result.only_after = sorted(only_a)
     names = sorted(names_b & names_a)
-    with no_gc():
+    with paused_gc():
         _run_devices(result, snap_b, snap_a, ignore, names)
     if before.problems is not None and after.problems is not None:
         result.results_compared = True
@@ -655,7 +624,7 @@ def _run_devices(
     result: DiffResult, snap_b: Snapshot, snap_a: Snapshot, ignore: Sequence[str], names: list[str]
 ) -> None:
     """State changes and counters of the devices in both snapshots, in-line or over workers."""
-    jobs = _jobs(len(names))
+    jobs = worker_count(len(names))
     if jobs == 1:
         parts = [_diff_devices((snap_b.root, snap_a.root, tuple(ignore), names))]
     else:
@@ -663,7 +632,7 @@ def _run_devices(
         chunks = [
             (snap_b.root, snap_a.root, tuple(ignore), names[i : i + step]) for i in range(0, len(names), step)
         ]
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        with fork_pool(jobs) as pool:
             parts = pool.map(_diff_devices, chunks)
     for changes, counters, unreadable, compared in parts:
         result.changes.extend(changes)

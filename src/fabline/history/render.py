@@ -8,7 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from fabline.history.diff import CounterDelta, DiffResult, no_gc
+from fabline.history.diff import CounterDelta, DiffResult
+from fabline.perf import paused_gc
 
 #: Rows per section in the console and Markdown outputs; the JSON has every row.
 MAX_ROWS = 50
@@ -36,7 +37,7 @@ INDENT_LIMIT = 10_000
 def render_json(result: DiffResult) -> str:
     """The JSON document: indented when small, compact when large; orjson when installed."""
     small = len(result.changes) + len(result.counters) <= INDENT_LIMIT
-    with no_gc():
+    with paused_gc():
         doc = result.to_dict()
         try:
             import orjson

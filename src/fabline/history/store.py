@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fabline.errors import ConfigError
-from fabline.history.diff import no_gc
+from fabline.perf import paused_gc
 from fabline.problems import Problem, facts_of_rows, group, problem_from_dict
 from fabline.results import Result, ResultStore, Severity, Status
 
@@ -367,7 +367,7 @@ class HistoryStore:
                 "INSERT INTO devices (run, name, detail) VALUES (?, ?, ?)",
                 ((run, d["name"], json.dumps(d, default=str)) for d in outcome.devices),
             )
-            with no_gc():
+            with paused_gc():
                 problems, passes = _rows(run, outcome.results)
             conn.executemany(
                 "INSERT INTO results (run, seq, check_id, device, subject, status, severity, expected, actual, "

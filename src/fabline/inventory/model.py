@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-ROLES = ("spine", "leaf", "host")
+from fabline.secret_keys import is_secret_key
 
-# Keys whose values are masked in a Device's repr (the values are still available to the code).
-SECRET_KEY = re.compile(r"pass|secret|token|private_key(?!_file)|community|psk", re.I)
+ROLES = ("spine", "leaf", "host")
 
 
 @dataclass
@@ -78,7 +76,8 @@ class HostVars(Mapping[str, Any]):
         return len(self._data)
 
     def __repr__(self) -> str:
-        shown = {k: ("***" if SECRET_KEY.search(k) else v) for k, v in self._data.items()}
+        # Secrets are masked here; the values are still available to the code.
+        shown = {k: ("***" if is_secret_key(k) else v) for k, v in self._data.items()}
         return f"HostVars({shown!r})"
 
 

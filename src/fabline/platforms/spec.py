@@ -94,6 +94,26 @@ class MtuSemantics:
             return mtu + L2_OVERHEAD_BYTES, mtu + L2_OVERHEAD_BYTES + VLAN_TAG_BYTES
         return mtu, mtu
 
+    def annotate(self, interfaces: Mapping[str, Any]) -> None:
+        """Add ``frame_bytes`` / ``frame_bytes_tagged`` beside ``mtu`` on every interface lacking them.
+
+        Example:
+            >>> ifaces = {"eth0": {"mtu": 9000}, "lo": {}}
+            >>> MtuSemantics(MtuKind.L3, 9000).annotate(ifaces); ifaces
+            {'eth0': {'mtu': 9000, 'frame_bytes': 9018, 'frame_bytes_tagged': 9022}, 'lo': {}}
+        """
+        memo: dict[tuple[Any, Any], tuple[int, int] | None] = {}  # one pair object per distinct MTU
+        limit_field = self.frame_limit_field
+        for body in interfaces.values():
+            if type(body) is not dict or "frame_bytes" in body:
+                continue
+            key = (body.get("mtu"), body.get(limit_field) if limit_field else None)
+            if key not in memo:
+                memo[key] = self.frame_bytes(body)
+            frames = memo[key]
+            if frames is not None:
+                body["frame_bytes"], body["frame_bytes_tagged"] = frames
+
 
 @dataclass(frozen=True)
 class Vocabulary:
@@ -236,6 +256,16 @@ class PlatformSpec:
     def device_type(self) -> str | None:
         """The netmiko ``device_type`` (None for the ``exec`` transport)."""
         return self.run.device_type
+
+    def finish(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The last step of a parse, after the fragments are merged: the run plan's ``finalize`` hook,
+        then the frame sizes every interface's ``mtu`` means (:meth:`MtuSemantics.annotate`)."""
+        if self.run.finalize is not None and body:
+            body = self.run.finalize(body)
+        interfaces = body.get("interfaces")
+        if type(interfaces) is dict:
+            self.mtu.annotate(interfaces)
+        return body
 
     def match(self, command_line: str) -> tuple[Command, dict[str, str]]:
         """Find the allow-listed command a concrete command line is an instance of.

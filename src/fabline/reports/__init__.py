@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fabline import perf
 from fabline.engine import RunOutcome
 from fabline.problems import Problem
 from fabline.results import Result, ResultStore, Severity, Status
@@ -86,8 +87,6 @@ _FILES: dict[str, tuple[str, str, str]] = {
 }
 #: Formats whose size grows with every result (the others list problems and counts only).
 _HEAVY = ("json", "junit")
-#: Below this many results the reports are written in one process (a fork costs more than it saves).
-PARALLEL_MIN_RESULTS = 20_000
 
 
 def writers() -> dict[str, tuple[str, Writer]]:
@@ -107,17 +106,18 @@ def write_reports(report: Report, formats: list[str], out_dir: Path, jobs: int |
     """Write each requested format into ``out_dir``; returns the files written, in ``formats`` order.
 
     Files are written atomically (temporary file, then rename) so a reader never sees half a report.
-    On POSIX, a large run's per-result formats (JSON, JUnit) are written at the same time: each one
+    On Linux, a large run's per-result formats (JSON, JUnit) are written at the same time: each one
     after the first in a forked child process (``jobs=1`` forces one process; by default children
-    are used from :data:`PARALLEL_MIN_RESULTS` results on, and never while other threads run). A
+    are used from :data:`fabline.perf.PARALLEL_MIN_RESULTS` results on, and never while other
+    threads run). A
     child's error is raised here as if the file had been written in-process.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     targets = [out_dir / _FILES[fmt][0] for fmt in formats]
     heavy = [fmt for fmt in formats if fmt in _HEAVY]
     if jobs is None:
-        jobs = 2 if len(report.results) >= PARALLEL_MIN_RESULTS else 1
-    forked = heavy[1:] if jobs > 1 and len(heavy) > 1 and _can_fork() else []
+        jobs = 2 if len(report.results) >= perf.PARALLEL_MIN_RESULTS else 1
+    forked = heavy[1:] if jobs > 1 and len(heavy) > 1 and perf.can_fork(alone=True) else []
     if forked:
         report.summary  # noqa: B018 - computed once, before the children inherit the report
     children = [(fmt, _fork_writer(report, fmt, out_dir)) for fmt in forked]
@@ -143,12 +143,6 @@ def _write_one(report: Report, fmt: str, out_dir: Path) -> None:
     tmp = target.with_name(f".{filename}.tmp")
     tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
     tmp.replace(target)
-
-
-def _can_fork() -> bool:
-    import threading
-
-    return hasattr(os, "fork") and threading.active_count() == 1
 
 
 def _fork_writer(report: Report, fmt: str, out_dir: Path) -> tuple[int, int]:

@@ -111,8 +111,8 @@ def _attr(text: str) -> str:
     """Escape an attribute value as ElementTree does (and replace what XML cannot hold).
 
     Example:
-        >>> _attr('a<b> "c"\tx\x1b[0m')
-        'a&lt;b&gt; &quot;c&quot;&#09;x\ufffd[0m'
+        >>> _attr('a<b> "c"\\tx\\x1b[0m') == 'a&lt;b&gt; &quot;c&quot;&#09;x\\ufffd[0m'
+        True
     """
     if _ATTR_SPECIAL.search(text):
         text = _NOT_XML.sub("\ufffd", text)

@@ -24,7 +24,7 @@ def lossless_dscps(port: PortView) -> frozenset[int] | None:
 
     Example:
         >>> p = PortView("e", None, None, None, False, None, None, None, None, None, None, None,
-        ...              None, (3,), ((24, 0), (26, 3), (48, 6)), None, None, None, None)
+        ...              None, None, (3,), ((24, 0), (26, 3), (48, 6)), None, None, None, None)
         >>> sorted(lossless_dscps(p))
         [26]
     """

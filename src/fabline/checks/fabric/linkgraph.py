@@ -17,7 +17,6 @@ readable" and "peer port not found".
 from __future__ import annotations
 
 import fnmatch
-import gc
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
@@ -26,6 +25,7 @@ from enum import StrEnum
 from typing import Any, NamedTuple
 
 from fabline.checks import DeviceContext, FabricContext
+from fabline.perf import paused_gc
 
 #: Front-panel ports of switches (the baseline's switch rules select the same names).
 SWITCH_PORT = re.compile(r"(Ethernet|swp|Eth)[0-9/]+(s[0-9]+)?")
@@ -126,7 +126,9 @@ class PortView(NamedTuple):
         peer: LLDP neighbour device name as reported (None: no LLDP neighbour).
         peer_port: LLDP neighbour port; ``peer_port_alt`` its description (a fallback key).
         several: Several LLDP neighbours were heard on this port (``lldp.other_neighbors``).
-        mtu: Reported MTU (platform semantics, see :func:`frame_bytes`); ``l2_mtu`` EOS's frame limit.
+        mtu: Reported MTU (its meaning is the platform's; messages quote it).
+        frame_bytes, frame_bytes_tagged: The largest untagged / 802.1Q-tagged frame the port
+            carries (state schema v1: the parsers turn each platform's ``mtu`` into these).
         speed_gbps, fec, autoneg, trust: As in state schema v1.
         pfc: Sorted PFC priorities; ``dscp``: sorted (DSCP, priority) pairs.
         roce_tos, ecn_np, ecn_rp: Host NIC application settings.
@@ -140,7 +142,8 @@ class PortView(NamedTuple):
     admin_up: bool | None
     oper_up: bool | None
     mtu: int | None
-    l2_mtu: int | None
+    frame_bytes: int | None
+    frame_bytes_tagged: int | None
     speed_gbps: float | None
     fec: str | None
     autoneg: bool | None
@@ -188,13 +191,8 @@ def project(device: DeviceContext) -> DeviceView:
     """
     if _PROJECTION[0] is device:
         return _PROJECTION[1]  # type: ignore[no-any-return]
-    enabled = gc.isenabled()
-    gc.disable()  # hundreds of small tuples per device, no cycles: skip the collector's rescans
-    try:
+    with paused_gc():  # hundreds of small tuples per device, no cycles: skip the collector's rescans
         view = _project(device)
-    finally:
-        if enabled:
-            gc.enable()
     _PROJECTION[0], _PROJECTION[1] = device, view
     return view
 
@@ -231,7 +229,8 @@ def _project(device: DeviceContext) -> DeviceView:
                 _bool(get("admin_up")),
                 _bool(get("oper_up")),
                 _int(get("mtu")),
-                _int(get("l2_mtu")) or None,
+                _int(get("frame_bytes")),
+                _int(get("frame_bytes_tagged")),
                 _num(get("speed_gbps")),
                 _s(get("fec")),
                 _bool(get("autoneg")),
@@ -341,13 +340,8 @@ def graph_of(fabric: FabricContext, ignore_peers: Iterable[str] = ()) -> LinkGra
     patterns = tuple(ignore_peers)
     if _GRAPH[0] is fabric.devices and _GRAPH[1][0] == patterns:
         return _GRAPH[1][1]  # type: ignore[no-any-return]
-    enabled = gc.isenabled()
-    gc.disable()  # a million new containers, no cycles: the collector would rescan the heap for nothing
-    try:
+    with paused_gc():  # a million new containers, no cycles: the collector would rescan the heap for nothing
         graph = _build(fabric, patterns)
-    finally:
-        if enabled:
-            gc.enable()
     _GRAPH[0], _GRAPH[1] = fabric.devices, (patterns, graph)
     return graph
 
@@ -480,25 +474,16 @@ def _find_port(index: Mapping[str, PortView], p: PortView) -> PortView | None:
 
 
 # --------------------------------------------------------------------------------------------
-# MTU semantics
-
-#: Platforms whose ``mtu`` is an L3 (IP) MTU: the largest frame is ``mtu`` + L2 overhead. The
-#: others (SONiC PORT ``mtu``, NX-OS switched ``mtu``) report the frame size itself. EOS's ``mtu``
-#: is the IP MTU; its frame limit ``l2_mtu`` is used instead when the device reports one.
-L3_MTU_PLATFORMS = frozenset({"linux", "cumulus", "arista_eos"})
+# Frame sizes
 
 
-def frame_bytes(platform: str, port: PortView, overhead: int) -> int | None:
-    """The largest frame (bytes, without FCS counted twice) a port carries, from its reported MTU.
+def frame_limit(port: PortView, tagged: bool) -> int | None:
+    """The largest frame (bytes) a port carries for untagged or 802.1Q-tagged traffic.
 
     Example:
-        >>> p = PortView("x", None, None, None, False, None, None, 9000, None, None, None, None,
-        ...              None, None, None, None, None, None, None)
-        >>> frame_bytes("linux", p, 18), frame_bytes("sonic", p, 18)
-        (9018, 9000)
+        >>> p = PortView("x", None, None, None, False, None, None, 9000, 9018, 9022, None, None,
+        ...              None, None, None, None, None, None, None, None)
+        >>> frame_limit(p, False), frame_limit(p, True)
+        (9018, 9022)
     """
-    if platform == "arista_eos" and port.l2_mtu:
-        return port.l2_mtu
-    if port.mtu is None:
-        return None
-    return port.mtu + overhead if platform in L3_MTU_PLATFORMS else port.mtu
+    return port.frame_bytes_tagged if tagged else port.frame_bytes
