@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fabline.baseline import Baseline, severity_of
-from fabline.checks import AnyCheck, DeviceContext, DeviceSummary, FabricContext
+from fabline.checks import Check, DeviceContext, DeviceSummary, FabricContext
 from fabline.engine.parallel import Part, Work, choose_jobs, run_parts
 from fabline.engine.rules import DeviceLike, RuleProgram
 from fabline.engine.waivers import WaiverMatcher, apply_waivers
