@@ -22,11 +22,10 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 from fabline.errors import ConfigError
 from fabline.operators import OPERATORS, OperandError, compile_operators
 from fabline.platforms.spec import platform_ids
-from fabline.results import Severity
+from fabline.results import RULE_ID, Severity
 from fabline.state import ROLES
 from fabline.userfiles import LineDict, LineList, choice, line_of, load_yaml, validate
 
-RULE_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 _TEMPLATE = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.DOTALL)
 
 

@@ -56,12 +56,7 @@ class _FablineGroup(click.Group):
         if module_name in self._loaded:
             return
         self._loaded.add(module_name)
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:  # a feature in progress: its commands are simply absent
-            if exc.name is not None and module_name.startswith(exc.name):
-                return
-            raise
+        module = importlib.import_module(module_name)
         for command in module.COMMANDS:
             self.add_command(command)
 

@@ -82,134 +82,152 @@ def _as_list(name: str, operand: Any) -> list[Any]:
     return list(operand)
 
 
-def _compile_one(name: str, operand: Any) -> Predicate:
-    if name == "equals":
-        op_type = type(operand)
+def _compile_equals(name: str, operand: Any) -> Predicate:
+    """``equals: V``: the value is V (1 and 1.0 are the same; True is not 1)."""
+    op_type = type(operand)
 
-        def equals(v: Any) -> str | None:
-            if type(v) is op_type and v == operand:
-                return None
-            return None if _same(v, operand) else f"is {_fmt(v)}, expected {_fmt(operand)}"
-
-        return equals
-    if name == "not_equals":
-
-        def not_equals(v: Any) -> str | None:
-            return f"is {_fmt(v)}, must not be" if _same(v, operand) else None
-
-        return not_equals
-    if name == "one_of":
-        choices = _as_list(name, operand)
-
-        def one_of(v: Any) -> str | None:
-            if any(_same(v, c) for c in choices):
-                return None
-            return f"is {_fmt(v)}, expected one of {', '.join(map(_fmt, choices))}"
-
-        return one_of
-    if name in ("min", "max", "range"):
-        if name == "range":
-            bounds = _as_list(name, operand)
-            if len(bounds) != 2:
-                raise OperandError(f"range needs [low, high], got {_fmt(operand)}")
-            lo, hi = _number("range", bounds[0]), _number("range", bounds[1])
-            if lo > hi:
-                raise OperandError(f"range low {bounds[0]} is above high {bounds[1]}")
-        elif name == "min":
-            lo, hi = _number(name, operand), math.inf
-        else:
-            lo, hi = -math.inf, _number(name, operand)
-
-        def bounded(v: Any) -> str | None:
-            tv = type(v)
-            if (tv is int or tv is float) and lo <= v <= hi:
-                return None
-            if not _is_number(v):
-                return f"is {_fmt(v)}, not a number"
-            if v < lo:
-                return f"is {_fmt(v)}, below {name} {_fmt(operand if name != 'range' else operand[0])}"
-            if v > hi:
-                return f"is {_fmt(v)}, above {name} {_fmt(operand if name != 'range' else operand[1])}"
+    def equals(v: Any) -> str | None:
+        if type(v) is op_type and v == operand:
             return None
+        return None if _same(v, operand) else f"is {_fmt(v)}, expected {_fmt(operand)}"
 
-        return bounded
-    if name == "regex":
-        if not isinstance(operand, str):
-            raise OperandError(f"regex needs a string, got {_fmt(operand)}")
-        try:
-            rx = re.compile(operand)
-        except re.error as exc:
-            raise OperandError(f"invalid regex {operand!r}: {exc}") from None
+    return equals
 
-        def regex(v: Any) -> str | None:
-            if not isinstance(v, str):
-                return f"is {_fmt(v)}, not a string"
-            return None if rx.search(v) else f"is {_fmt(v)}, does not match /{operand}/"
 
-        return regex
-    if name == "contains":
-        wanted = _as_list(name, operand)
+def _compile_not_equals(name: str, operand: Any) -> Predicate:
+    """``not_equals: V``: the value is anything but V."""
 
-        def contains(v: Any) -> str | None:
-            if not isinstance(v, list):
-                return f"is {_fmt(v)}, not a list"
-            missing = [w for w in wanted if not any(_same(w, x) for x in v)]
-            return f"is {_fmt(v)}, missing {_fmt(missing)}" if missing else None
+    def not_equals(v: Any) -> str | None:
+        return f"is {_fmt(v)}, must not be" if _same(v, operand) else None
 
-        return contains
-    if name == "exactly":
-        wanted = _as_list(name, operand)
-        wanted_types = [type(w) for w in wanted]
+    return not_equals
 
-        def exactly(v: Any) -> str | None:
-            if type(v) is list and v == wanted and [type(x) for x in v] == wanted_types:
-                return None
-            if not isinstance(v, list):
-                return f"is {_fmt(v)}, not a list"
-            missing = [w for w in wanted if not any(_same(w, x) for x in v)]
-            extra = [x for x in v if not any(_same(w, x) for w in wanted)]
-            if not missing and not extra:
-                return None
-            parts = []
-            if missing:
-                parts.append(f"missing {_fmt(missing)}")
-            if extra:
-                parts.append(f"unexpected {_fmt(extra)}")
-            return f"is {_fmt(v)}, {' and '.join(parts)}"
 
-        return exactly
-    if name == "maps_only":
-        return _compile_maps_only(operand)
-    if name == "each":
-        if not isinstance(operand, Mapping) or not operand:
-            raise OperandError("each needs a mapping of operators, e.g. {min: -9}")
-        inner = compile_operators(operand)
-        bounds_only = set(operand) <= {"min", "max"} and all(_is_number(x) for x in operand.values())
-        lo = operand.get("min", -math.inf) if bounds_only else 0
-        hi = operand.get("max", math.inf) if bounds_only else 0
+def _compile_one_of(name: str, operand: Any) -> Predicate:
+    """``one_of: [A, B]``: the value is one of them."""
+    choices = _as_list(name, operand)
 
-        def each(v: Any) -> str | None:
-            # Fast path for per-lane numeric bounds (optics): no per-item call when all hold.
-            if (
-                bounds_only
-                and type(v) is list
-                and all(type(x) is float or type(x) is int for x in v)
-                and (not v or (lo <= min(v) and max(v) <= hi))
-            ):
-                return None
-            if not isinstance(v, list):
-                return f"is {_fmt(v)}, not a list"
-            for i, item in enumerate(v):
-                reason = inner(item)
-                if reason:
-                    return f"[{i}] {reason}"
+    def one_of(v: Any) -> str | None:
+        if any(_same(v, c) for c in choices):
             return None
+        return f"is {_fmt(v)}, expected one of {', '.join(map(_fmt, choices))}"
 
-        return each
-    raise OperandError(f"unknown operator {name!r}")
+    return one_of
 
 
-def _compile_maps_only(operand: Any) -> Predicate:
+def _compile_bounds(name: str, operand: Any) -> Predicate:
+    """``min: N``, ``max: N``, ``range: [LOW, HIGH]``: a number within the bounds (inclusive)."""
+    if name == "range":
+        bounds = _as_list(name, operand)
+        if len(bounds) != 2:
+            raise OperandError(f"range needs [low, high], got {_fmt(operand)}")
+        lo, hi = _number("range", bounds[0]), _number("range", bounds[1])
+        if lo > hi:
+            raise OperandError(f"range low {bounds[0]} is above high {bounds[1]}")
+    elif name == "min":
+        lo, hi = _number(name, operand), math.inf
+    else:
+        lo, hi = -math.inf, _number(name, operand)
+
+    def bounded(v: Any) -> str | None:
+        tv = type(v)
+        if (tv is int or tv is float) and lo <= v <= hi:
+            return None
+        if not _is_number(v):
+            return f"is {_fmt(v)}, not a number"
+        if v < lo:
+            return f"is {_fmt(v)}, below {name} {_fmt(operand if name != 'range' else operand[0])}"
+        if v > hi:
+            return f"is {_fmt(v)}, above {name} {_fmt(operand if name != 'range' else operand[1])}"
+        return None
+
+    return bounded
+
+
+def _compile_regex(name: str, operand: Any) -> Predicate:
+    """``regex: RX``: a string with a match of RX (``re.search``)."""
+    if not isinstance(operand, str):
+        raise OperandError(f"regex needs a string, got {_fmt(operand)}")
+    try:
+        rx = re.compile(operand)
+    except re.error as exc:
+        raise OperandError(f"invalid regex {operand!r}: {exc}") from None
+
+    def regex(v: Any) -> str | None:
+        if not isinstance(v, str):
+            return f"is {_fmt(v)}, not a string"
+        return None if rx.search(v) else f"is {_fmt(v)}, does not match /{operand}/"
+
+    return regex
+
+
+def _compile_contains(name: str, operand: Any) -> Predicate:
+    """``contains: [A, B]``: a list holding each of them (and maybe more)."""
+    wanted = _as_list(name, operand)
+
+    def contains(v: Any) -> str | None:
+        if not isinstance(v, list):
+            return f"is {_fmt(v)}, not a list"
+        missing = [w for w in wanted if not any(_same(w, x) for x in v)]
+        return f"is {_fmt(v)}, missing {_fmt(missing)}" if missing else None
+
+    return contains
+
+
+def _compile_exactly(name: str, operand: Any) -> Predicate:
+    """``exactly: [A, B]``: a list holding exactly them, in any order."""
+    wanted = _as_list(name, operand)
+    wanted_types = [type(w) for w in wanted]
+
+    def exactly(v: Any) -> str | None:
+        if type(v) is list and v == wanted and [type(x) for x in v] == wanted_types:
+            return None
+        if not isinstance(v, list):
+            return f"is {_fmt(v)}, not a list"
+        missing = [w for w in wanted if not any(_same(w, x) for x in v)]
+        extra = [x for x in v if not any(_same(w, x) for w in wanted)]
+        if not missing and not extra:
+            return None
+        parts = []
+        if missing:
+            parts.append(f"missing {_fmt(missing)}")
+        if extra:
+            parts.append(f"unexpected {_fmt(extra)}")
+        return f"is {_fmt(v)}, {' and '.join(parts)}"
+
+    return exactly
+
+
+def _compile_each(name: str, operand: Any) -> Predicate:
+    """``each: {OPERATORS}``: every item of a list meets the operators."""
+    if not isinstance(operand, Mapping) or not operand:
+        raise OperandError("each needs a mapping of operators, e.g. {min: -9}")
+    inner = compile_operators(operand)
+    bounds_only = set(operand) <= {"min", "max"} and all(_is_number(x) for x in operand.values())
+    lo = operand.get("min", -math.inf) if bounds_only else 0
+    hi = operand.get("max", math.inf) if bounds_only else 0
+
+    def each(v: Any) -> str | None:
+        # Fast path for per-lane numeric bounds (optics): no per-item call when all hold.
+        if (
+            bounds_only
+            and type(v) is list
+            and all(type(x) is float or type(x) is int for x in v)
+            and (not v or (lo <= min(v) and max(v) <= hi))
+        ):
+            return None
+        if not isinstance(v, list):
+            return f"is {_fmt(v)}, not a list"
+        for i, item in enumerate(v):
+            reason = inner(item)
+            if reason:
+                return f"[{i}] {reason}"
+        return None
+
+    return each
+
+
+def _compile_maps_only(name: str, operand: Any) -> Predicate:
     """``maps_only: {keys: [26], to: 3}``: those keys map to the value, and no other key does."""
     if not isinstance(operand, Mapping) or set(operand) != {"keys", "to"}:
         raise OperandError("maps_only needs {keys: [...], to: VALUE}")
@@ -237,6 +255,29 @@ def _compile_maps_only(operand: Any) -> Predicate:
         return "; ".join(parts) or None
 
     return maps_only
+
+
+#: Operator name -> the function compiling its operand into a predicate.
+_COMPILERS: dict[str, Callable[[str, Any], Predicate]] = {
+    "equals": _compile_equals,
+    "not_equals": _compile_not_equals,
+    "one_of": _compile_one_of,
+    "min": _compile_bounds,
+    "max": _compile_bounds,
+    "range": _compile_bounds,
+    "regex": _compile_regex,
+    "contains": _compile_contains,
+    "exactly": _compile_exactly,
+    "maps_only": _compile_maps_only,
+    "each": _compile_each,
+}
+
+
+def _compile_one(name: str, operand: Any) -> Predicate:
+    compiler = _COMPILERS.get(name)
+    if compiler is None:
+        raise OperandError(f"unknown operator {name!r}")
+    return compiler(name, operand)
 
 
 def _natural(key: str) -> tuple[int, str]:

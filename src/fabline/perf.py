@@ -73,9 +73,10 @@ class _PausedGc(contextlib.ContextDecorator):
 
 
 def paused_gc() -> _PausedGc:
-    """Pause Python's cyclic garbage collector: ``with paused_gc():`` or ``@paused_gc()``.
+    """Pause Python's cyclic garbage collector, as a context manager or a decorator.
 
-    Nests: the collector comes back on only when the outermost pause ends, and only if it was on.
+    ``with paused_gc():`` pauses for a block, ``@paused_gc()`` for each call of a function (for the
+    whole iteration of a generator). Nests: the collector comes back on only when the outermost pause ends, and only if it was on.
 
     Example:
         >>> import gc
@@ -93,9 +94,11 @@ def paused_gc() -> _PausedGc:
 
 
 def can_fork(*, alone: bool = False) -> bool:
-    """Whether worker processes can be forked here: Linux only (macOS offers fork, but forking a
-    process with system frameworks loaded is unsafe there); with ``alone``, only while this is the
-    process's one thread (a fork copies no other thread, whatever locks it held).
+    """Whether worker processes can be forked here.
+
+    Linux only: macOS offers fork, but forking a process with system frameworks loaded is unsafe
+    there. With ``alone``, only while this is the process's one thread (a fork copies no other
+    thread, whatever locks it held).
 
     Example:
         >>> can_fork() == (sys.platform == "linux")

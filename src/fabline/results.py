@@ -6,6 +6,7 @@ never yields ``pass``: its results are ``error``.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from enum import IntEnum, StrEnum
@@ -46,7 +47,8 @@ class Severity(IntEnum):
         return self.name.lower()
 
 
-SEVERITY_NAMES = tuple(s.label for s in Severity)
+#: A rule or check id: lower-case letters, digits, ``-``, ``_``, ``.`` (baselines tune checks by it).
+RULE_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 
 
 class ExitCode(IntEnum):
@@ -210,8 +212,10 @@ def change_exit_code(new_errors: bool, new_failures: Iterable[Severity], fail_on
 
 
 def drift_exit_code(drifted: bool, uncompared: bool) -> ExitCode:
-    """``fabline render --diff``: 4 when a device drifted from its intended config, 3 when some could
-    not be compared and none drifted, else 0.
+    """``fabline render --diff``: 4 drift, 3 some not compared (and no drift), else 0.
+
+    4 when a device drifted from its intended config, 3 when some could not be compared and none
+    drifted.
 
     Example:
         >>> drift_exit_code(True, True), drift_exit_code(False, True), drift_exit_code(False, False)

@@ -143,10 +143,8 @@ def validate_all(
 
 def validate_snapshot(snap: Snapshot) -> list[str]:
     """Validate every state file against the state schema v1 JSON Schema; one line per problem."""
-    try:
-        import jsonschema
-    except ImportError:  # pragma: no cover - jsonschema is a dependency
-        raise ConfigError("validating states needs the jsonschema package") from None
+    import jsonschema
+
     from fabline.state import schema_document
 
     validator = jsonschema.Draft202012Validator(schema_document())

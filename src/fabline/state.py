@@ -14,6 +14,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from fabline.paths import MAX_STATE_BYTES, SnapshotPathError, read_regular
 from fabline.platforms.spec import PLATFORMS, platform_ids
 
@@ -22,19 +24,6 @@ ROLES = ("spine", "leaf", "host")
 DEVICE_STATUSES = ("ok", "partial", "unreachable", "auth_failed", "timeout", "error")
 #: Statuses whose state cannot be trusted for anything: no check may pass on them.
 UNREADABLE_STATUSES = frozenset({"unreachable", "auth_failed", "timeout", "error"})
-FEC_MODES = ("rs", "fc", "none", "auto")
-TRUST_MODES = ("dscp", "pcp")
-
-try:  # orjson is an optional accelerator; the standard parser is the reference.
-    import orjson
-
-    def _loads(data: bytes) -> Any:
-        return orjson.loads(data)
-
-except ImportError:  # pragma: no cover - depends on the environment
-
-    def _loads(data: bytes) -> Any:
-        return json.loads(data)
 
 
 class StateError(Exception):
@@ -67,7 +56,7 @@ def parse_state(path: Path, data: bytes) -> dict[str, Any]:
         StateError: Not JSON, or not a fabline state document.
     """
     try:
-        doc = _loads(data)
+        doc = orjson.loads(data)
     except (ValueError, RecursionError) as exc:
         raise StateError(f"{path}: invalid JSON ({_short(exc)})") from None
     problem = structural_problem(doc)

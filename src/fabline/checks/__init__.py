@@ -29,11 +29,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Generic, Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict
+from typing_extensions import TypeVar
 
-from fabline.results import Result, Severity, Status
+from fabline.results import RULE_ID, Result, Severity, Status
 
 
 class NoParams(BaseModel):
@@ -100,15 +101,23 @@ def peer_role(interface: Mapping[str, Any], roles_by_name: Mapping[str, str]) ->
     return role
 
 
-class Check:
+P = TypeVar("P", bound=BaseModel, default=NoParams)
+
+
+class Check(Generic[P]):
     """Base class of Python checks. The class docstring is the check's description.
+
+    A check is generic over its parameter model: ``class LinkMtuCheck(LinkCheck[LinkMtuParams])``
+    sets ``Params`` and lets mypy see ``self.params.host_mtu``. A class that defines an ``id`` is a
+    check: its id and its docstring are checked when the class is defined (``TypeError``).
 
     Class attributes:
         id: Stable id (lower-case, ``-`` separated); baselines tune it by this id.
         severity: Default severity (a baseline rule with the same id may change it).
         scope: ``device`` (``check_device`` per device) or ``fabric`` (``collect`` + ``check_fabric``).
         roles / platforms: Applicability; None means all.
-        Params: A pydantic model of the check's parameters (unknown keys are errors).
+        Params: A pydantic model of the check's parameters (unknown keys are errors); taken from
+            the class's type argument when not set.
     """
 
     id: ClassVar[str]
@@ -117,9 +126,41 @@ class Check:
     roles: ClassVar[tuple[str, ...] | None] = None
     platforms: ClassVar[tuple[str, ...] | None] = None
     Params: ClassVar[type[BaseModel]] = NoParams
+    params: P
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Take ``Params`` from the type argument; refuse a check without a valid id or a docstring.
+
+        Raises:
+            TypeError: The class defines an id that is not a rule id, has no docstring, or names
+                two different parameter models.
+        """
+        super().__init_subclass__(**kwargs)
+        for base in getattr(cls, "__orig_bases__", ()):
+            args = [a for a in get_args(base) if isinstance(a, type) and issubclass(a, BaseModel)]
+            if not args:
+                continue
+            own = cls.__dict__.get("Params")
+            if own is not None and own is not args[0]:
+                raise TypeError(
+                    f"check class {cls.__name__}: Params {own.__name__} is not its type argument {args[0].__name__}"
+                )
+            cls.Params = args[0]
+        check_id = cls.__dict__.get("id")
+        if check_id is None:
+            return  # a base class of checks, not a check
+        if not isinstance(check_id, str) or not RULE_ID.match(check_id):
+            raise TypeError(
+                f"check class {cls.__name__}: id {check_id!r} is not lower-case letters, digits, '-'"
+            )
+        if not cls.description():
+            raise TypeError(
+                f"check {check_id!r} ({cls.__name__}) needs a docstring: it is the check's description"
+            )
 
     def __init__(self, params: Mapping[str, Any] | None = None, severity: Severity | None = None) -> None:
-        self.params: Any = self.Params.model_validate(dict(params or {}))
+        """Validate the parameters (a baseline rule's ``params``) and set the effective severity."""
+        self.params = cast(P, self.Params.model_validate(dict(params or {})))
         self.effective_severity = severity if severity is not None else type(self).severity
 
     @classmethod
@@ -171,6 +212,10 @@ class Check:
     def skipped(self, device: str, subject: str | None, message: str) -> Result:
         """A skipped result: not applicable."""
         return self._result(Status.SKIPPED, device, subject, message, None, None)
+
+
+#: Any check, whatever its parameters (for registries and the engine).
+AnyCheck = Check[Any]
 
 
 @dataclass

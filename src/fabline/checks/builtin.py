@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from fabline.checks import Check, DeviceContext
+from typing_extensions import override
+
+from fabline.checks import AnyCheck, Check, DeviceContext
 from fabline.checks.fabric import FABRIC_CHECKS
 from fabline.results import Result, Severity
 
@@ -20,6 +22,7 @@ class DeviceCollectionCheck(Check):
     id = "device-collection"
     severity = Severity.MINOR
 
+    @override
     def check_device(self, device: DeviceContext) -> Iterable[Result]:
         status = device.state.get("status", "ok")
         errors = device.state.get("errors") or []
@@ -41,4 +44,4 @@ class DeviceCollectionCheck(Check):
         )
 
 
-BUILTIN_CHECKS: tuple[type[Check], ...] = (DeviceCollectionCheck, *FABRIC_CHECKS)
+BUILTIN_CHECKS: tuple[type[AnyCheck], ...] = (DeviceCollectionCheck, *FABRIC_CHECKS)

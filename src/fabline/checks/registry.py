@@ -13,21 +13,21 @@ import sys
 import traceback
 from pathlib import Path
 
-from fabline.baseline import RULE_ID
-from fabline.checks import Check
+from fabline.checks import AnyCheck, Check
 from fabline.checks.builtin import BUILTIN_CHECKS
 from fabline.errors import ConfigError
+from fabline.results import RULE_ID
 
 
-def builtin_checks() -> dict[str, type[Check]]:
+def builtin_checks() -> dict[str, type[AnyCheck]]:
     """Built-in checks by id, in their declared order."""
-    out: dict[str, type[Check]] = {}
+    out: dict[str, type[AnyCheck]] = {}
     for cls in BUILTIN_CHECKS:
         _register(out, cls, "fabline (built-in)")
     return out
 
 
-def load_checks(checks_dir: Path | None) -> dict[str, type[Check]]:
+def load_checks(checks_dir: Path | None) -> dict[str, type[AnyCheck]]:
     """Built-in checks plus those found in ``checks_dir`` (if it exists).
 
     Raises:
@@ -44,7 +44,7 @@ def load_checks(checks_dir: Path | None) -> dict[str, type[Check]]:
     return registry
 
 
-def _classes_in(path: Path) -> list[type[Check]]:
+def _classes_in(path: Path) -> list[type[AnyCheck]]:
     name = f"fabline_site_checks.{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -66,7 +66,7 @@ def _classes_in(path: Path) -> list[type[Check]]:
     return found
 
 
-def _register(registry: dict[str, type[Check]], cls: type[Check], where: str) -> None:
+def _register(registry: dict[str, type[AnyCheck]], cls: type[AnyCheck], where: str) -> None:
     check_id = getattr(cls, "id", None)
     if not isinstance(check_id, str) or not RULE_ID.match(check_id):
         raise ConfigError(

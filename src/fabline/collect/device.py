@@ -30,11 +30,6 @@ from fabline.platforms import PLATFORMS
 from fabline.platforms.base import Command, ParseContext, merge_fragments, run_parser
 from fabline.state import SCHEMA_ID
 
-#: Command-record statuses; only ``ok`` feeds the state.
-COMMAND_STATUSES = (
-    "ok", "unavailable", "parse_error", "failed", "command_timeout", "dropped", "skipped", "refused",
-)  # fmt: skip
-
 # Interface and RDMA-device names come from device output (or the inventory) and end up in command
 # lines: only plain names pass, so a hostile name can never add shell syntax to a command.
 _SAFE_PARAM = {

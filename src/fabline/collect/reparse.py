@@ -84,8 +84,10 @@ def _forked_one(index: int) -> tuple[str, dict[str, Any]]:
 def _reparse_all(
     snapshot: Path, work: list[tuple[Device, dict[str, Any]]]
 ) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Re-parse every device: in-line for a few, else over forked worker processes (parsing is
-    CPU-bound: one process per core; the parent only merges the manifest entries)."""
+    """Re-parse every device: in-line for a few, else over forked worker processes.
+
+    Parsing is CPU-bound: one process per core; the parent only merges the manifest entries.
+    """
     jobs = perf.worker_count(len(work), minimum=perf.PARALLEL_MIN_REPARSE)
     if jobs < 2:
         for device, entry in work:

@@ -354,7 +354,7 @@ class SSHClient(paramiko.SSHClient):  # type: ignore[misc]
 
 
 def _auth_kwargs(device: Device) -> dict[str, Any]:
-    """paramiko connect arguments for the device's credentials (keys, agent, password)."""
+    """Paramiko connect arguments for the device's credentials (keys, agent, password)."""
     return {
         "username": device.user or "admin",
         "password": device.password,
@@ -487,7 +487,7 @@ _NETMIKO_CLASSES: dict[str, type[Any]] = {}
 
 
 def _netmiko_class(device_type: str) -> type[Any]:
-    """netmiko's driver class for a device type, with fabline's host-key policy plugged in."""
+    """Netmiko's driver class for a device type, with fabline's host-key policy plugged in."""
     cls = _NETMIKO_CLASSES.get(device_type)
     if cls is None:
         from netmiko.ssh_dispatcher import CLASS_MAPPER

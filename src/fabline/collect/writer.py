@@ -17,21 +17,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from fabline.paths import MAX_MANIFEST_BYTES, read_under, under
 
 MANIFEST_SCHEMA = "fabline.manifest/1"
 
-try:  # orjson writes a 300-device manifest in milliseconds; the standard library is the fallback.
-    import orjson
 
-    def _dumps(doc: Mapping[str, Any], indent: int | None) -> bytes:
-        option = orjson.OPT_APPEND_NEWLINE | (orjson.OPT_INDENT_2 if indent else 0)
-        return orjson.dumps(doc, option=option)
-
-except ImportError:  # pragma: no cover - orjson is a dependency
-
-    def _dumps(doc: Mapping[str, Any], indent: int | None) -> bytes:
-        return (json.dumps(doc, indent=indent, ensure_ascii=False) + "\n").encode("utf-8")
+def _dumps(doc: Mapping[str, Any], indent: int | None) -> bytes:
+    # orjson writes a 300-device manifest in milliseconds.
+    option = orjson.OPT_APPEND_NEWLINE | (orjson.OPT_INDENT_2 if indent else 0)
+    return orjson.dumps(doc, option=option)
 
 
 @functools.lru_cache(maxsize=16384)

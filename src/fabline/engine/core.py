@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fabline.baseline import Baseline, severity_of
-from fabline.checks import Check, DeviceContext, DeviceSummary, FabricContext
+from fabline.checks import AnyCheck, DeviceContext, DeviceSummary, FabricContext
 from fabline.engine.parallel import Part, Work, choose_jobs, run_parts
 from fabline.engine.rules import DeviceLike, RuleProgram
 from fabline.engine.waivers import WaiverMatcher, apply_waivers
@@ -62,7 +62,7 @@ class RunOutcome:
 
 @dataclass
 class _PyCheck:
-    check: Check
+    check: AnyCheck
     severity: Severity
 
 
@@ -90,7 +90,7 @@ class Engine:
     def __init__(
         self,
         baseline: Baseline,
-        registry: Mapping[str, type[Check]],
+        registry: Mapping[str, type[AnyCheck]],
         host_sets: Callable[[str], set[str]],
         today: dt.date | None = None,
         exclude_tags: frozenset[str] = frozenset(),
@@ -132,7 +132,7 @@ class Engine:
 
     def _add_check(
         self,
-        cls: type[Check],
+        cls: type[AnyCheck],
         params: Mapping[str, Any],
         severity: Severity,
         baseline: Baseline,

@@ -372,11 +372,8 @@ def _collect(
     site_group: str | None = None,
 ) -> Path:
     """Collect a fresh snapshot with the live collector (``fabline.collect``), on Dask with ``scheduler``."""
-    try:
-        from fabline.collect.cli import make_backend
-        from fabline.collect.collector import CollectOptions, collect
-    except ImportError:
-        raise ConfigError("live collection is not available in this fabline: give --snapshot DIR") from None
+    from fabline.collect.cli import make_backend
+    from fabline.collect.collector import CollectOptions, collect
     from fabline.inventory import load_inventory
 
     inv = load_inventory(inventory)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
 from rich.console import Console
 from rich.table import Table
 
@@ -35,14 +36,10 @@ INDENT_LIMIT = 10_000
 
 
 def render_json(result: DiffResult) -> str:
-    """The JSON document: indented when small, compact when large; orjson when installed."""
+    """The JSON document (orjson): indented when small, compact when large."""
     small = len(result.changes) + len(result.counters) <= INDENT_LIMIT
     with paused_gc():
         doc = result.to_dict()
-        try:
-            import orjson
-        except ImportError:  # pragma: no cover - depends on the environment
-            return json.dumps(doc, indent=1 if small else None, default=str) + "\n"
         option = orjson.OPT_APPEND_NEWLINE | (orjson.OPT_INDENT_2 if small else 0)
         return orjson.dumps(doc, option=option, default=str).decode()
 

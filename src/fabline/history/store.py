@@ -672,8 +672,10 @@ class HistoryStore:
         self.checkpoint()
 
     def checkpoint(self) -> None:
-        """Move the write-ahead log into the database file and truncate the log (best effort: a
-        reader still on older pages defers part of it to a later checkpoint)."""
+        """Move the write-ahead log into the database file and truncate the log.
+
+        Best effort: a reader still on older pages defers part of it to a later checkpoint.
+        """
         self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 

@@ -62,8 +62,10 @@ def command_lines(output: str) -> list[str]:
 
 
 def _table(output: str, ctx: ParseContext, columns: tuple[str, ...], expected: str) -> Table:
-    """The rows of every table holding all the given columns (multi-ASIC output prints one table
-    per namespace); the first column named must hold interface names.
+    """The rows of every table holding all the given columns.
+
+    Multi-ASIC output prints one table per namespace; the first column named must hold interface
+    names.
     """
     text = check_text(output, ctx, expected)
     tables = [t for t in dash_tables(command_lines(text)) if all(c in t.headers for c in columns)]

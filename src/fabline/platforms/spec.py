@@ -258,8 +258,11 @@ class PlatformSpec:
         return self.run.device_type
 
     def finish(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The last step of a parse, after the fragments are merged: the run plan's ``finalize`` hook,
-        then the frame sizes every interface's ``mtu`` means (:meth:`MtuSemantics.annotate`)."""
+        """The last step of a parse, after the fragments are merged.
+
+        The run plan's ``finalize`` hook, then the frame sizes every interface's ``mtu`` means
+        (:meth:`MtuSemantics.annotate`).
+        """
         if self.run.finalize is not None and body:
             body = self.run.finalize(body)
         interfaces = body.get("interfaces")

@@ -168,8 +168,11 @@ def _fork_writer(report: Report, fmt: str, out_dir: Path) -> tuple[int, int]:
 
 
 def _pickled(exc: BaseException, fmt: str) -> bytes:
-    """The exception pickled, or (class name, is a FablineError, message, notes) if it does not
-    come back from pickle printing the same line. The child's traceback is kept as a note."""
+    """The exception pickled, or (class name, is a FablineError, message, notes).
+
+    The tuple when the exception does not come back from pickle printing the same line. The
+    child's traceback is kept as a note.
+    """
     import pickle
     import traceback
 

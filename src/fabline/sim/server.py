@@ -426,7 +426,7 @@ class Simulator:
         except SessionDrop:
             conn.abort()
 
-    async def _interactive(
+    async def _interactive(  # noqa: C901 - one terminal session's read/echo/dispatch loop
         self, dev: SimDevice, d: Dialect, process: asyncssh.SSHServerProcess[bytes]
     ) -> None:
         size = process.get_terminal_size()

@@ -6,14 +6,14 @@ in the order they run and appear in ``fabline checks list``. docs/checks.md desc
 
 from __future__ import annotations
 
-from fabline.checks import Check
+from fabline.checks import AnyCheck
 from fabline.checks.fabric.fleet import FLEET_CHECKS
 from fabline.checks.fabric.health import HEALTH_CHECKS
 from fabline.checks.fabric.hostapp import HOSTAPP_CHECKS
 from fabline.checks.fabric.links import LINK_CHECKS
 from fabline.checks.fabric.topology import TOPOLOGY_CHECKS
 
-FABRIC_CHECKS: tuple[type[Check], ...] = (
+FABRIC_CHECKS: tuple[type[AnyCheck], ...] = (
     *LINK_CHECKS,
     *TOPOLOGY_CHECKS,
     *HOSTAPP_CHECKS,

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import override
 
 from fabline.checks import Check, DeviceContext, FabricContext
 from fabline.engine import natural_key
@@ -54,11 +55,10 @@ class SkewParams(BaseModel):
     )
 
 
-class FleetSkewCheck(Check):
+class FleetSkewCheck(Check[SkewParams]):
     """Base of "same role, platform and model run the same X" checks (not registered itself)."""
 
     scope = "fabric"
-    Params: ClassVar[type[BaseModel]] = SkewParams
     fields: ClassVar[tuple[str, ...]]
 
     def __init__(self, params: Mapping[str, Any] | None = None, severity: Severity | None = None) -> None:
@@ -71,11 +71,13 @@ class FleetSkewCheck(Check):
         """The device's value of each field (None: not collected or not applicable)."""
         raise NotImplementedError
 
+    @override
     def collect(self, device: DeviceContext) -> tuple[Any, ...]:
         facts = device.state.get("facts")
         model = facts.get("model") if isinstance(facts, Mapping) else None
         return (device.role, device.platform, model, *self.values(device))
 
+    @override
     def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
         passes: dict[str, list[str | None]] = {}
         groups: dict[tuple[Any, ...], list[str]] = {}
@@ -150,6 +152,7 @@ class VersionSkewCheck(FleetSkewCheck):
     severity = Severity.MINOR
     fields = ("os_version", "nic_firmware", "nic_driver")
 
+    @override
     def values(self, device: DeviceContext) -> tuple[str | None, ...]:
         facts = device.state.get("facts")
         os_version = facts.get("os_version") if isinstance(facts, Mapping) else None
@@ -172,6 +175,7 @@ class QosSkewCheck(FleetSkewCheck):
     roles = ("leaf", "spine")
     fields = ("buffer_mode", "pfc_watchdog", "ecn_profiles")
 
+    @override
     def values(self, device: DeviceContext) -> tuple[str | None, ...]:
         qos = device.state.get("qos")
         qos = qos if isinstance(qos, Mapping) else {}
@@ -226,7 +230,7 @@ class HeadroomParams(BaseModel):
     response_ns: float = Field(1000.0, ge=0, description="peer's PFC response time added to the round trip")
 
 
-class PfcHeadroomCheck(Check):
+class PfcHeadroomCheck(Check[HeadroomParams]):
     """The lossless priority group's headroom (xoff) absorbs line rate x round trip + 2 frames.
 
     After a switch sends PAUSE, the data already on the wire and in the peer's pipeline still
@@ -241,8 +245,8 @@ class PfcHeadroomCheck(Check):
     id = "pfc-headroom"
     severity = Severity.MAJOR
     roles = ("leaf", "spine")
-    Params = HeadroomParams
 
+    @override
     def check_device(self, device: DeviceContext) -> Iterable[Result]:
         qos = device.state.get("qos")
         profiles = qos.get("buffer_profiles") if isinstance(qos, Mapping) else None

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import override
 
 from fabline.checks import Check, DeviceContext
 from fabline.engine import natural_key
@@ -49,12 +50,12 @@ class DeltaParams(BaseModel):
     max_delta: int = Field(0, ge=0, description="largest increase between the snapshots that passes")
 
 
-class CounterDeltaCheck(Check):
+class CounterDeltaCheck(Check[DeltaParams]):
     """Base of "this counter did not rise" checks (not registered itself)."""
 
     counter: ClassVar[str]
-    Params: ClassVar[type[BaseModel]] = DeltaParams
 
+    @override
     def check_device(self, device: DeviceContext) -> Iterable[Result]:
         if device.previous is None:
             yield self.skipped(device.name, None, NO_PREVIOUS)
@@ -124,7 +125,7 @@ class PauseParams(BaseModel):
     )
 
 
-class PfcPauseRateCheck(Check):
+class PfcPauseRateCheck(Check[PauseParams]):
     """PFC pause frames stay rare between two snapshots; ECN marks and CNPs should carry the load.
 
     PFC should be the airbag, not the brake: pause frames rising on one queue mean congestion is
@@ -137,8 +138,8 @@ class PfcPauseRateCheck(Check):
 
     id = "pfc-pause-rate"
     severity = Severity.MINOR
-    Params = PauseParams
 
+    @override
     def check_device(self, device: DeviceContext) -> Iterable[Result]:
         if device.previous is None:
             yield self.skipped(device.name, None, NO_PREVIOUS)

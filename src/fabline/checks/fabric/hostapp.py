@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from typing_extensions import override
+
 from fabline.checks import FabricContext
 from fabline.checks.fabric.linkgraph import PAIRED, End, PortView
 from fabline.checks.fabric.links import LinkCheck, link_label, pass_blocks
@@ -72,6 +74,7 @@ class HostTosFabricCheck(LinkCheck):
     id = "host-tos-fabric"
     severity = Severity.CRITICAL
 
+    @override
     def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
         graph = self.graph(fabric)
         passes: dict[str, list[str | None]] = {}

@@ -13,8 +13,9 @@ from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypeVar, override
 
-from fabline.checks import Check, DeviceContext, FabricContext
+from fabline.checks import AnyCheck, Check, DeviceContext, FabricContext
 from fabline.checks.fabric.linkgraph import (
     PAIRED,
     DeviceView,
@@ -41,7 +42,10 @@ class LinkParams(BaseModel):
     )
 
 
-class LinkCheck(Check):
+LP = TypeVar("LP", bound=LinkParams, default=LinkParams)
+
+
+class LinkCheck(Check[LP]):
     """Base of checks over the link graph (not registered itself)."""
 
     scope = "fabric"
@@ -84,7 +88,7 @@ class LinkCheck(Check):
             yield self.error(end.device, end.port.name, f"{here}: cannot pair the link: {end.detail}")
 
 
-def pass_blocks(check: Check, passes: dict[str, list[str | None]]) -> Iterator[Result]:
+def pass_blocks(check: AnyCheck, passes: dict[str, list[str | None]]) -> Iterator[Result]:
     """One compact :class:`PassBlock` per device for the passing subjects collected in ``passes``."""
     for device, subjects in passes.items():
         if subjects:
@@ -97,8 +101,11 @@ EQUALITY_ATTRS = ("speed_gbps", "fec", "autoneg", "trust", "pfc", "dscp")
 
 
 def _comparison(graph: LinkGraph) -> dict[str, tuple[dict[str, list[str]], dict[str, list[End]]]]:
-    """Per attribute: the paired ends' port names per device, and the ends whose two values differ
-    or are missing (computed once per graph for all equality checks)."""
+    """Per attribute: the paired ends' port names per device, and the ends whose values differ.
+
+    An end whose value is missing at either side counts as differing. Computed once per graph for
+    all equality checks.
+    """
     if _COMPARED[0] is graph:
         return _COMPARED[1]  # type: ignore[no-any-return]
     paired: dict[str, list[str]] = {}
@@ -128,7 +135,7 @@ def link_label(end: End) -> str:
     return f"{end.device} {end.port.name} <-> {end.peer_device} {end.peer_port_name}"
 
 
-class LinkPropertyCheck(LinkCheck):
+class LinkPropertyCheck(LinkCheck[LP]):
     """Base of "both ends agree on X" checks (not registered itself)."""
 
     field: ClassVar[str]
@@ -140,6 +147,7 @@ class LinkPropertyCheck(LinkCheck):
         """Why the two values disagree, or None when they agree."""
         return None if mine == theirs else f"{self.field} {show(mine)} here, {show(theirs)} at the peer"
 
+    @override
     def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
         graph = self.graph(fabric)
         if not self.equal_passes or self.attr not in EQUALITY_ATTRS:
@@ -251,7 +259,7 @@ class LinkLldpParams(LinkParams):
     )
 
 
-class LinkLldpCheck(LinkCheck):
+class LinkLldpCheck(LinkCheck[LinkLldpParams]):
     """Every up fabric port has one LLDP neighbour, in the inventory, that sees this port back.
 
     The link graph every other link, rail and Clos check builds on comes from LLDP. A port whose
@@ -265,8 +273,8 @@ class LinkLldpCheck(LinkCheck):
 
     id = "link-lldp"
     severity = Severity.MAJOR
-    Params = LinkLldpParams
 
+    @override
     def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
         graph = self.graph(fabric)
         contested = graph.more
@@ -345,7 +353,7 @@ class LinkMtuParams(LinkParams):
     host_mtu: int = Field(9000, description="fabric host L3 MTU (bytes); keep equal to vars.host_mtu")
 
 
-class LinkMtuCheck(LinkPropertyCheck):
+class LinkMtuCheck(LinkPropertyCheck[LinkMtuParams]):
     """Both ends of a link carry the same largest frame (host L3 MTU + L2 overhead fits the switch port).
 
     A jumbo RoCE frame larger than the receiving port's limit is dropped silently, and one such
@@ -361,11 +369,11 @@ class LinkMtuCheck(LinkPropertyCheck):
     id = "link-mtu"
     severity = Severity.CRITICAL
     field = "mtu"
-    Params = LinkMtuParams
 
     attr = "mtu"
     equal_passes = False
 
+    @override
     def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
         graph = self.graph(fabric)
         kind = {name: (d.platform, d.role == "host") for name, d in fabric.devices.items()}
@@ -394,6 +402,7 @@ class LinkMtuCheck(LinkPropertyCheck):
             if ok:
                 yield PassBlock(self.id, device, self.effective_severity, ok)
 
+    @override
     def mismatch(self, fabric: FabricContext, end: End, mine: Any, theirs: Any) -> str | None:
         assert end.peer is not None
         tagged = self.params.vlan_tagged
@@ -505,7 +514,7 @@ class LinkDscpParams(LinkParams):
     dscps: list[int] | None = Field(None, description="DSCPs to compare; default: every DSCP both ends map")
 
 
-class LinkDscpMapCheck(LinkPropertyCheck):
+class LinkDscpMapCheck(LinkPropertyCheck[LinkDscpParams]):
     """Both ends of a link map each DSCP to the same priority.
 
     If RoCE's DSCP lands in the lossless priority at one end and a lossy one at the other, that
@@ -517,10 +526,10 @@ class LinkDscpMapCheck(LinkPropertyCheck):
     id = "link-dscp-map"
     severity = Severity.CRITICAL
     field = "dscp_to_priority"
-    Params = LinkDscpParams
 
     attr = "dscp"
 
+    @override
     def mismatch(self, fabric: FabricContext, end: End, mine: Any, theirs: Any) -> str | None:
         if mine is theirs:
             return None
@@ -530,7 +539,7 @@ class LinkDscpMapCheck(LinkPropertyCheck):
         return "; ".join(diffs) or None
 
 
-LINK_CHECKS: tuple[type[Check], ...] = (
+LINK_CHECKS: tuple[type[AnyCheck], ...] = (
     LinkLldpCheck,
     LinkMtuCheck,
     LinkSpeedCheck,

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import Field
+from typing_extensions import override
 
 from fabline.checks import DeviceSummary, FabricContext
 from fabline.checks.fabric.cabling import load_cabling_plan
@@ -67,6 +68,7 @@ class RailCablingCheck(LinkCheck):
     id = "rail-cabling"
     severity = Severity.MAJOR
 
+    @override
     def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
         graph = self.graph(fabric)
         devices = fabric.devices
@@ -160,6 +162,7 @@ class CablingPlanCheck(LinkCheck):
     id = "cabling-plan"
     severity = Severity.MAJOR
 
+    @override
     def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
         path = fabric.options.get("cabling_plan")
         if not path:
@@ -293,6 +296,7 @@ class ClosShapeCheck(LinkCheck):
     id = "clos-shape"
     severity = Severity.MAJOR
 
+    @override
     def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
         graph = self.graph(fabric)
         devices = fabric.devices
@@ -399,7 +403,7 @@ class OversubscriptionParams(LinkParams):
     max_ratio: float = Field(1.0, gt=0, description="largest downlink:uplink bandwidth ratio (1.0 = 1:1)")
 
 
-class OversubscriptionCheck(LinkCheck):
+class OversubscriptionCheck(LinkCheck[OversubscriptionParams]):
     """A leaf's host-facing bandwidth does not exceed its uplink bandwidth (1:1 on the compute fabric).
 
     The compute fabric is non-blocking: downlink bandwidth equals uplink bandwidth (DOMAIN "The
@@ -410,8 +414,8 @@ class OversubscriptionCheck(LinkCheck):
 
     id = "leaf-oversubscription"
     severity = Severity.MAJOR
-    Params = OversubscriptionParams
 
+    @override
     def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
         graph = self.graph(fabric)
         for name in sorted(graph.ports):
