@@ -51,7 +51,7 @@ def _conf_value(raw: str) -> Any:
     return raw
 
 
-def parse_traffic_conf(output: str, ctx: ParseContext) -> Fragment:
+def parse_traffic_conf(output: str, ctx: ParseContext) -> Fragment:  # noqa: C901 - one branch per traffic.conf key family
     """``cat /etc/cumulus/datapath/traffic.conf`` (Cumulus 3.x/4.x): classification, PFC, ECN.
 
     Classification (``packet_priority_source_set`` and the ``cos_N.priority_source`` lists) is

@@ -136,6 +136,7 @@ def _cut(line: str, a: int, b: int | None) -> str:
 
 
 def with_applied(fields: dict[str, Any], applied: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` with the ``applied`` sub-dict added when there is one (in place)."""
     if applied:
         fields["applied"] = applied
     return fields
