@@ -18,6 +18,7 @@ from typing import Any
 
 from fabline.platforms.spec import PLATFORMS, host_platform
 from fabline.state import SCHEMA_ID
+from fabline.state_types import Interface
 
 NIC_FIRMWARE = "28.39.1002"
 
@@ -182,8 +183,8 @@ def _dscp_map() -> dict[str, int]:
     return m
 
 
-def _iface(platform: str, peer: tuple[str, str] | None, n: int, speed: int = 400) -> dict[str, Any]:
-    body: dict[str, Any] = {
+def _iface(platform: str, peer: tuple[str, str] | None, n: int, speed: int = 400) -> Interface:
+    body: Interface = {
         "admin_up": True,
         "oper_up": peer is not None,
         "mtu": PLATFORMS[platform].mtu.fabric_mtu,

@@ -255,3 +255,32 @@ def test_the_documented_mtu_rule_is_the_registry() -> None:
         assert (sem.frame_limit_field is not None) == frame.startswith(f"`{sem.frame_limit_field}`"), pid
         body = {"mtu": sem.fabric_mtu}
         assert sem.frame_bytes(body) == ((body["mtu"] + 18, body["mtu"] + 22) if l3 else (body["mtu"],) * 2)
+
+
+def test_parsers_and_renderers_share_each_platform_vocabulary() -> None:
+    """A platform's FEC and trust words live once, in its spec; parser and simulator both use them."""
+    from fabline.sim.render import arista_eos, cisco_nxos, cumulus, linux
+
+    for pid, renderer_words in (
+        ("cisco_nxos", cisco_nxos._FEC),
+        ("cumulus", cumulus._FEC),
+        ("linux", linux._FEC_WORD),
+    ):
+        assert renderer_words is PLATFORMS[pid].vocabulary.fec, pid
+    eos = PLATFORMS["arista_eos"].vocabulary
+    assert arista_eos._FEC["rs"] == f"error-correction encoding {eos.fec['rs']}"
+    for spec in PLATFORMS.values():
+        vocab = spec.vocabulary
+        for mode, word in vocab.fec.items():
+            assert vocab.fec_mode(word) == mode and vocab.fec_mode(word.upper()) == mode, (spec.id, word)
+        for mode, word in vocab.trust.items():
+            assert vocab.trust_mode(word) == mode, (spec.id, word)
+    # Each parser reads its platform's words (the simulator's round trips prove the rendered text).
+    assert (
+        parse_output(
+            "linux",
+            "ethtool --show-fec eth0",
+            "FEC parameters for eth0:\nSupported/Configured FEC encodings: BaseR\nActive FEC encoding: BaseR\n",
+        )["interfaces"]["eth0"]["fec"]
+        == "fc"
+    )

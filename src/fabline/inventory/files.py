@@ -72,6 +72,11 @@ def yaml_line(text: str, loc: tuple[Any, ...]) -> int | None:
 
 
 def read_text(path: Path) -> str:
+    """An inventory file's text.
+
+    Raises:
+        ConfigError: Not UTF-8, or unreadable (naming the file).
+    """
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:

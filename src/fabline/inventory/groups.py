@@ -16,6 +16,7 @@ class GroupClosure:
         self._sets: dict[tuple[str, ...], frozenset[str]] = {}
 
     def of_group(self, name: str) -> frozenset[str]:
+        """The group and all its ancestors."""
         got = self._up.get(name)
         if got is None:
             acc = {name}
@@ -25,6 +26,7 @@ class GroupClosure:
         return got
 
     def of_host(self, direct: list[str]) -> frozenset[str]:
+        """Every group a host is in, given the groups it is directly in."""
         key = tuple(direct)
         got = self._sets.get(key)
         if got is None:

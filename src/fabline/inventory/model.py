@@ -85,13 +85,19 @@ class Named(Protocol):
     """What most of fabline needs of a device: its name, platform and role."""
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """Inventory name."""
+        ...
 
     @property
-    def platform(self) -> str: ...
+    def platform(self) -> str:
+        """Platform id."""
+        ...
 
     @property
-    def role(self) -> str: ...
+    def role(self) -> str:
+        """``spine``, ``leaf`` or ``host``."""
+        ...
 
 
 @dataclass(frozen=True)

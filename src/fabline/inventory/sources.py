@@ -62,6 +62,7 @@ class SourceBuilder:
     # -- primitives ---------------------------------------------------------------------------
 
     def add_group(self, name: str) -> str:
+        """Declare a group (once); returns its name."""
         if not isinstance(name, str) or not name:
             raise BuildError(f"invalid group name {name!r}")
         if name in (".", "..") or any(c in name for c in "/\\\0"):
@@ -72,6 +73,7 @@ class SourceBuilder:
         return name
 
     def add_host(self, name: str, group: str | None, port: int | None) -> None:
+        """Declare a host, in ``group`` when given."""
         if not isinstance(name, str) or not name:
             raise BuildError(f"invalid host name {name!r}")
         host = self.hosts.get(name)
@@ -90,6 +92,7 @@ class SourceBuilder:
                 host.groups.append(group)
 
     def add_child(self, parent: str, child: str) -> None:
+        """Make ``child`` a child group of ``parent``."""
         p, c = self.groups[parent], self.groups[child]
         if parent == child:
             raise BuildError(f"group {child!r} cannot be a child of itself")
@@ -104,6 +107,7 @@ class SourceBuilder:
             c.parents.append(parent)
 
     def set_var(self, kind: str, name: str, key: Any, value: Any) -> None:
+        """Set a variable of a host or group (``kind``)."""
         if not isinstance(key, str):
             raise BuildError(f"variable name {key!r} of {kind} {name!r} must be a string")
         if kind == "group":
@@ -132,6 +136,7 @@ class SourceBuilder:
     # -- reconcile (InventoryData.reconcile_inventory) ------------------------------------------
 
     def reconcile(self) -> None:
+        """Finish the tree as Ansible does: ungrouped hosts and top-level groups under ``all``."""
         for g in list(self.groups.values()):
             if g.name != "all" and not g.parents:
                 self.add_child("all", g.name)
@@ -168,6 +173,7 @@ class SourceBuilder:
     # -- YAML sources (ansible.plugins.inventory.yaml) ---------------------------------------------
 
     def parse_yaml(self, data: dict[Any, Any], text: str) -> None:
+        """Read a YAML inventory source (``text`` for line numbers in errors)."""
         for name, body in data.items():
             self._yaml_group(name, body, text, (name,))
 
@@ -255,6 +261,7 @@ class SourceBuilder:
     # -- INI sources (ansible.plugins.inventory.ini) -----------------------------------------------
 
     def parse_ini(self, text: str) -> None:
+        """Read an INI inventory source."""
         pending: dict[str, dict[str, Any]] = {}
         group, state = "ungrouped", "hosts"
         lineno = 0
@@ -347,6 +354,7 @@ class SourceBuilder:
     # -- files and directories ---------------------------------------------------------------------
 
     def parse_source(self, path: Path) -> None:
+        """Read an inventory file or every source in a directory."""
         if path.is_dir():
             for entry in sorted(path.iterdir(), key=lambda p: p.name):
                 if not _IGNORED_ENTRY.search(entry.name):

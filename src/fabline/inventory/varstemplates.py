@@ -97,6 +97,7 @@ class VarsTemplater:
         magic: Mapping[str, Any],
         groups: Callable[[], dict[str, list[str]]],
     ) -> dict[str, Any]:
+        """A host's variables with every template rendered (``magic``: the Ansible magic variables)."""
         done: dict[str, Any] = {}
         stack: list[str] = []
 

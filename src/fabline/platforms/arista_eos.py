@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from fabline.platforms.arista_eos_config import parse_show_running_config
-from fabline.platforms.arista_eos_names import canonical_name, is_mac, kept
+from fabline.platforms.arista_eos_names import VOCABULARY, canonical_name, is_mac, kept
 from fabline.platforms.base import (
     Command,
     Fragment,
@@ -733,6 +733,7 @@ PLATFORM = PlatformSpec(
     port_name=lambda index: f"Ethernet{index + 1}/1",
     # EOS's mtu is the IP MTU; its separate frame limit (l2 mtu) wins when set.
     mtu=MtuSemantics(MtuKind.L3, fabric_mtu=9214, frame_limit_field="l2_mtu"),
+    vocabulary=VOCABULARY,
     os_version="4.32.2F",
     config_command="show running-config",
 )

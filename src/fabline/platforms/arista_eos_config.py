@@ -25,13 +25,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabline.platforms.arista_eos_names import canonical_name, kept
+from fabline.platforms.arista_eos_names import VOCABULARY, canonical_name, kept
 from fabline.platforms.base import Fragment, ParseContext, check_text
 from fabline.platforms.toolkit import DSCP, expand_ints, gbps, mbps_to_gbps, on_line
 
 _BYTE_UNITS = {"bytes": 1, "kbytes": 1000, "mbytes": 1_000_000}
 _TIME_UNITS = {"microseconds": 1, "milliseconds": 1000}
-_FEC = {"reed-solomon": "rs", "fire-code": "fc"}
 
 
 @dataclass
@@ -147,12 +146,14 @@ def port_settings(node: Node) -> PortSettings:
                 v["autoneg"] = True
             elif m.group(3) and (gbps := speed_gbps(m.group(3))) is not None:
                 v["speed_gbps"], v["autoneg"] = gbps, False
-        elif m := re.fullmatch(r"error-correction encoding (reed-solomon|fire-code)", line):
-            s.fec.append(_FEC[m.group(1)])
+        elif (m := re.fullmatch(r"error-correction encoding (\S+)", line)) and (
+            mode := VOCABULARY.fec_mode(m.group(1))
+        ):
+            s.fec.append(mode)
         elif line == "no error-correction encoding":
             s.fec = ["none"]
-        elif m := re.fullmatch(r"qos trust (dscp|cos)", line):
-            v["trust"] = "dscp" if m.group(1) == "dscp" else "pcp"
+        elif (m := re.fullmatch(r"qos trust (\S+)", line)) and (trust := VOCABULARY.trust_mode(m.group(1))):
+            v["trust"] = trust
         elif re.fullmatch(r"priority-flow-control (mode )?on", line):
             s.pfc_on = True
         elif re.fullmatch(r"no priority-flow-control|priority-flow-control (mode )?off", line):

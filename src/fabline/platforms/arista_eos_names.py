@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from fabline.platforms.spec import Vocabulary
 from fabline.platforms.toolkit import expand_short_name, is_mac
+
+#: EOS's words for state values: ``error-correction encoding reed-solomon``, ``qos trust cos``.
+VOCABULARY = Vocabulary(fec={"rs": "reed-solomon", "fc": "fire-code"}, trust={"dscp": "dscp", "pcp": "cos"})
 
 __all__ = ["canonical_name", "is_mac", "kept"]
 

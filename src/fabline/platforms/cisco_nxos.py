@@ -28,19 +28,9 @@ from fabline.platforms.base import (
     text_blocks,
 )
 from fabline.platforms.cisco_nxos_config import parse_show_running_config
-from fabline.platforms.cisco_nxos_names import canonical_name, kept
+from fabline.platforms.cisco_nxos_names import VOCABULARY, canonical_name, kept
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
 from fabline.platforms.toolkit import lldp_entry, speed_gbps, uptime_seconds
-
-_FEC_STATE = {
-    "off": "none",
-    "rs-fec": "rs",
-    "rs-ieee": "rs",
-    "rs-cons16": "rs",
-    "fc-fec": "fc",
-    "auto": "auto",
-}
-
 
 # --- facts ---------------------------------------------------------------------------------
 
@@ -109,10 +99,10 @@ def parse_show_interface(output: str, ctx: ParseContext) -> Fragment:
         if m := re.search(r"Auto-Negotiation is turned (on|off)", block):
             entry["autoneg"] = m.group(1) == "on"
         if m := re.search(r"admin fec state is (\S+), oper fec state is (\S+)", block):
-            if m.group(2).lower() in _FEC_STATE:
-                entry["fec"] = _FEC_STATE[m.group(2).lower()]
-            if m.group(1).lower() in _FEC_STATE:
-                entry["fec_admin"] = _FEC_STATE[m.group(1).lower()]
+            if oper := VOCABULARY.fec_mode(m.group(2)):
+                entry["fec"] = oper
+            if admin := VOCABULARY.fec_mode(m.group(1)):
+                entry["fec_admin"] = admin
         if m := re.search(r"\b(\d{1,20}) CRC\b", block):
             entry["counters"] = {"crc_errors": int(m.group(1))}
         interfaces[name] = entry
@@ -347,6 +337,7 @@ PLATFORM = PlatformSpec(
     port_name=lambda index: f"Ethernet1/{index + 1}",
     # A switched port's mtu is the largest frame NX-OS accepts.
     mtu=MtuSemantics(MtuKind.FRAME, fabric_mtu=9216),
+    vocabulary=VOCABULARY,
     os_version="10.4(3)",
     config_command="show running-config",
 )

@@ -30,7 +30,7 @@ from typing import Any
 
 from fabline.platforms.arista_eos_config import Node, config_tree
 from fabline.platforms.base import Fragment, ParseContext, check_text
-from fabline.platforms.cisco_nxos_names import canonical_name, kept
+from fabline.platforms.cisco_nxos_names import VOCABULARY, canonical_name, kept
 from fabline.platforms.toolkit import DSCP, PCP, PRIORITY, expand_ints, mbps_to_gbps, on_line
 
 _DSCP_NAMES = {
@@ -38,7 +38,6 @@ _DSCP_NAMES = {
     **{f"cs{i}": i * 8 for i in range(8)},
     **{f"af{c}{d}": c * 8 + d * 2 for c in range(1, 5) for d in range(1, 4)},
 }  # fmt: skip
-_FEC = {"rs-fec": "rs", "rs-ieee": "rs", "rs-cons16": "rs", "fc-fec": "fc", "off": "none", "auto": "auto"}
 _BYTE_UNITS = {"bytes": 1, "kbytes": 1000, "mbytes": 1_000_000}
 #: The PFC watchdog switch, global or per interface (Nexus 9000 QoS guide, "Configuring a
 #: Priority Flow Control Watchdog Interval"). Its default is not documented for every release,
@@ -189,8 +188,8 @@ def _interface(node: Node) -> tuple[dict[str, Any], dict[str, str]]:
             entry["speed_gbps"] = mbps_to_gbps(int(m.group(1)))
         elif line in ("negotiate auto", "no negotiate auto"):
             entry["autoneg"] = not line.startswith("no ")
-        elif (m := re.fullmatch(r"fec (\S+)", line)) and m.group(1) in _FEC:
-            entry["fec"] = _FEC[m.group(1)]
+        elif (m := re.fullmatch(r"fec (\S+)", line)) and (mode := VOCABULARY.fec_mode(m.group(1))):
+            entry["fec"] = mode
         # NX-OS 10 adds an optional ``send-tlv`` (advertise the PFC TLV even in mode on), as in the
         # Azure Local storage interface config.
         elif m := re.fullmatch(r"priority-flow-control mode (on|off|auto)(?: send-tlv)?", line):

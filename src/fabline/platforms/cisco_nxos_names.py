@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from fabline.platforms.spec import Vocabulary
 from fabline.platforms.toolkit import expand_short_name, is_mac
+
+#: NX-OS's words for state values: ``fec rs-fec`` (config) and ``FEC mode is rs-fec`` (show).
+VOCABULARY = Vocabulary(
+    fec={"rs": "rs-fec", "fc": "fc-fec", "none": "off", "auto": "auto"},
+    fec_aliases={"rs-ieee": "rs", "rs-cons16": "rs"},
+)
 
 __all__ = ["canonical_name", "is_mac", "kept"]
 

@@ -50,6 +50,7 @@ from fabline.platforms.cumulus_nvue import (
     parse_nv_show_system,
 )
 from fabline.platforms.cumulus_nvue_json import parse_nv_config_show_json, parse_nv_show_interface_json
+from fabline.platforms.cumulus_values import VOCABULARY
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
 
 #: Fields of an interface that a switch-wide QoS default can supply (see :func:`apply_port_defaults`).
@@ -293,6 +294,7 @@ PLATFORM = PlatformSpec(
     port_name=lambda index: f"swp{index + 1}",
     # A switch port is a Linux netdev: its MTU is the kernel's L3 MTU (9216 -> 9234-byte frames).
     mtu=MtuSemantics(MtuKind.L3, fabric_mtu=9216),
+    vocabulary=VOCABULARY,
     os_version="5.9.1",
     config_command="nv config show -o json",
     read_config=read_startup_yaml,

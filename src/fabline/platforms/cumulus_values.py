@@ -11,7 +11,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from fabline.platforms.spec import Vocabulary
 from fabline.platforms.toolkit import PORT_NUMBER, ValueProblem, clip
+
+#: Cumulus's words for state values (NVUE ``link fec``, NCLU ``link fec``).
+VOCABULARY = Vocabulary(
+    fec={"rs": "rs", "fc": "baser", "none": "off", "auto": "auto"},
+    fec_aliases={"none": "none", "rs-fec": "rs", "base-r": "fc", "fc": "fc", "fc-fec": "fc"},
+)
 
 #: Multipliers of the size units NVUE prints. NVUE formats bytes with binary prefixes:
 #: 150000 bytes prints as ``146.48 KB`` (150000 / 1024).
@@ -46,18 +53,7 @@ def fec_mode(text: str) -> str | None:
         >>> fec_mode("off"), fec_mode("RS"), fec_mode("baser"), fec_mode("auto"), fec_mode("llrs")
         ('none', 'rs', 'fc', 'auto', None)
     """
-    word = text.strip().lower()
-    return {
-        "off": "none",
-        "none": "none",
-        "rs": "rs",
-        "rs-fec": "rs",
-        "baser": "fc",
-        "base-r": "fc",
-        "fc": "fc",
-        "fc-fec": "fc",
-        "auto": "auto",
-    }.get(word)
+    return VOCABULARY.fec_mode(text.strip())
 
 
 def flag(text: str) -> bool | None:

@@ -28,19 +28,14 @@ from fabline.platforms.base import (
     load_json,
     may_be_empty,
 )
-from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
+from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan, Vocabulary
 from fabline.platforms.toolkit import lldp_entry, mbps_to_gbps, text_field
 
-#: ``ethtool`` link-mode FEC words -> state FEC modes.
-_FEC_WORDS = {
-    "rs": "rs",
-    "baser": "fc",
-    "base-r": "fc",
-    "fc": "fc",
-    "off": "none",
-    "none": "none",
-    "auto": "auto",
-}
+#: ``ethtool``'s words for state values (``Active FEC encoding: RS``), shared with the simulator.
+VOCABULARY = Vocabulary(
+    fec={"rs": "RS", "fc": "BaseR", "none": "Off", "auto": "Auto"},
+    fec_aliases={"base-r": "fc", "fc": "fc", "none": "none"},
+)
 
 
 def _key_values(text: str, sep: str = ":") -> list[tuple[str, str]]:
@@ -194,12 +189,12 @@ def parse_ethtool_show_fec(output: str, ctx: ParseContext) -> Fragment:
     if active is None:
         raise ctx.fail(expected, "no 'Active FEC encoding' line")
     fields: dict[str, Any] = {}
-    mode = _FEC_WORDS.get(active.split()[0].lower()) if active.split() else None
+    mode = VOCABULARY.fec_mode(active.split()[0]) if active.split() else None
     if mode:
         fields["fec"] = mode
     configured = values.get("Configured FEC encodings", values.get("Supported/Configured FEC encodings"))
     if configured:
-        fields["fec_configured"] = [_FEC_WORDS.get(w.lower(), w.lower()) for w in configured.split()]
+        fields["fec_configured"] = [VOCABULARY.fec_mode(w) or w.lower() for w in configured.split()]
     counters = {
         field: int(values[key])
         for key, field in (
@@ -861,5 +856,6 @@ PLATFORM = PlatformSpec(
     port_name=lambda index: f"eth{index}",
     # The kernel's MTU is the L3 MTU (9000 on a RoCE fabric).
     mtu=MtuSemantics(MtuKind.L3, fabric_mtu=9000),
+    vocabulary=VOCABULARY,
     os_version="Ubuntu 22.04.4 LTS",
 )

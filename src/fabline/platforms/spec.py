@@ -123,12 +123,16 @@ class Vocabulary:
         fec: State FEC mode (``rs``, ``fc``, ``none``, ``auto``) -> the word the platform prints.
         fec_aliases: Other words the platform prints for a state FEC mode (read, never written).
         trust: State trust mode (``dscp``, ``pcp``) -> the platform's word.
+
+    Speed units are not per platform: every platform's parsers read them with
+    :func:`fabline.platforms.toolkit.speed_gbps`.
     """
 
     fec: Mapping[str, str] = field(default_factory=dict)
     fec_aliases: Mapping[str, str] = field(default_factory=dict)
     trust: Mapping[str, str] = field(default_factory=dict)
     _fec_words: Mapping[str, str] = field(init=False, repr=False, compare=False, default_factory=dict)
+    _trust_words: Mapping[str, str] = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def fec_mode(self, word: str) -> str | None:
         """The state FEC mode of a word the platform prints (case-insensitive), or None.
@@ -139,7 +143,17 @@ class Vocabulary:
         """
         return self._fec_words.get(word.lower())
 
+    def trust_mode(self, word: str) -> str | None:
+        """The state trust mode of a word the platform prints (case-insensitive), or None.
+
+        Example:
+            >>> Vocabulary(trust={"dscp": "dscp", "pcp": "cos"}).trust_mode("COS")
+            'pcp'
+        """
+        return self._trust_words.get(word.lower())
+
     def __post_init__(self) -> None:
+        object.__setattr__(self, "_trust_words", {w.lower(): mode for mode, w in self.trust.items()})
         words = {w.lower(): mode for mode, w in self.fec.items()}
         words.update((w.lower(), mode) for w, mode in self.fec_aliases.items())
         object.__setattr__(self, "_fec_words", words)

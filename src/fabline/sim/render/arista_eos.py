@@ -10,14 +10,16 @@ import json
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from fabline.platforms.arista_eos import PLATFORM
 from fabline.sim.render.common import Answer
 
 if TYPE_CHECKING:
     from fabline.sim.device import SimDevice
 
 MODEL = "DCS-7060X6-64PE"
-_FEC = {"rs": "error-correction encoding reed-solomon", "fc": "error-correction encoding fire-code",
-        "none": "no error-correction encoding"}  # fmt: skip
+#: EOS's FEC lines (the words are the platform spec's vocabulary, shared with its parsers).
+_FEC = {mode: f"error-correction encoding {word}" for mode, word in PLATFORM.vocabulary.fec.items()}
+_FEC["none"] = "no error-correction encoding"
 
 
 def _ports(state: dict[str, Any]) -> dict[str, dict[str, Any]]:

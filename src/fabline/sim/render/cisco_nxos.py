@@ -11,13 +11,15 @@ import json
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from fabline.platforms.cisco_nxos import PLATFORM
 from fabline.sim.render.common import Answer
 
 if TYPE_CHECKING:
     from fabline.sim.device import SimDevice
 
 MODEL = "Nexus9000 C9364D-GX2A Chassis"
-_FEC = {"rs": "rs-fec", "fc": "fc-fec", "none": "off", "auto": "auto"}
+#: NX-OS's FEC words (the platform spec's vocabulary, shared with its parsers).
+_FEC = PLATFORM.vocabulary.fec
 
 
 def _ports(state: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -14,13 +14,15 @@ import json
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from fabline.platforms.cumulus import PLATFORM
 from fabline.sim.render import linux
 from fabline.sim.render.common import Answer, ranges
 
 if TYPE_CHECKING:
     from fabline.sim.device import SimDevice
 
-_FEC = {"rs": "rs", "fc": "baser", "none": "off", "auto": "auto"}
+#: Cumulus's FEC words (the platform spec's vocabulary, shared with its parsers).
+_FEC = PLATFORM.vocabulary.fec
 
 
 def _ports(state: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -12,12 +12,14 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
+from fabline.platforms.linux import PLATFORM
 from fabline.sim.render.common import Answer, dbm_text, mw, split_words
 
 if TYPE_CHECKING:
     from fabline.sim.device import SimDevice
 
-_FEC_WORD = {"rs": "RS", "fc": "BaseR", "none": "Off", "auto": "Auto"}
+#: ethtool's FEC words (the platform spec's vocabulary, shared with its parsers).
+_FEC_WORD = PLATFORM.vocabulary.fec
 _MODULES = (
     ("nvidia_peermem", 16384, "0", ""),
     ("nvidia_uvm", 1384448, "2", ""),

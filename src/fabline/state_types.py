@@ -1,0 +1,179 @@
+"""Typed views of state schema v1, for mypy: ``TypedDict`` mirrors of the shipped JSON Schema.
+
+States stay plain dicts at run time (the checks walk them directly; nothing is converted). These
+types only tell mypy the shape: every field is optional (a missing field means "not collected"),
+except a document's ``schema`` and ``name``. Platforms may add fields of their own
+(``docs/platforms/*.md``); those are not listed here and are read as ``Mapping[str, Any]``.
+``tests/unit/test_state_types.py`` keeps these types and ``schemas/state-1.schema.json`` equal:
+same fields, same JSON types, same enums.
+"""
+
+# No ``from __future__ import annotations``: TypedDict reads ``Required[...]`` from evaluated
+# annotations (Python 3.11).
+from typing import Literal, Required, TypedDict
+
+Fec = Literal["rs", "fc", "none", "auto"]
+Trust = Literal["dscp", "pcp"]
+Role = Literal["spine", "leaf", "host"]
+DeviceStatus = Literal["ok", "partial", "unreachable", "auth_failed", "timeout", "error"]
+
+
+class CommandError(TypedDict, total=False):
+    """One command that did not give a usable answer (``errors[]``)."""
+
+    command: str | None
+    kind: str
+    message: Required[str]
+
+
+class Facts(TypedDict, total=False):
+    """What a device says about itself."""
+
+    hostname: str
+    os_version: str
+    kernel: str
+    model: str
+    serial: str
+    vendor: str
+    asic: str
+    uptime_s: float
+
+
+class PfcWatchdog(TypedDict, total=False):
+    """The PFC watchdog (switch-wide under ``qos``)."""
+
+    enabled: bool
+    detection_ms: int
+    restoration_ms: int
+    action: str
+
+
+class Qos(TypedDict, total=False):
+    """Switch-wide QoS."""
+
+    pfc_watchdog: PfcWatchdog
+    buffer_mode: str
+    lossless_priorities: list[int]
+
+
+class Host(TypedDict, total=False):
+    """What a GPU server says about its RDMA stack (linux hosts)."""
+
+    gpudirect_rdma: bool
+    nccl_env: dict[str, str]
+    kernel_modules: list[str]
+
+
+class EcnQueue(TypedDict, total=False):
+    """WRED/ECN of one queue (``ecn["3"]``)."""
+
+    enabled: bool
+    min_bytes: int
+    max_bytes: int
+    probability_pct: float
+
+
+class Lldp(TypedDict, total=False):
+    """The LLDP neighbour heard on a port."""
+
+    device: str
+    port: str
+    port_description: str
+    chassis_id: str
+
+
+class Optics(TypedDict, total=False):
+    """The transceiver of a port; power per lane."""
+
+    vendor: str
+    part_number: str
+    serial: str
+    type: str
+    temperature_c: float
+    rx_power_dbm: list[float]
+    tx_power_dbm: list[float]
+
+
+class Counters(TypedDict, total=False):
+    """Cumulative counters of a port since the last clear."""
+
+    fec_corrected: int
+    fec_uncorrectable: int
+    crc_errors: int
+    pfc_rx_pause: dict[str, int]
+    pfc_tx_pause: dict[str, int]
+    ecn_marked: int
+    cnp_sent: int
+    cnp_handled: int
+
+
+class HostNic(TypedDict, total=False):
+    """A GPU server's RDMA NIC behind a netdev (``nic``)."""
+
+    rdma_device: str
+    driver: str
+    driver_version: str
+    firmware: str
+    roce_tos: int
+    ecn_np_priorities: list[int]
+    ecn_rp_priorities: list[int]
+    pci_address: str
+    numa_node: int
+
+
+class Interface(TypedDict, total=False):
+    """One interface (``interfaces["Ethernet0"]``)."""
+
+    admin_up: bool
+    oper_up: bool
+    mtu: int
+    frame_bytes: int
+    frame_bytes_tagged: int
+    speed_gbps: float
+    fec: Fec
+    autoneg: bool
+    trust: Trust
+    dscp_to_priority: dict[str, int]
+    pfc_priorities: list[int]
+    ecn: dict[str, EcnQueue]
+    lldp: Lldp
+    optics: Optics
+    counters: Counters
+    nic: HostNic
+    description: str
+
+
+class State(TypedDict, total=False):
+    """A whole state document (one device)."""
+
+    schema: Required[str]
+    name: Required[str]
+    platform: str
+    role: Role
+    status: DeviceStatus
+    errors: list[CommandError]
+    collected_at: str
+    facts: Facts
+    qos: Qos
+    host: Host
+    interfaces: dict[str, Interface]
+
+
+__all__ = [
+    "CommandError",
+    "Counters",
+    "DeviceStatus",
+    "EcnQueue",
+    "Facts",
+    "Fec",
+    "Host",
+    "HostNic",
+    "Interface",
+    "Lldp",
+    "Optics",
+    "PfcWatchdog",
+    "Qos",
+    "Role",
+    "State",
+    "Trust",
+]
