@@ -323,7 +323,7 @@ def group(results: Iterable[Result], facts: Facts | None = None) -> list[Problem
     return _problems(findings, families, components, facts)
 
 
-def _components(findings: list[Result], facts: Facts) -> tuple[list[str], list[int]]:
+def _components(findings: list[Result], facts: Facts) -> tuple[list[str], list[int]]:  # noqa: C901 - a hot loop, inlined on purpose
     """Each finding's family, and the union-find parents joining findings of one cause.
 
     Findings sharing a key (a fact of a port, a device, a link end, ...) are joined. This is the
@@ -466,7 +466,8 @@ def _components(findings: list[Result], facts: Facts) -> tuple[list[str], list[i
 
 def _join_consequence(i: int, r: Result, join: Any, unreadable: set[str]) -> None:
     """Rule 4: an oversubscription or Clos-shape finding joins its device's down ports, and a
-    missing leaf-spine pair joins the other end's finding (or the unreadable other end)."""
+    missing leaf-spine pair joins the other end's finding (or the unreadable other end).
+    """
     dev = r.device
     join(i, ("down", dev))
     if r.check == "clos-shape" and type(r.actual) is list:
@@ -489,7 +490,8 @@ def _join_unreadable(i: int, fam: str, status: Status, device: str, join: Any) -
 
 def _signature(findings: Sequence[Result], members: Sequence[int]) -> frozenset[tuple[str, str]]:
     """What a component's findings say once the names are taken out (rule 6): its port findings
-    (device-level consequences riding along, such as a host's NCCL_IB_TC, do not count)."""
+    (device-level consequences riding along, such as a host's NCCL_IB_TC, do not count).
+    """
     not_port = _DEVICE_SUBJECTS
     out = set()
     for i in members:
@@ -567,7 +569,8 @@ def _pid(*parts: Any) -> str:
 
 def _primary(findings: list[Result], members: Sequence[int]) -> Result:
     """The finding a cause statement quotes: a failing per-port rule before a link or fabric
-    check (its message is the shortest statement of the fact), most severe first."""
+    check (its message is the shortest statement of the fact), most severe first.
+    """
 
     def rank(i: int) -> tuple[Any, ...]:
         r = findings[i]
@@ -747,7 +750,8 @@ def _inspect(fam: str, ports: list[tuple[str, str]], facts: Facts) -> list[dict[
 
 def problem_from_dict(row: Mapping[str, Any], findings: Mapping[str, Result]) -> Problem:
     """A problem back from its ``report.json`` / history form; ``findings`` maps result ids to results
-    (ids not found there are left out)."""
+    (ids not found there are left out).
+    """
     return Problem(
         id=str(row["id"]),
         family=str(row["family"]),

@@ -507,7 +507,8 @@ class HistoryStore:
 
     def problem_rows(self, run: RunRow) -> list[dict[str, Any]] | None:
         """The run's problems as recorded (report.json entries), None for a run recorded before
-        problems were (its results can be regrouped with :meth:`problem_groups`)."""
+        problems were (its results can be regrouped with :meth:`problem_groups`).
+        """
         rows = self.conn.execute(
             "SELECT detail FROM problems WHERE run = ? ORDER BY seq", (run.id,)
         ).fetchall()
@@ -525,7 +526,8 @@ class HistoryStore:
 
     def problem_groups(self, run: RunRow, findings: list[Result] | None = None) -> list[Problem]:
         """The run's problems with their findings (regrouped from the results, without the link
-        facts, for a run recorded before problems were)."""
+        facts, for a run recorded before problems were).
+        """
         findings = self.problems(run) if findings is None else findings
         rows = self.problem_rows(run)
         if rows is None:

@@ -1,5 +1,6 @@
 """The console summary: the problems first (findings grouped by cause), then the counts, the
-devices not collected and the warnings."""
+devices not collected and the warnings.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Markdown: the problems (findings grouped by cause), the counts, then the findings by check, for
-PR comments and tickets."""
+PR comments and tickets.
+"""
 
 from __future__ import annotations
 
