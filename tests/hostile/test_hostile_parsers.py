@@ -324,3 +324,36 @@ def test_escape_sequences_are_stripped_from_device_strings() -> None:
     doc = {"lldpNeighbors": [{"port": "Et1", "neighborDevice": "a\u001b[31mred\r\nb", "neighborPort": "Et2"}]}
     fragment = parse_output("arista_eos", "show lldp neighbors | json", json.dumps(doc))
     assert fragment["interfaces"]["Ethernet1"]["lldp"]["device"] == "a [31mred b"
+
+
+# --- item 11: redaction applies to what is stored and shown, never to what is parsed ----------------
+
+
+@pytest.mark.parametrize("password", ["9000", "eth2", "BROADCAST"])
+def test_a_password_that_is_a_common_token_does_not_change_the_evidence(password: str) -> None:
+    """A password equal to the MTU, an interface name or a flag: parsed from the real answer."""
+    from fabline.collect.device import collect_device
+    from tests.unit.test_collect_device import HOST_FILES, FakeSession, factory_for
+    from tests.unit.test_collect_transports import make_device
+
+    device = make_device("gpu-1", "linux", 22, password=password, rail_interfaces=["eth2"])
+    result = collect_device(device, factory_for(FakeSession(HOST_FILES)))
+    assert [r.command for r in result.records if r.status == "parse_error"] == []
+    eth2 = result.state["interfaces"]["eth2" if password != "eth2" else "********"]
+    assert eth2["mtu"] == 9000 and eth2["admin_up"] is True
+    raw = result.raw[next(r.file for r in result.records if r.command == "ip -j -d link show")]
+    assert password not in raw.replace("********", "") and "********" in raw
+
+
+def test_device_strings_are_inert_in_the_markdown_report() -> None:
+    """An LLDP system name is set by whoever controls the neighbour (item 10, report side)."""
+    from fabline.reports.markdown import _cell
+
+    cell = _cell('spine <img src=x onerror="fetch(1)"> [x](javascript:1) `c` a|b \x1b[31mred\r\n&amp;')
+    assert "<img" not in cell and "&lt;img" in cell
+    assert "](" not in cell.replace("\\](", "") and "\\`c\\`" in cell and "a\\|b" in cell
+    assert "\x1b" not in cell and "\n" not in cell and "&amp;amp;" in cell
+    assert (
+        _cell("leaf1 swp1 <-> gpu-1 eth2: pfc_priorities [3, 4]")
+        == "leaf1 swp1 <-> gpu-1 eth2: pfc_priorities [3, 4]"
+    )

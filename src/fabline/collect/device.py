@@ -218,6 +218,29 @@ def parse_record(platform: str, record: CommandRecord, output: Output) -> dict[s
     return fragment
 
 
+def redact_strings(fragment: dict[str, Any] | None, secrets: Iterable[str | None]) -> dict[str, Any] | None:
+    """A parsed fragment with every secret replaced in its strings (keys and values); numbers kept.
+
+    Example:
+        >>> redact_strings({"interfaces": {"e1": {"description": "pw is s3cret", "mtu": 9000}}}, ["s3cret"])
+        {'interfaces': {'e1': {'description': 'pw is ********', 'mtu': 9000}}}
+    """
+    if fragment is None:
+        return None
+    secrets = tuple(secrets)
+
+    def clean(node: Any) -> Any:
+        if isinstance(node, str):
+            return redact(node, *secrets)
+        if isinstance(node, dict):
+            return {redact(k, *secrets) if isinstance(k, str) else k: clean(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [clean(v) for v in node]
+        return node
+
+    return clean(fragment)  # type: ignore[no-any-return]
+
+
 _ERROR_KIND = {
     "unavailable": "unavailable",
     "parse_error": "parse",
@@ -609,16 +632,27 @@ class _Run:
                         self.dead = f"session unusable after {outcome.kind.replace('_', ' ')} on {cmd!r}"
                         break
                     continue
+                # Redact what is stored and shown, never what is parsed: a password that is a
+                # common token ('dscp', '9000') would otherwise rewrite the device's answer.
                 text = redact(outcome.text, *self.secrets)
                 record.file = unique_file(cmd, self._used)
                 record.exit_code = outcome.exit_code
                 self.gathered.raw[record.file] = text
                 index = len(self.records)
                 self.records.append(record)
-                self.gathered.outputs[index] = Output(
-                    text, outcome.exit_code, redact(outcome.stderr, *self.secrets)
-                )
+                stderr = redact(outcome.stderr, *self.secrets)
                 self.index[cmd] = index
+                if text == outcome.text:
+                    self.gathered.outputs[index] = Output(text, outcome.exit_code, stderr)
+                else:
+                    # The secret is in the output: parse it here, where the secret is known, and
+                    # redact the fragment's strings, so nothing that crosses to the finishing
+                    # process (Gathered) holds it.
+                    self.gathered.outputs[index] = Output(outcome.text, outcome.exit_code, stderr)
+                    self.parse(index)
+                    self.gathered.fragments[index] = redact_strings(
+                        self.gathered.fragments[index], self.secrets
+                    )
         finally:
             close = getattr(results, "close", None)
             if close is not None:

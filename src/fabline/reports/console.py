@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from fabline.problems import Problem
@@ -52,7 +53,10 @@ def print_problems(report: Report, console: Console, max_problems: int = 25) -> 
     console.print(f"[bold]{problem_count_line(report)}[/bold]", highlight=False)
     for n, p in enumerate(problems[:max_problems], start=1):
         style = _STYLE["fail" if p.status is Status.FAIL else "error"]
-        console.print(f"{n:>3}. [{style}]{p.severity.label:<8}[/] {p.cause}", highlight=False, markup=True)
+        # The cause quotes device strings: escaped, so '[bold]' in an LLDP name is not markup.
+        console.print(
+            f"{n:>3}. [{style}]{p.severity.label:<8}[/] {escape(p.cause)}", highlight=False, markup=True
+        )
         console.print(
             f"     at {p.where}; {len(p.findings)} finding(s): {finding_checks(p)}",
             highlight=False,
@@ -89,6 +93,6 @@ def print_summary(report: Report, console: Console, max_problems: int = 25) -> N
             dt.add_row(d["name"], d["platform"], d["role"], d["status"])
         console.print(dt)
     for w in report.outcome.warnings:
-        console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+        console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
     verdict = {0: "[green]PASS[/]", 3: "[magenta]ERRORS[/]", 4: "[red]FAIL[/]"}.get(report.exit_code, "")
     console.print(f"verdict: {verdict} (exit {report.exit_code})")

@@ -4,6 +4,7 @@ PR comments and tickets.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 from fabline.reports import Report
@@ -16,8 +17,27 @@ MAX_ROWS_PER_CHECK = 50
 MAX_PROBLEMS = 200
 
 
+#: Control characters (escape sequences would reach a terminal that shows report.md).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+#: A '<' that could open an HTML tag, comment or autolink; an '&' that could start an entity.
+_HTML_OPEN = re.compile(r"<(?=[A-Za-z/!?])")
+_ENTITY = re.compile(r"&(?=#?\w+;)")
+
+
 def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    r"""Text from a device or a user file, safe in a Markdown table cell.
+
+    Device strings (an LLDP system name, a port description) are set by whoever controls the
+    device: no raw HTML, no link or image, no code span, no cell break, no control character.
+    Text that is none of those is left as it reads (``a <-> b``, ``[3, 4]``).
+
+    Example:
+        >>> _cell('<img src=x onerror=alert(1)> | [x](http://e) `y`\x1b[2J')
+        '&lt;img src=x onerror=alert(1)> \\| [x\\](http://e) \\`y\\` [2J'
+    """
+    out = _CONTROL.sub(" ", str(text)).replace("\\", "\\\\")
+    out = out.replace("|", "\\|").replace("`", "\\`").replace("](", "\\](")
+    return _HTML_OPEN.sub("&lt;", _ENTITY.sub("&amp;", out))
 
 
 def render(report: Report) -> str:
@@ -55,7 +75,9 @@ def render(report: Report) -> str:
             "| device | platform | role | status |",
             "|---|---|---|---|",
         ]
-        out += [f"| {d['name']} | {d['platform']} | {d['role']} | {d['status']} |" for d in bad_devices]
+        out += [
+            f"| {_cell(d['name'])} | {d['platform']} | {d['role']} | {d['status']} |" for d in bad_devices
+        ]
         out.append("")
     if report.outcome.warnings:
         out += ["## Warnings", ""] + [f"- {_cell(w)}" for w in report.outcome.warnings] + [""]
@@ -75,7 +97,7 @@ def render(report: Report) -> str:
             "|---|---|---|---|",
         ]
         out += [
-            f"| {r.status.value} | {r.device} | {r.subject or '-'} | {_cell(r.message)} |"
+            f"| {r.status.value} | {_cell(r.device)} | {_cell(r.subject or '-')} | {_cell(r.message)} |"
             for r in rows[:MAX_ROWS_PER_CHECK]
         ]
         if len(rows) > MAX_ROWS_PER_CHECK:
