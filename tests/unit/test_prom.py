@@ -53,6 +53,13 @@ def test_prom_parses_and_matches_the_json_report() -> None:
         for k, v in m["fabline_check_results"].items()
     }
     assert got == by_check
+    by_problem: dict[tuple[str, str], int] = {}
+    for p in doc["problems"]:
+        by_problem[(p["severity"], p["family"])] = by_problem.get((p["severity"], p["family"]), 0) + 1
+    assert {
+        (dict(k)["severity"], dict(k)["family"]): v for k, v in m["fabline_problems"].items()
+    } == by_problem
+    assert sum(m["fabline_problems"].values()) == len(doc["problems"]) == 8
     assert m["fabline_devices"] == {(("status", "ok"),): len(doc["devices"])}
     assert m["fabline_run_exit_code"][()] == doc["run"]["exit_code"] == 4
     assert m["fabline_run_duration_seconds"][()] == pytest.approx(doc["run"]["duration_s"], abs=0.01)

@@ -67,6 +67,12 @@ def render(report: Report) -> str:
              [({"status": st.value}, s["by_status"][st.value]) for st in Status])  # fmt: skip
     w.metric("fabline_failures", "Failed results of the last run by severity.",
              [({"severity": sev}, n) for sev, n in s["failures_by_severity"].items()])  # fmt: skip
+    by_problem: Counter[tuple[str, str]] = Counter((p.severity.label, p.family) for p in report.problems)
+    w.metric(
+        "fabline_problems",
+        "Problems (failing and error results grouped by cause) of the last run by severity and fact.",
+        [({"severity": sev, "family": fam}, n) for (sev, fam), n in sorted(by_problem.items())],
+    )
     by_check: Counter[tuple[str, str, str]] = Counter()
     for r in report.outcome.results.problems:
         by_check[(r.check, r.status.value, Severity(r.severity).label)] += 1
