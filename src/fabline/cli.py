@@ -11,7 +11,7 @@ import json
 import shutil
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -30,6 +30,9 @@ from fabline.clicommon import (
 )
 from fabline.errors import ConfigError
 from fabline.results import validation_exit_code
+
+if TYPE_CHECKING:
+    from fabline.inventory import Sources
 
 # Commands that live with their feature (collection, simulator, design, history) are registered
 # from these modules, imported only when needed: a command's module when that command runs, every
@@ -113,7 +116,7 @@ def main() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="No console summary.")
 @friendly
 def check(
-    inventory: Path,
+    inventory: Sources,
     snapshot: Path | None,
     intended: Path | None,
     reparse: bool,
@@ -171,7 +174,7 @@ def check(
               help="Also validate every state file against the state schema v1 JSON Schema.")  # fmt: skip
 @friendly
 def validate(
-    inventory: Path, baselines: tuple[Path, ...], checks_dir: Path | None, snapshot: Path | None
+    inventory: Sources, baselines: tuple[Path, ...], checks_dir: Path | None, snapshot: Path | None
 ) -> None:
     """Lint the inventory, the baseline and site checks (and optionally a snapshot) without running."""
     from fabline.runner import validate_all
@@ -196,9 +199,9 @@ def validate(
     "-l", "--limit", default=None, help="Ansible host pattern (with --list: as ansible-inventory --limit)."
 )
 @friendly
-def inventory_cmd(inventory: Path, as_list: bool, host: str | None, limit: str | None) -> None:
+def inventory_cmd(inventory: Sources, as_list: bool, host: str | None, limit: str | None) -> None:
     """Show the resolved inventory."""
-    from fabline.inventory import load_inventory
+    from fabline.inventory import load_inventory, sources_label
     from fabline.secret_keys import public_vars
 
     inv = load_inventory(inventory)
@@ -206,7 +209,7 @@ def inventory_cmd(inventory: Path, as_list: bool, host: str | None, limit: str |
         click.echo(json.dumps(inv.to_ansible_list(limit), indent=4, sort_keys=False))
     elif host:
         if host not in inv.hosts:
-            raise ConfigError(f"host {host!r} is not in the inventory", file=inventory)
+            raise ConfigError(f"host {host!r} is not in the inventory", file=sources_label(inventory))
         variables = inv.host_vars(host)
         masked = {k: (v if k in public_vars(variables) else "********") for k, v in variables.items()}
         click.echo(json.dumps(masked, indent=4, default=str))

@@ -57,10 +57,11 @@ def friendly(func: F) -> F:
 
 
 def inventory_option(func: F) -> F:
-    """``-i/--inventory PATH`` (required)."""
+    """``-i/--inventory SOURCE`` (required, repeatable: sources are merged in order, as Ansible does)."""
     return click.option(
-        "-i", "--inventory", "inventory", required=True, type=click.Path(path_type=Path),
-        help="Ansible inventory: a YAML/INI file or a directory of them.",
+        "-i", "--inventory", "inventory", required=True, multiple=True, type=click.Path(path_type=Path),
+        help="Ansible inventory source: a YAML/INI/JSON file or a directory of them, an executable "
+        "inventory script, or an inventory plugin configuration (needs fabline[ansible]). Repeatable.",
     )(func)  # fmt: skip
 
 

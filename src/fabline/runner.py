@@ -10,6 +10,7 @@ import datetime as dt
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fabline import __version__
 from fabline.baseline import load_baseline
@@ -21,6 +22,9 @@ from fabline.perf import paused_gc
 from fabline.reports import Report, write_reports
 from fabline.results import Severity, exit_code
 from fabline.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from fabline.inventory import Sources
 
 #: Baseline tag of rules about operational state; they do not run on intended configs.
 OPERATIONAL_TAG = "operational"
@@ -42,7 +46,7 @@ def build_engine(
 @paused_gc()
 def run_check(
     *,
-    inventory: Path,
+    inventory: Sources,
     snapshot: Path,
     baselines: list[Path],
     checks_dir: Path | None,
@@ -63,7 +67,7 @@ def run_check(
     the platform parsers into a snapshot first. ``reparse`` re-parses ``snapshot/raw/`` into
     ``snapshot/state/`` before checking, so parser fixes apply to old evidence.
     """
-    from fabline.inventory import load_inventory
+    from fabline.inventory import load_inventory, sources_label
 
     inv = load_inventory(inventory)
     devices = inv.devices(limit)
@@ -100,7 +104,7 @@ def run_check(
     code = exit_code(outcome.results.problems, severity)
     report = Report(
         outcome=outcome,
-        inventory=str(inventory),
+        inventory=sources_label(inventory),
         baselines=[str(b) for b in baselines],
         snapshot=str(snapshot),
         fail_on=severity,
@@ -117,20 +121,20 @@ def run_check(
 
 
 def validate_all(
-    inventory: Path, baselines: list[Path], checks_dir: Path | None, snapshot: Path | None
+    inventory: Sources, baselines: list[Path], checks_dir: Path | None, snapshot: Path | None
 ) -> tuple[list[str], list[str]]:
     """Lint inputs without running. Returns (info lines, problem lines).
 
     Raises:
         ConfigError: The first problem in the inventory, baseline or site checks.
     """
-    from fabline.inventory import load_inventory
+    from fabline.inventory import load_inventory, sources_label
 
     inv = load_inventory(inventory)
     devices = inv.devices(None)
     engine = build_engine(baselines, checks_dir, lambda pattern: set(inv.select(pattern, strict=False)))
     info = [
-        f"inventory {inventory}: {len(devices)} devices",
+        f"inventory {sources_label(inventory)}: {len(devices)} devices",
         f"baseline {', '.join(map(str, baselines))}: {len(engine.programs)} rules, "
         f"{len(engine.pychecks)} Python checks, {len(engine.waivers)} waivers",
     ]

@@ -589,7 +589,7 @@ def test_secrets_never_in_reprs(tmp_path: Path) -> None:
         (
             {"hosts.yml": "plugin: amazon.aws.aws_ec2\n"},
             "hosts.yml",
-            "inventory plugin configurations are not supported",
+            "inventory plugin 'amazon.aws.aws_ec2' is not installed",
             "hosts.yml",
         ),
         (
@@ -672,12 +672,14 @@ def test_bad_input(tmp_path: Path, files: dict[str, str], entry: str, message: s
     assert "\n" not in text
 
 
-def test_executable_script_rejected(tmp_path: Path) -> None:
+def test_script_that_is_not_executable_is_named(tmp_path: Path) -> None:
+    """A script source must be executable (Ansible only runs it then); the error says so."""
     script = tmp_path / "inventory.py"
-    script.write_text("print('{}')\n")
-    script.chmod(0o755)
-    with pytest.raises(ConfigError, match="inventory scripts are not supported"):
+    script.write_text("#!/usr/bin/env python3\nprint('{}')\n")
+    with pytest.raises(ConfigError, match=r"inventory\.py: this inventory script is not executable"):
         load_inventory(script)
+    script.chmod(0o755)
+    assert list(load_inventory(script).hosts) == []
 
 
 def test_yaml_fallback_to_ini_like_ansible(tmp_path: Path) -> None:
@@ -733,3 +735,35 @@ def test_large_inventory_loads_fast(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     # Measured about 0.1 s to load and list, 0.5 s with every device templated (2-core VM).
     assert loaded < 2.0, f"loading 13,300 hosts took {loaded:.2f} s"
     assert total < 6.0, f"resolving 13,300 devices took {total:.2f} s"
+
+
+def test_plugin_config_without_ansible_core_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the optional ansible-core a plugin file is one line naming fabline[ansible]."""
+    from fabline.inventory import plugins
+
+    monkeypatch.setattr(plugins, "_ansible", lambda: None)
+    config = tmp_path / "netbox.yml"
+    config.write_text("plugin: netbox.netbox.nb_inventory\napi_endpoint: https://netbox.example\n")
+    with pytest.raises(ConfigError) as err:
+        load_inventory(config)
+    message = str(err.value)
+    assert message.startswith(
+        f"{config}: plugin: inventory plugin 'netbox.netbox.nb_inventory' needs ansible-core"
+    )
+    assert "fabline[ansible]" in message and "\n" not in message
+
+
+def test_saved_list_json_and_script_form(tmp_path: Path) -> None:
+    """The `ansible-inventory --list` form: hostvars from `_meta`, groups with lists, bare host lists."""
+    saved = tmp_path / "inv.json"
+    saved.write_text(
+        '{"_meta": {"hostvars": {"l1": {"rail": 0}, "ghost": {"x": 1}}},'
+        ' "all": {"children": ["ungrouped", "leaf"]}, "leaf": {"hosts": ["l1"], "vars": {"mtu": 9100}},'
+        ' "old": ["o1"]}'
+    )
+    inv = load_inventory(saved)
+    assert list(inv.hosts) == ["l1", "o1"]  # a host only in _meta is in no group: Ansible ignores it too
+    assert inv.host_vars("l1") == {"mtu": 9100, "rail": 0}
+    assert inv.host_groups("o1") == ["old"]

@@ -6,7 +6,7 @@ import datetime as dt
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
@@ -26,6 +26,9 @@ from fabline.clicommon import (
 from fabline.collect.hostkeys import HOST_KEY_POLICIES
 from fabline.errors import ConfigError
 from fabline.results import ExitCode, collection_exit_code
+
+if TYPE_CHECKING:
+    from fabline.inventory import Sources
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -91,7 +94,7 @@ def _progress() -> Any:
 
 
 def _do_collect(
-    inventory: Path,
+    inventory: Sources,
     out: Path,
     limit: str | None,
     workers: int,
@@ -105,7 +108,7 @@ def _do_collect(
     site_group: str | None = None,
 ) -> Any:
     from fabline.collect.collector import CollectOptions, collect
-    from fabline.inventory import load_inventory
+    from fabline.inventory import load_inventory, sources_label
 
     inv = load_inventory(inventory)
     devices = inv.devices(limit)
@@ -121,7 +124,7 @@ def _do_collect(
         devices,
         out,
         options,
-        inventory_source=str(inventory),
+        inventory_source=sources_label(inventory),
         limit=limit,
         resume=resume,
         progress=_progress(),
@@ -147,7 +150,7 @@ def _print_collect_summary(summary: Any) -> None:
 @_collect_options
 @friendly
 def collect(
-    inventory: Path,
+    inventory: Sources,
     out: Path | None,
     resume: Path | None,
     limit: str | None,
@@ -206,7 +209,7 @@ def collect(
 @click.option("-q", "--quiet", is_flag=True, help="No console summary.")
 @friendly
 def run(
-    inventory: Path,
+    inventory: Sources,
     snapshot: Path | None,
     limit: str | None,
     workers: int,

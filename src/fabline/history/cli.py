@@ -6,7 +6,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -25,6 +25,9 @@ from fabline.errors import ConfigError
 from fabline.history.diff import DEFAULT_VOLATILE, DiffResult, Side, diff_sides
 from fabline.history.store import DEFAULT_DB, HistoryStore, parse_since
 from fabline.results import Severity
+
+if TYPE_CHECKING:
+    from fabline.inventory import Sources
 
 DIFF_FORMATS = ("console", "json", "md")
 
@@ -250,7 +253,7 @@ def history_prune(
 
 def _check_side(
     side: Side,
-    inventory: Path,
+    inventory: Sources,
     baselines: list[Path],
     checks_dir: Path | None,
     fail_on: str,
@@ -316,8 +319,8 @@ def _emit_diff(result: DiffResult, fmt: str, out: Path | None) -> None:
 @click.command("diff")
 @click.argument("before")
 @click.argument("after")
-@click.option("-i", "--inventory", "inventory", type=click.Path(path_type=Path), default=None,
-              help="Inventory: with two snapshots, both are checked and the results compared.")  # fmt: skip
+@click.option("-i", "--inventory", "inventory", type=click.Path(path_type=Path), multiple=True,
+              help="Inventory source (repeatable): with two snapshots, both are checked and the results compared.")  # fmt: skip
 @baseline_option
 @checks_option
 @_db_option
@@ -331,7 +334,7 @@ def _emit_diff(result: DiffResult, fmt: str, out: Path | None) -> None:
 def diff(
     before: str,
     after: str,
-    inventory: Path | None,
+    inventory: tuple[Path, ...],
     baselines: tuple[Path, ...],
     checks_dir: Path | None,
     db: Path,
@@ -347,7 +350,7 @@ def diff(
     """
     side_b = resolve_side(before, "BEFORE", db)
     side_a = resolve_side(after, "AFTER", db)
-    if inventory is not None:
+    if inventory:
         paths, cdir = baseline_paths(baselines), checks_dir_or_default(checks_dir)
         if side_b.problems is None:
             _check_side(side_b, inventory, paths, cdir, fail_on)
@@ -365,7 +368,7 @@ def diff(
 
 
 def _collect(
-    inventory: Path,
+    inventory: Sources,
     out_dir: Path,
     limit: str | None,
     scheduler: str | None = None,
@@ -374,18 +377,18 @@ def _collect(
     """Collect a fresh snapshot with the live collector (``fabline.collect``), on Dask with ``scheduler``."""
     from fabline.collect.cli import make_backend
     from fabline.collect.collector import CollectOptions, collect
-    from fabline.inventory import load_inventory
+    from fabline.inventory import load_inventory, sources_label
 
     inv = load_inventory(inventory)
     devices = inv.devices(limit)
     backend = make_backend(scheduler, site_group, inv, devices, CollectOptions())
-    collect(devices, out_dir, inventory_source=str(inventory), limit=limit, backend=backend)
+    collect(devices, out_dir, inventory_source=sources_label(inventory), limit=limit, backend=backend)
     return out_dir
 
 
 @click.command("drift")
-@click.option("-i", "--inventory", "inventory", required=True, type=click.Path(path_type=Path),
-              help="Ansible inventory: a YAML/INI file or a directory of them.")  # fmt: skip
+@click.option("-i", "--inventory", "inventory", required=True, multiple=True, type=click.Path(path_type=Path),
+              help="Ansible inventory source (repeatable, merged in order as Ansible does).")  # fmt: skip
 @baseline_option
 @checks_option
 @click.option("--snapshot", type=click.Path(path_type=Path), default=None,
@@ -410,7 +413,7 @@ def _collect(
 @click.option("-q", "--quiet", is_flag=True, help="No console output but errors.")
 @friendly
 def drift(
-    inventory: Path,
+    inventory: Sources,
     baselines: tuple[Path, ...],
     checks_dir: Path | None,
     snapshot: Path | None,

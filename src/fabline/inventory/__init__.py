@@ -36,7 +36,7 @@ closure), :mod:`~fabline.inventory.varsdirs` (``group_vars``/``host_vars``),
 
 from __future__ import annotations
 
-from fabline.inventory.core import INTERNAL_STATIC_VARS, Inventory, load_inventory
+from fabline.inventory.core import INTERNAL_STATIC_VARS, Inventory, Sources, load_inventory, sources_label
 from fabline.inventory.model import ROLES, Device, Group, HostEntry, HostVars, Named
 from fabline.platforms.spec import platform_for_network_os
 
@@ -49,6 +49,8 @@ __all__ = [
     "HostVars",
     "Inventory",
     "Named",
+    "Sources",
     "load_inventory",
     "platform_for_network_os",
+    "sources_label",
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,7 @@ from fabline.inventory.groups import GroupClosure
 from fabline.inventory.model import ROLES, Device, Group, HostEntry, HostVars
 from fabline.inventory.patterns import PatternError, order_patterns, select_terms, split_host_pattern
 from fabline.inventory.sources import BuildError, SourceBuilder
-from fabline.inventory.varsdirs import VarsDir
+from fabline.inventory.varsdirs import VarsDirs
 from fabline.inventory.varstemplates import VarError, VarsTemplater
 from fabline.platforms.spec import host_platform, network_os_aliases, platform_for_network_os, platform_ids
 
@@ -37,7 +37,8 @@ class Inventory:
     Attributes:
         hosts: Hosts in the order the inventory sources declare them.
         groups: ``all``, ``ungrouped`` and every group, in the order they were declared.
-        source: The inventory path as given.
+        source: The inventory path as given (several sources joined by ", ").
+        sources: The sources, in the order they were read.
     """
 
     def __init__(
@@ -47,12 +48,13 @@ class Inventory:
         hosts: dict[str, HostEntry],
         groups: dict[str, Group],
         var_files: dict[tuple[str, str], dict[str, str]],
-        group_vars: VarsDir,
-        host_vars: VarsDir,
+        group_vars: VarsDirs,
+        host_vars: VarsDirs,
     ) -> None:
         self.hosts = hosts
         self.groups = groups
         self.source = source
+        self.sources: list[Path] = [Path(source)]
         self._var_files = var_files
         self._group_vars = group_vars
         self._host_vars = host_vars
@@ -99,9 +101,8 @@ class Inventory:
                 base.update(self.groups[g].vars)
             for _file, data in self._group_vars.layers("all"):
                 base.update(data)
-            for g in order:
-                for _file, data in self._group_vars.layers(g):
-                    base.update(data)
+            for _file, data in self._group_vars.layers_of(order):
+                base.update(data)
             self._group_layer_cache[order] = base
         merged = dict(base)
         merged.update(host.vars)
@@ -402,38 +403,64 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def load_inventory(path: str | Path) -> Inventory:
-    """Load an Ansible inventory (YAML or INI file, or a directory of them) with its vars folders.
+#: One inventory source (file, folder, script, plugin configuration) or several, as ``-i`` gives them.
+Sources = str | Path | Sequence[str | Path]
+
+
+def source_paths(sources: Sources) -> list[Path]:
+    """The sources as paths, in the order given (one path or several)."""
+    return [Path(sources)] if isinstance(sources, str | Path) else [Path(p) for p in sources]
+
+
+def sources_label(sources: Sources) -> str:
+    """How reports and messages name the inventory: its path, or the paths joined by ", "."""
+    return ", ".join(str(p) for p in source_paths(sources))
+
+
+def load_inventory(path: Sources) -> Inventory:
+    """Load an Ansible inventory from one source or several (``-i`` repeated), merged as Ansible merges.
+
+    A source is a YAML/INI/JSON file or a directory of them, the JSON ``ansible-inventory --list``
+    prints, an executable inventory script, or an inventory plugin configuration (``plugin:``,
+    handled by ansible-core when ``fabline[ansible]`` is installed). Sources are read in order into
+    one inventory; each source's ``group_vars``/``host_vars`` folders apply, later ones winning.
 
     Raises:
         ConfigError: Missing path, malformed YAML/INI (file:line), a group loop, a bad range, a name
-            used for both a host and a group, or a bad ``group_vars``/``host_vars`` file.
+            used for both a host and a group, a bad ``group_vars``/``host_vars`` file, or a script or
+            plugin that fails (one line naming it).
     """
-    src = Path(path)
-    if not src.exists():
-        raise ConfigError("inventory not found", file=path)
+    sources = source_paths(path)
+    label = sources_label(sources)
+    if not sources:
+        raise ConfigError("no inventory source given")
+    for src in sources:
+        if not src.exists():
+            raise ConfigError("inventory not found", file=src)
     builder = SourceBuilder()
-    builder.parse_source(src)
+    for src in sources:
+        builder.parse_source(src)
     try:
         builder.reconcile()
     except BuildError as exc:
-        raise ConfigError(str(exc), file=path) from None
+        raise ConfigError(str(exc), file=label) from None
     clash = [name for name in builder.hosts if name in builder.groups]
     if clash:
         host = builder.hosts[clash[0]]
         raise ConfigError(
             f"{clash[0]!r} is both a host and a group; rename one (patterns and --limit would be ambiguous)",
-            file=host.source or path,
+            file=host.source or label,
         )
-    base = src if src.is_dir() else src.parent
+    bases = [src if src.is_dir() else src.parent for src in sources]
     inventory = Inventory(
-        str(path),
+        label,
         hosts=builder.hosts,
         groups=builder.groups,
         var_files=builder.var_files,
-        group_vars=VarsDir(base / "group_vars"),
-        host_vars=VarsDir(base / "host_vars"),
+        group_vars=VarsDirs([base / "group_vars" for base in bases]),
+        host_vars=VarsDirs([base / "host_vars" for base in bases]),
     )
+    inventory.sources = sources
     # Ansible's host order is `all`'s (own hosts, then group by group, level by level).
     ordered = inventory.group_hosts("all")
     inventory.hosts = {name: builder.hosts[name] for name in ordered}

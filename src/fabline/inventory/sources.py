@@ -13,14 +13,17 @@ import os
 import re
 import shlex
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from fabline.errors import ConfigError, did_you_mean
+from fabline.inventory.dynamic import add_script_data, is_script_json, load_script
 from fabline.inventory.files import YAML_EXTS, load_yaml_text, read_text, yaml_line
 from fabline.inventory.groups import GroupClosure
 from fabline.inventory.model import Group, HostEntry
 from fabline.inventory.patterns import PatternError, expand_hosts, split_port
+from fabline.inventory.plugins import load_plugin_config
 from fabline.paths import device_name_problem
 
 # Directory entries Ansible never reads as inventory sources (IGNORED_ALWAYS + INVENTORY_IGNORE_EXTS).
@@ -87,7 +90,7 @@ class SourceBuilder:
                 self.set_var("host", name, "ansible_port", int(port))
         if group is not None:
             g = self.groups[group]
-            if name not in host.groups:
+            if group not in host.groups:
                 g.hosts.append(name)
                 host.groups.append(group)
 
@@ -363,15 +366,17 @@ class SourceBuilder:
         self.file = str(path)
         if path.suffix == ".toml":
             raise ConfigError("TOML inventories are not supported (use YAML or INI)", file=path)
-        if os.access(path, os.X_OK):
-            raise ConfigError(
-                "executable inventory scripts are not supported (fabline reads YAML and INI inventories)",
-                file=path,
-            )
+        if _is_program(path):
+            # Ansible's script plugin runs any executable source; one that cannot be run as a
+            # program (an executable YAML file) falls through to the file parsers, as there.
+            self._dynamic(path, lambda: load_script(self, path))
+            return
         text = read_text(path)
         if text.startswith("#!"):
             raise ConfigError(
-                "inventory scripts are not supported (fabline reads YAML and INI inventories)", file=path
+                "this inventory script is not executable; Ansible and fabline run a script source "
+                "only when it is (chmod +x)",
+                file=path,
             )
         if path.suffix in YAML_EXTS or not path.suffix:
             self._parse_yaml_or_ini(path, text)
@@ -390,11 +395,13 @@ class SourceBuilder:
         else:
             if isinstance(data, dict):
                 if data.get("plugin"):
-                    raise ConfigError(
-                        f"inventory plugin configurations are not supported (plugin: {data['plugin']})",
-                        file=path,
-                        key="plugin",
-                    )
+                    self._dynamic(path, lambda: load_plugin_config(self, path, data["plugin"]))
+                    return
+                # What `ansible-inventory --list [--export]` prints: a .json file in that form, or
+                # any file with `_meta` (a YAML group given as a list stays a YAML error, as in Ansible).
+                if is_script_json(data) and (path.suffix == ".json" or "_meta" in data):
+                    self._dynamic(path, lambda: add_script_data(self, data, str(path)))
+                    return
                 self.parse_yaml(data, text)
                 return
             if data is None:
@@ -408,6 +415,25 @@ class SourceBuilder:
             self.parse_ini(text)
         except ConfigError:
             raise yaml_error from None
+
+    def _dynamic(self, path: Path, load: Callable[[], None]) -> None:
+        """Run a dynamic source's loader; an inventory rule it breaks is an error naming the source."""
+        try:
+            load()
+        except BuildError as exc:
+            raise ConfigError(str(exc), file=path) from None
+
+
+def _is_program(path: Path) -> bool:
+    """An executable file that starts like a program (``#!`` or an ELF header), run as a script."""
+    if not path.is_file() or not os.access(path, os.X_OK):
+        return False
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4)
+    except OSError:
+        return False
+    return head.startswith(b"#!") or head == b"\x7fELF"
 
 
 class BuildError(Exception):

@@ -49,6 +49,33 @@ class VarsDir:
         return out
 
 
+class VarsDirs:
+    """The ``group_vars`` (or ``host_vars``) folders of every inventory source, in source order.
+
+    Ansible's ``host_group_vars`` plugin reads the folder beside each ``-i`` source in turn, the
+    later source's values winning (``get_vars_from_inventory_sources``); one source is one folder.
+    """
+
+    def __init__(self, folders: list[Path]) -> None:
+        unique: dict[Path, VarsDir] = {}
+        for folder in folders:
+            unique.setdefault(folder, VarsDir(folder))
+        self._unique = list(unique.values())
+        self.dirs = [unique[folder] for folder in folders]
+
+    def layers(self, name: str) -> list[tuple[str, dict[str, Any]]]:
+        """(file, vars) for one entity from every folder, in load order."""
+        return [layer for d in self.dirs for layer in d.layers(name)]
+
+    def layers_of(self, names: list[str] | tuple[str, ...]) -> list[tuple[str, dict[str, Any]]]:
+        """(file, vars) for several entities: folder by folder, each folder's entities in order."""
+        return [layer for d in self.dirs for name in names for layer in d.layers(name)]
+
+    def orphans(self, names: Mapping[str, Any]) -> list[str]:
+        """Entries of any folder that belong to no known group/host, as paths."""
+        return [path for d in self._unique for path in d.orphans(names)]
+
+
 def _vars_dir_files(folder: Path) -> list[Path]:
     found: list[Path] = []
     for path in sorted(folder.iterdir(), key=lambda p: p.name):

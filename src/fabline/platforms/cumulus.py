@@ -289,7 +289,9 @@ PLATFORM = PlatformSpec(
         interface_pattern=r"swp\d+(s\d+)?",
         finalize=apply_port_defaults,
     ),
-    network_os=("cumulus", "cumulus_linux", "nvidia.cumulus.cumulus"),
+    # The nvidia.nvue collection's hosts say `ansible_network_os: nvidia.nvue.httpapi` (with
+    # `ansible_connection: ansible.netcommon.httpapi`); older inventories say `cumulus`.
+    network_os=("cumulus", "cumulus_linux"),
     network_os_prefixes=("nvidia.nvue.",),
     port_name=lambda index: f"swp{index + 1}",
     # A switch port is a Linux netdev: its MTU is the kernel's L3 MTU (9216 -> 9234-byte frames).

@@ -104,7 +104,9 @@ def _rails(report: Report) -> dict[str, str]:
     try:
         from fabline.inventory import load_inventory
 
-        inv = load_inventory(Path(report.inventory))
+        # A report names several inventory sources joined by ", " (sources_label).
+        given = Path(report.inventory)
+        inv = load_inventory(given if given.exists() else report.inventory.split(", "))
         return {
             d.name: str(d.vars["rail"]) for d in inv.devices(report.limit) if d.vars.get("rail") is not None
         }
