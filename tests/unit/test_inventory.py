@@ -767,3 +767,41 @@ def test_saved_list_json_and_script_form(tmp_path: Path) -> None:
     assert list(inv.hosts) == ["l1", "o1"]  # a host only in _meta is in no group: Ansible ignores it too
     assert inv.host_vars("l1") == {"mtu": 9100, "rail": 0}
     assert inv.host_groups("o1") == ["old"]
+
+
+@pytest.mark.parametrize(
+    ("host_vars", "platform"),
+    [
+        # arista.eos platform options: network_cli (SSH) or httpapi (eAPI on ansible_httpapi_port).
+        (
+            "{ansible_network_os: arista.eos.eos, ansible_connection: ansible.netcommon.network_cli}",
+            "arista_eos",
+        ),
+        ("{ansible_network_os: arista.eos.eos, ansible_connection: ansible.netcommon.httpapi}", "arista_eos"),
+        ("{ansible_network_os: cisco.nxos.nxos, ansible_connection: httpapi}", "cisco_nxos"),
+        ("{ansible_network_os: dellemc.enterprise_sonic.sonic, ansible_connection: network_cli}", "sonic"),
+        # The nvidia.nvue collection's examples: nvidia.nvue.httpapi over ansible.netcommon.httpapi.
+        (
+            "{ansible_network_os: nvidia.nvue.httpapi, ansible_connection: ansible.netcommon.httpapi}",
+            "cumulus",
+        ),
+    ],
+)
+def test_api_connections_keep_the_ssh_settings(tmp_path: Path, host_vars: str, platform: str) -> None:
+    """An inventory written for httpapi is read unchanged: its API port is not the SSH port."""
+    inv = _inv(
+        tmp_path,
+        "leaf:\n  hosts:\n    sw1:\n  vars:\n    fabline_role: leaf\n",
+        extra={
+            "host_vars/sw1.yml": host_vars + "\n",
+            "group_vars/leaf.yml": "ansible_httpapi_port: 443\nansible_httpapi_use_ssl: true\nansible_user: ro\n",
+        },
+    )
+    device = inv.device("sw1")
+    assert (device.platform, device.port, device.user) == (platform, None, "ro")
+
+
+def test_nvidia_cumulus_is_not_a_collection_name() -> None:
+    """Only names the collections use: there is no nvidia.cumulus collection."""
+    assert platform_for_network_os("nvidia.cumulus.cumulus") is None
+    assert platform_for_network_os("nvidia.nvue.httpapi") == "cumulus"
