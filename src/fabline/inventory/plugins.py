@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from fabline.errors import ConfigError
+from fabline.inventory.dynamic import SourceSink
 
 #: The optional extra that brings ansible-core.
 EXTRA = "fabline[ansible]"
@@ -28,24 +29,18 @@ EXTRA = "fabline[ansible]"
 _MAGIC = frozenset({"inventory_file", "inventory_dir"})
 
 
-class PluginSink(Protocol):
+class PluginSink(SourceSink, Protocol):
     """The inventory builder: its hosts and groups so far, and its primitives."""
 
-    file: str
+    @property
+    def hosts(self) -> Mapping[str, Any]:
+        """Hosts read so far (each with ``vars`` and ``groups``)."""
+        ...
 
     @property
-    def hosts(self) -> Mapping[str, Any]: ...
-
-    @property
-    def groups(self) -> Mapping[str, Any]: ...
-
-    def add_group(self, name: str) -> str: ...
-
-    def add_host(self, name: str, group: str | None, port: int | None) -> None: ...
-
-    def add_child(self, parent: str, child: str) -> None: ...
-
-    def set_var(self, kind: str, name: str, key: Any, value: Any) -> None: ...
+    def groups(self) -> Mapping[str, Any]:
+        """Groups read so far (each with ``children``, ``vars`` and ``priority``)."""
+        ...
 
 
 def _ansible() -> Any:
