@@ -8,7 +8,6 @@ test instead of stopping CI.
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 import textwrap
@@ -29,8 +28,14 @@ class Ran:
     err: str
 
 
-def _limit_memory() -> None:  # runs in the child before exec
-    resource.setrlimit(resource.RLIMIT_AS, (CHILD_MEMORY, CHILD_MEMORY))
+#: Python code that limits its own address space, then runs ``fabline`` (a ``preexec_fn`` would
+#: be unsafe: the tests run the simulator's thread in this process).
+BOUNDED = (
+    "import resource, runpy, sys; "
+    f"resource.setrlimit(resource.RLIMIT_AS, ({CHILD_MEMORY}, {CHILD_MEMORY})); "
+    "sys.argv = ['fabline', *sys.argv[1:]]; "
+    "runpy.run_module('fabline', run_name='__main__')"
+)
 
 
 def fabline(
@@ -43,13 +48,12 @@ def fabline(
     """
     full_env = {**os.environ, "COLUMNS": "200", **(env or {})}
     done = subprocess.run(
-        [sys.executable, "-m", "fabline", *map(str, args)],
+        [sys.executable, "-c", BOUNDED, *map(str, args)],
         capture_output=True,
         text=True,
         timeout=timeout,
         cwd=cwd,
         env=full_env,
-        preexec_fn=_limit_memory,
         check=False,
     )
     return Ran(done.returncode, done.stdout, done.stderr)

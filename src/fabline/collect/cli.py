@@ -24,6 +24,7 @@ from fabline.clicommon import (
     parse_formats,
 )
 from fabline.collect.hostkeys import HOST_KEY_POLICIES
+from fabline.collect.transports import DEFAULT_COMMAND_TIMEOUT
 from fabline.errors import ConfigError
 from fabline.results import ExitCode, collection_exit_code
 
@@ -41,7 +42,11 @@ def _collect_options(func: F) -> F:
         click.option("-l", "--limit", default=None, help="Ansible host pattern, e.g. 'leaf*', 'fabric:!leaf-r2-a'."),
         click.option("-w", "--workers", type=int, default=32, show_default=True, help="Devices collected at once."),
         click.option("--timeout", type=float, default=30.0, show_default=True,
-                     help="Seconds for connect/login and for each command."),
+                     help="Seconds for the whole login (connect to first prompt), and the most a command may stay silent."),
+        click.option("--command-timeout", type=float, default=DEFAULT_COMMAND_TIMEOUT, show_default=True,
+                     help="Total seconds one command may take, however much it prints (inventory: fabline_command_timeout)."),
+        click.option("--max-output", default="16M", show_default=True,
+                     help="Most bytes one command (or batch sent together) may print, e.g. 16M (inventory: fabline_max_output)."),
         click.option("--retries", type=int, default=2, show_default=True,
                      help="Extra connect attempts after a connect failure (never after an authentication failure)."),
         click.option("--pace", type=float, default=0.0, show_default=True,
@@ -99,6 +104,8 @@ def _do_collect(
     limit: str | None,
     workers: int,
     timeout: float,
+    command_timeout: float,
+    max_output: str,
     retries: int,
     pace: float,
     host_key_policy: str,
@@ -107,11 +114,13 @@ def _do_collect(
     scheduler: str | None = None,
     site_group: str | None = None,
 ) -> Any:
-    from fabline.collect.collector import CollectOptions, collect
+    from fabline.collect.collector import CollectOptions, check_options, collect, parse_size
     from fabline.inventory import load_inventory, sources_label
 
-    inv = load_inventory(inventory)
-    devices = inv.devices(limit)
+    try:
+        max_bytes = parse_size(max_output)
+    except ValueError as exc:
+        raise ConfigError(f"--max-output: {exc}") from None
     options = CollectOptions(
         workers=workers,
         timeout=timeout,
@@ -119,7 +128,12 @@ def _do_collect(
         pace=pace,
         host_key_policy=host_key_policy,
         known_hosts=known_hosts or DEFAULT_KNOWN_HOSTS,
+        command_timeout=command_timeout,
+        max_output=max_bytes,
     )
+    check_options(options)  # before the inventory is read: a bad option is the first thing said
+    inv = load_inventory(inventory)
+    devices = inv.devices(limit)
     return collect(
         devices,
         out,
@@ -156,6 +170,8 @@ def collect(
     limit: str | None,
     workers: int,
     timeout: float,
+    command_timeout: float,
+    max_output: str,
     retries: int,
     pace: float,
     host_key_policy: str,
@@ -182,6 +198,8 @@ def collect(
         limit,
         workers,
         timeout,
+        command_timeout,
+        max_output,
         retries,
         pace,
         host_key_policy,
@@ -214,6 +232,8 @@ def run(
     limit: str | None,
     workers: int,
     timeout: float,
+    command_timeout: float,
+    max_output: str,
     retries: int,
     pace: float,
     host_key_policy: str,
@@ -240,8 +260,8 @@ def run(
     checks = checks_dir_or_default(checks_dir)
     target = snapshot or Path("snapshots") / dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     summary = _do_collect(
-        inventory, target, limit, workers, timeout, retries, pace, host_key_policy, known_hosts, False,
-        scheduler, site_group,
+        inventory, target, limit, workers, timeout, command_timeout, max_output, retries, pace,
+        host_key_policy, known_hosts, False, scheduler, site_group,
     )  # fmt: skip
     _print_collect_summary(summary)
     report, written = run_check(

@@ -9,7 +9,9 @@ seconds and at the end, also after Ctrl-C.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
+import math
 import queue
 import threading
 import time
@@ -26,7 +28,14 @@ from fabline.collect.device import DeviceRef, DeviceResult, Gathered, RetryPolic
 from fabline.collect.finisher import Finisher
 from fabline.collect.hostkeys import HostKeyStore
 from fabline.collect.profiles import PROFILES, Profile
-from fabline.collect.transports import ConnectOptions, Session, open_session
+from fabline.collect.transports import (
+    DEFAULT_COMMAND_TIMEOUT,
+    DEFAULT_MAX_OUTPUT,
+    ConnectOptions,
+    LiveSockets,
+    Session,
+    open_session,
+)
 from fabline.collect.writer import MANIFEST_SCHEMA, read_manifest, write_json_atomic
 from fabline.errors import ConfigError
 from fabline.inventory import Device
@@ -46,13 +55,18 @@ class CollectOptions:
 
     Attributes:
         workers: Devices collected at once.
-        timeout: Seconds for connect, login and each command.
+        timeout: Seconds for the whole login (TCP connect to the first prompt), and the most a
+            command may stay silent.
         retries: Extra connect attempts after a connect failure (never after an auth failure).
         pace: Minimum seconds between two commands on one device.
         host_key_policy: ``accept-new`` (trust on first use), ``strict`` or ``ignore``.
         known_hosts: The known_hosts file (None: first-seen keys are kept for this run only, in memory;
             the CLI default is ``./.fabline/known_hosts``).
         default_port: SSH port for devices without ``ansible_port``.
+        command_timeout: Total seconds one command may take (a device's ``fabline_command_timeout``
+            overrides it).
+        max_output: Most bytes one command, or one batch of commands sent together, may print (a
+            device's ``fabline_max_output`` overrides it).
     """
 
     workers: int = DEFAULT_WORKERS
@@ -62,6 +76,101 @@ class CollectOptions:
     host_key_policy: str = "accept-new"
     known_hosts: Path | None = None
     default_port: int = 22
+    command_timeout: float = DEFAULT_COMMAND_TIMEOUT
+    max_output: int = DEFAULT_MAX_OUTPUT
+
+
+#: Smallest --max-output: below this even a device's version banner would not fit.
+MIN_MAX_OUTPUT = 4096
+
+
+def check_options(options: CollectOptions) -> None:
+    """Refuse settings that would disable a bound: NaN, infinite, zero or negative values.
+
+    Example:
+        >>> check_options(CollectOptions(timeout=float("nan")))
+        Traceback (most recent call last):
+        ...
+        fabline.errors.ConfigError: --timeout must be a positive, finite number of seconds, got nan
+
+    Raises:
+        ConfigError: The first bad option, named as on the command line.
+    """
+    for flag, value in (("--timeout", options.timeout), ("--command-timeout", options.command_timeout)):
+        if not math.isfinite(value) or value <= 0:
+            raise ConfigError(f"{flag} must be a positive, finite number of seconds, got {value:g}")
+    if not math.isfinite(options.pace) or options.pace < 0:
+        raise ConfigError(f"--pace must be 0 or a positive, finite number of seconds, got {options.pace:g}")
+    if options.workers < 1:
+        raise ConfigError(f"--workers must be at least 1, got {options.workers}")
+    if options.retries < 0:
+        raise ConfigError(f"--retries must be 0 or more, got {options.retries}")
+    if options.max_output < MIN_MAX_OUTPUT:
+        raise ConfigError(f"--max-output must be at least {MIN_MAX_OUTPUT} bytes, got {options.max_output}")
+    if not 0 < options.default_port < 65536:
+        raise ConfigError(f"default SSH port must be 1-65535, got {options.default_port}")
+
+
+def parse_size(text: str | int) -> int:
+    """A byte count: a number, optionally with a binary suffix (``K``, ``M``, ``G``, ``KiB``...).
+
+    Example:
+        >>> parse_size("16M"), parse_size("512KiB"), parse_size(4096), parse_size("1g")
+        (16777216, 524288, 4096, 1073741824)
+
+    Raises:
+        ValueError: Not a byte count.
+    """
+    if isinstance(text, bool):
+        raise ValueError(f"not a byte count: {text!r}")
+    if isinstance(text, int):
+        return text
+    raw = str(text).strip()
+    units = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+    low = raw.lower().removesuffix("ib").removesuffix("b")
+    unit = low[-1:] if low[-1:] in ("k", "m", "g") else ""
+    number = low[: len(low) - len(unit)].strip()
+    if not number.isdigit() or len(number) > 15:
+        raise ValueError(f"not a byte count: {raw!r} (use e.g. 16M or 1048576)")
+    return int(number) * units[unit]
+
+
+def device_limits(device: Device, options: CollectOptions) -> tuple[float, int]:
+    """The device's command deadline and output cap: its inventory vars, else the run's options.
+
+    ``fabline_command_timeout`` (seconds) and ``fabline_max_output`` (bytes, ``16M`` style) let a
+    slow or verbose device have its own bounds.
+
+    Raises:
+        ConfigError: A value that is not a positive, finite number of seconds or a byte count of
+            at least 4 KiB, naming the host and the variable.
+    """
+    seconds, size = options.command_timeout, options.max_output
+    value = device.vars.get("fabline_command_timeout")
+    if value is not None:
+        try:
+            seconds = float(value) if not isinstance(value, bool) else math.nan
+        except (TypeError, ValueError):
+            seconds = math.nan
+        if not math.isfinite(seconds) or seconds <= 0:
+            raise ConfigError(
+                f"host {device.name!r}: fabline_command_timeout must be a positive, finite number of "
+                f"seconds, got {value!r}",
+                key="fabline_command_timeout",
+            )
+    value = device.vars.get("fabline_max_output")
+    if value is not None:
+        try:
+            size = parse_size(value)
+        except ValueError:
+            size = -1
+        if size < MIN_MAX_OUTPUT:
+            raise ConfigError(
+                f"host {device.name!r}: fabline_max_output must be a byte count of at least "
+                f"{MIN_MAX_OUTPUT} (e.g. 16M), got {value!r}",
+                key="fabline_max_output",
+            )
+    return seconds, size
 
 
 @dataclass
@@ -176,13 +285,25 @@ class RichProgress(Progress):
         self.bar.stop()
 
 
-def default_session_factory(options: CollectOptions) -> Callable[[Device, Profile], Session]:
-    """Open real SSH sessions with the run's host-key store and timeouts."""
+def default_session_factory(
+    options: CollectOptions, sessions: LiveSockets | None = None
+) -> Callable[[Device, Profile], Session]:
+    """Open real SSH sessions with the run's host-key store, timeouts and output cap.
+
+    ``sessions`` tracks every open socket, so an interruption can close them all at once.
+    """
     store = HostKeyStore(options.known_hosts, options.host_key_policy)
-    connect = ConnectOptions(timeout=options.timeout, pace=options.pace, default_port=options.default_port)
+    connect = ConnectOptions(
+        timeout=options.timeout, pace=options.pace, default_port=options.default_port,
+        command_timeout=options.command_timeout, max_output=options.max_output, sessions=sessions,
+    )  # fmt: skip
 
     def factory(device: Device, profile: Profile) -> Session:
-        return open_session(device, profile.transport, profile.device_type, store, connect, profile.shell)
+        seconds, size = device_limits(device, options)
+        mine = connect
+        if (seconds, size) != (connect.command_timeout, connect.max_output):
+            mine = dataclasses.replace(connect, command_timeout=seconds, max_output=size)
+        return open_session(device, profile.transport, profile.device_type, store, mine, profile.shell)
 
     return factory
 
@@ -222,17 +343,14 @@ def collect(
     Raises:
         ConfigError: Bad options, or a device whose platform has no collection profile.
     """
-    if options.workers < 1:
-        raise ConfigError(f"--workers must be at least 1, got {options.workers}")
-    if options.timeout <= 0:
-        raise ConfigError(f"--timeout must be positive, got {options.timeout}")
-    if options.retries < 0:
-        raise ConfigError(f"--retries must be 0 or more, got {options.retries}")
+    check_options(options)
     devices = list(devices)
     for d in devices:
         if d.platform not in PROFILES:
             raise ConfigError(f"host {d.name}: platform {d.platform!r} has no collection profile")
-    factory = session_factory or default_session_factory(options)
+        device_limits(d, options)  # a bad per-device bound fails before any session opens
+    sessions = LiveSockets()
+    factory = session_factory or default_session_factory(options, sessions)
     retry = RetryPolicy(retries=options.retries)
     progress = progress or Progress()
     started = time.monotonic()
@@ -257,6 +375,8 @@ def collect(
         "options": {
             "workers": options.workers,
             "timeout_s": options.timeout,
+            "command_timeout_s": options.command_timeout,
+            "max_output_bytes": options.max_output,
             "retries": options.retries,
             "pace_s": options.pace,
             "host_key_policy": options.host_key_policy,
@@ -302,7 +422,10 @@ def collect(
         if backend is not None:
             summary.warnings.extend(backend(todo, out, report))
         else:
-            _run(todo, options.workers, lambda d: _safe_gather(d, factory, retry), finisher, report)
+            _run(
+                todo, options.workers, lambda d: _safe_gather(d, factory, retry, sessions), finisher, report,
+                abort=sessions.close_all,
+            )  # fmt: skip
         manifest["complete"] = True
     finally:
         finisher.close()
@@ -347,12 +470,23 @@ class _GcSweeper:
             gc.enable()
 
 
+class Interrupted(Exception):
+    """The run was interrupted while this device was being collected: it is not written."""
+
+
 def _safe_gather(
-    device: Device, factory: Callable[[Device, Profile], Session], retry: RetryPolicy
+    device: Device,
+    factory: Callable[[Device, Profile], Session],
+    retry: RetryPolicy,
+    sessions: LiveSockets | None = None,
 ) -> Gathered:
-    """gather_device, with a bug in it turned into the device's ``error`` state (the run goes on)."""
+    """gather_device, with a bug in it turned into the device's ``error`` state (the run goes on).
+
+    A device whose sessions were closed by an interruption raises :class:`Interrupted`: what it
+    gathered is incomplete, so it is left for ``--resume`` rather than written as a failure.
+    """
     try:
-        return gather_device(device, factory, retry)
+        gathered = gather_device(device, factory, retry)
     except Exception as exc:
         from fabline.collect.transports import redact
 
@@ -362,6 +496,9 @@ def _safe_gather(
             failure=("error", "internal", message),
             started_at=now_iso(),
         )
+    if sessions is not None and sessions.closed:
+        raise Interrupted(device.name)
+    return gathered
 
 
 def _run(
@@ -370,11 +507,13 @@ def _run(
     gather: Callable[[Device], Gathered],
     finisher: Finisher,
     done: Callable[[DeviceResult], None],
+    abort: Callable[[], None] = lambda: None,
 ) -> None:
     """Gather devices on at most ``workers`` threads, finish each as it comes, report each when written.
 
-    On an interruption nothing gathered is dropped: devices not started are cancelled, the ones in
-    flight run to their end and every gathered device is finished and reported before it returns.
+    On an interruption, devices not started are cancelled and ``abort`` closes the sessions in
+    flight at once (those devices are left for ``--resume``); every device gathered before is
+    still finished and reported before it returns.
     """
     gathering: set[Future[Gathered]] = set()
     finishing: set[Future[DeviceResult]] = set()
@@ -412,6 +551,7 @@ def _run(
         except BaseException:
             for f in gathering:
                 f.cancel()
+            abort()
             while gathering or finishing:
                 handle(completed.get(), stopping=True)
             raise

@@ -30,6 +30,12 @@ from fabline.platforms import PLATFORMS
 from fabline.platforms.base import Command, ParseContext, merge_fragments, run_parser
 from fabline.state import SCHEMA_ID
 
+#: Command-record statuses; only ``ok`` feeds the state.
+COMMAND_STATUSES = (
+    "ok", "unavailable", "parse_error", "failed", "command_timeout", "output_too_large", "dropped", "skipped",
+    "refused",
+)  # fmt: skip
+
 # Interface and RDMA-device names come from device output (or the inventory) and end up in command
 # lines: only plain names pass, so a hostile name can never add shell syntax to a command.
 _SAFE_PARAM = {
@@ -246,6 +252,7 @@ _ERROR_KIND = {
     "parse_error": "parse",
     "failed": "failed",
     "command_timeout": "timeout",
+    "output_too_large": "output_too_large",
     "dropped": "dropped",
     "skipped": "skipped",
     "refused": "refused",
@@ -625,7 +632,9 @@ class _Run:
                 done += 1
                 record = CommandRecord(cmd, "ok", seconds)
                 if isinstance(outcome, CommandFailure):
-                    record.status = "command_timeout" if outcome.kind == "command_timeout" else "dropped"
+                    record.status = (
+                        outcome.kind if outcome.kind in ("command_timeout", "output_too_large") else "dropped"
+                    )
                     record.message = outcome.message
                     self.records.append(record)
                     if outcome.fatal:

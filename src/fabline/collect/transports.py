@@ -20,9 +20,10 @@ import contextlib
 import logging
 import secrets
 import socket
+import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import paramiko
@@ -43,6 +44,13 @@ EXEC_CHANNELS = 8
 EXEC_SCRIPT_COMMANDS = 128
 #: Commands per script line typed into an interactive shell (SONiC, Cumulus): the line stays a few KB.
 SCRIPT_COMMANDS = 32
+#: Default total seconds one command may take (``--command-timeout``, ``fabline_command_timeout``).
+DEFAULT_COMMAND_TIMEOUT = 60.0
+#: Default most bytes one command, or one batch of commands sent together, may print
+#: (``--max-output``, ``fabline_max_output``): the largest real output fabline reads is a few
+#: hundred KB (a SONiC config_db.json), so 16 MiB is far above any real answer and keeps a fleet of
+#: runaway devices to a bounded amount of memory.
+DEFAULT_MAX_OUTPUT = 16 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -75,7 +83,7 @@ class CommandFailure(Exception):
     """One command failed on an open session.
 
     Attributes:
-        kind: ``command_timeout`` or ``dropped``.
+        kind: ``command_timeout``, ``output_too_large`` or ``dropped``.
         fatal: The session cannot be used for further commands.
     """
 
@@ -98,19 +106,151 @@ class Session(Protocol):
         ...
 
 
+class LiveSockets:
+    """The sockets of a run's open sessions, so that an interruption closes all of them at once.
+
+    Every session's TCP socket is registered while it is open. :meth:`close_all` shuts each down:
+    a thread blocked reading from a device wakes up at once with the session dropped, and a
+    session that opens afterwards is refused.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._socks: set[socket.socket] = set()
+        self.closed = False
+
+    def add(self, sock: socket.socket) -> None:
+        """Register a new session's socket (it is shut down at once after :meth:`close_all`)."""
+        with self._lock:
+            if not self.closed:
+                self._socks.add(sock)
+                return
+        _shutdown(sock)
+
+    def discard(self, sock: socket.socket | None) -> None:
+        """Forget a closed session's socket."""
+        with self._lock:
+            self._socks.discard(sock)
+
+    def close_all(self) -> None:
+        """Shut every registered socket down, and every one registered from now on."""
+        with self._lock:
+            self.closed = True
+            socks, self._socks = list(self._socks), set()
+        for sock in socks:
+            _shutdown(sock)
+
+
+def _shutdown(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+
+
 @dataclass(frozen=True)
 class ConnectOptions:
     """Per-run connection settings.
 
     Attributes:
-        timeout: Seconds for the TCP connect, the SSH banner/auth and each command.
+        timeout: Seconds for the whole login (TCP connect to the first prompt), and the most a
+            command may stay silent.
         pace: Minimum seconds between two commands on one device (TACACS/RADIUS-backed fleets).
         default_port: SSH port when the inventory gives none.
+        command_timeout: Total seconds one command may take, however much it prints.
+        max_output: Most bytes one command, or one batch of commands sent together, may print.
+        sessions: The run's open sockets (closed at once on an interruption), if tracked.
     """
 
     timeout: float = 30.0
     pace: float = 0.0
     default_port: int = 22
+    command_timeout: float = DEFAULT_COMMAND_TIMEOUT
+    max_output: int = DEFAULT_MAX_OUTPUT
+    sessions: LiveSockets | None = field(default=None, compare=False)
+
+
+class OutputTooLarge(Exception):
+    """A command printed more than ``max_output`` bytes; what it printed is dropped."""
+
+
+def _too_large(limit: int, fatal: bool) -> CommandFailure:
+    return CommandFailure(
+        "output_too_large", f"output too large: more than {_size(limit)}, cut off (--max-output)", fatal=fatal
+    )
+
+
+def _size(n: int) -> str:
+    """A byte count for messages.
+
+    Example:
+        >>> _size(16 * 1024 * 1024), _size(1536), _size(100)
+        ('16 MiB', '1.5 KiB', '100 bytes')
+    """
+    if n >= 1024 * 1024:
+        return f"{n / 1024 / 1024:g} MiB"
+    if n >= 1024:
+        return f"{n / 1024:g} KiB"
+    return f"{n} bytes"
+
+
+class _Login:
+    """The login of one session, held to ``timeout`` seconds in total.
+
+    The session's TCP socket is opened here (so the run can close it on an interruption); a
+    timer shuts it down when the login has not finished in time, which wakes whatever step the
+    SSH library is blocked in (banner, key exchange, authentication, waiting for a prompt).
+    """
+
+    def __init__(self, options: ConnectOptions, where: str) -> None:
+        self.options = options
+        self.where = where
+        self.sock: socket.socket | None = None
+        self.expired = False
+        self._timer = threading.Timer(options.timeout, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def open(self, host: str, port: int, timeout: float | None) -> socket.socket:
+        """Connect the TCP socket of the session (paramiko's ``sock``)."""
+        if self.options.sessions is not None and self.options.sessions.closed:
+            raise ConnectFailure("error", "interrupted", "collection interrupted", retry=False)
+        sock = socket.create_connection((host, port), timeout=timeout or self.options.timeout)
+        self.sock = sock
+        if self.options.sessions is not None:
+            self.options.sessions.add(sock)
+        if self.expired:
+            _shutdown(sock)
+        return sock
+
+    def _expire(self) -> None:
+        self.expired = True
+        if self.sock is not None:
+            _shutdown(self.sock)
+
+    def done(self) -> None:
+        """The login finished (or failed): stop the timer."""
+        self._timer.cancel()
+
+    def failure(self, exc: BaseException) -> ConnectFailure:
+        """The failure a login exception means (a timeout when the timer cut it)."""
+        self.done()
+        self.release()
+        if self.options.sessions is not None and self.options.sessions.closed:
+            return ConnectFailure("error", "interrupted", "collection interrupted", retry=False)
+        if self.expired:
+            said = " ".join(str(e) for e in _chain(exc)).lower()
+            step = " (no SSH banner)" if "banner" in said else ""
+            return ConnectFailure(
+                "timeout", "timeout",
+                f"login to {self.where} not finished within {self.options.timeout:g} s{step}", retry=True,
+            )  # fmt: skip
+        if isinstance(exc, ConnectFailure):
+            return exc
+        return classify_connect_error(exc, self.where, self.options.timeout)
+
+    def release(self) -> None:
+        """Forget the socket (the session is closed)."""
+        if self.options.sessions is not None:
+            self.options.sessions.discard(self.sock)
 
 
 def redact(text: str, *secrets: str | None) -> str:
@@ -274,6 +414,14 @@ def classify_connect_error(exc: BaseException, where: str, timeout: float) -> Co
     """
     chain = list(_chain(exc))
     for e in chain:
+        if isinstance(e, paramiko.AuthenticationException) and "timeout" in str(e).lower():
+            # paramiko's "Authentication timeout.": the device did not answer, it did not refuse.
+            return ConnectFailure(
+                "timeout",
+                "timeout",
+                f"no authentication answer from {where} within {timeout:g} s",
+                retry=True,
+            )
         if isinstance(e, paramiko.AuthenticationException):
             return ConnectFailure(
                 "auth_failed", "auth_failed", f"authentication failed at {where} (not retried)", retry=False
@@ -347,9 +495,20 @@ def _transport(sock: Any, **kwargs: Any) -> paramiko.Transport:
 class SSHClient(paramiko.SSHClient):  # type: ignore[misc]
     """paramiko's client, connecting with :func:`_transport` (for exec sessions and netmiko alike)."""
 
+    #: The session's login (it opens the TCP socket), when fabline opened the session.
+    fabline_login: _Login | None = None
+
     def connect(self, *args: Any, **kwargs: Any) -> None:
-        """:meth:`paramiko.SSHClient.connect`, with the AEAD-first transport unless one is given."""
+        """:meth:`paramiko.SSHClient.connect`, with the AEAD-first transport unless one is given.
+
+        With a :class:`_Login` attached, the TCP socket is the login's (so its deadline and an
+        interruption can close it).
+        """
         kwargs.setdefault("transport_factory", _transport)
+        if self.fabline_login is not None and kwargs.get("sock") is None:
+            host = kwargs["hostname"] if "hostname" in kwargs else args[0]
+            port = kwargs.get("port", args[1] if len(args) > 1 else 22)
+            kwargs["sock"] = self.fabline_login.open(host, port, kwargs.get("timeout"))
         super().connect(*args, **kwargs)
 
 
@@ -380,18 +539,22 @@ class ExecSession:
         self.where = f"{device.host}:{port}"
         client = SSHClient()
         store.prepare(client, device.host, port)
+        self._login = client.fabline_login = _Login(options, self.where)
         try:
             client.connect(
                 device.host,
                 port=port,
                 timeout=options.timeout,
-                banner_timeout=options.timeout,
-                auth_timeout=options.timeout,
+                # The login deadline (_Login) ends the login; the library's own step timeouts
+                # are only a backstop behind it.
+                banner_timeout=options.timeout + 1,
+                auth_timeout=options.timeout + 1,
                 **_auth_kwargs(device),
             )
         except Exception as exc:
             client.close()
-            raise classify_connect_error(exc, self.where, options.timeout) from None
+            raise self._login.failure(exc) from None
+        self._login.done()
         self.client = client
 
     def run(self, commands: Sequence[str]) -> Iterator[tuple[str, Output | CommandFailure, float]]:
@@ -432,7 +595,7 @@ class ExecSession:
                 for cmd in group:
                     yield cmd, chan, 0.0
                 continue
-            whole, failure = self._collect(chan)
+            whole, failure = self._collect(chan, marker if len(group) > 1 else None)
             seconds = time.monotonic() - started
             if len(group) == 1:
                 yield group[0], failure or whole, seconds
@@ -441,32 +604,54 @@ class ExecSession:
             for cmd, out in zip(group, outputs, strict=True):
                 yield cmd, out, seconds
 
-    def _collect(self, chan: paramiko.Channel) -> tuple[Output, CommandFailure | None]:
-        """Read a channel to its end: the output (partial when cut short) and the failure, if any."""
+    def _collect(self, chan: paramiko.Channel, marker: str | None) -> tuple[Output, CommandFailure | None]:
+        """Read a channel to its end: the output (partial when cut short) and the failure, if any.
+
+        Bounded three ways: ``timeout`` seconds without a byte, ``command_timeout`` seconds for
+        each command (the clock restarts at each command's end marker when the channel runs a
+        script), and ``max_output`` bytes for the channel in all. A channel cut short is closed,
+        which stops the command on the device.
+        """
+        limit, step = self.options.max_output, self.options.command_timeout
         out: list[bytes] = []
         err: list[bytes] = []
         failure: CommandFailure | None = None
         code: int | None = None
+        size = 0
+        mark = marker.encode() if marker else None
+        tail = b""
+        deadline = time.monotonic() + step
         try:
-            while True:
-                data = chan.recv(65536)
-                if not data:
-                    break
-                out.append(data)
-            while True:
-                data = chan.recv_stderr(65536)
-                if not data:
-                    break
-                err.append(data)
-            # Waits for the exit status, which may follow the end of the streams; the channel
-            # closing without one gives -1 (the session went away mid-command).
+            for read, sink in ((chan.recv, out), (chan.recv_stderr, err)):
+                while True:
+                    chan.settimeout(self._wait(deadline))
+                    data = read(65536)
+                    if not data:
+                        break
+                    size += len(data)
+                    if size > limit:
+                        raise OutputTooLarge
+                    sink.append(data)
+                    if mark is not None and sink is out:
+                        seen = tail + data
+                        if mark in seen:
+                            deadline = time.monotonic() + step
+                        tail = seen[-len(mark) :]
+            # The exit status may follow the end of the streams; the channel closing without
+            # one gives -1 (the session went away mid-command).
+            if not chan.status_event.wait(self._wait(deadline)):
+                raise TimeoutError
             code = chan.recv_exit_status()
             if code == -1:
                 failure = CommandFailure("dropped", "session dropped before the command finished", fatal=True)
         except TimeoutError:
-            failure = CommandFailure(
-                "command_timeout", f"no complete answer within {self.options.timeout:g} s", fatal=False
-            )
+            if time.monotonic() >= deadline:
+                message = f"not finished within {step:g} s (--command-timeout)"
+            else:
+                message = f"no complete answer within {self.options.timeout:g} s"
+            failure = CommandFailure("command_timeout", message, fatal=False)
+        except OutputTooLarge:
+            failure = _too_large(limit, fatal=False)
         except (paramiko.SSHException, OSError, EOFError):
             failure = CommandFailure("dropped", "session dropped before the command finished", fatal=True)
         finally:
@@ -474,10 +659,18 @@ class ExecSession:
         text = b"".join(out).decode("utf-8", errors="replace")
         return Output(text, code, b"".join(err).decode("utf-8", errors="replace")), failure
 
+    def _wait(self, deadline: float) -> float:
+        """Seconds to wait for the next bytes: the silence bound, or less near the deadline."""
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        return min(self.options.timeout, left)
+
     def close(self) -> None:
         """Close the connection."""
         with contextlib.suppress(Exception):
             self.client.close()
+        self._login.release()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -497,12 +690,19 @@ def _netmiko_class(device_type: str) -> type[Any]:
         def _build_ssh_client(self: Any) -> paramiko.SSHClient:
             client = SSHClient()
             self._fabline_store.prepare(client, self.host, self.port)
+            client.fabline_login = self._fabline_login
             return client
 
         def read_channel(self: Any) -> str:
             # netmiko polls a closed channel until its read timeout; a session the device dropped
             # should fail at once as 'dropped', not as a timeout.
             out = str(base.read_channel(self))
+            budget = self._fabline_budget
+            if budget is not None:
+                # netmiko keeps everything a command prints: stop reading past the byte cap.
+                budget[0] -= len(out)
+                if budget[0] < 0:
+                    raise OutputTooLarge
             chan = getattr(self, "remote_conn", None)
             if (
                 not out
@@ -561,20 +761,24 @@ class NetmikoSession:
             use_keys=auth["look_for_keys"] or device.key_file is not None,
             allow_agent=auth["allow_agent"],
             conn_timeout=options.timeout,
-            auth_timeout=options.timeout,
-            banner_timeout=options.timeout,
+            # The login deadline (_Login) ends the login; these are only a backstop behind it.
+            auth_timeout=options.timeout + 1,
+            banner_timeout=options.timeout + 1,
             read_timeout_override=None,
             fast_cli=True,
             auto_connect=False,
         )
         conn._fabline_store = store
+        conn._fabline_budget = None
+        self._login = conn._fabline_login = _Login(options, self.where)
         self._broken = False
         try:
             conn._open()
         except Exception as exc:
             with contextlib.suppress(Exception):
                 conn.paramiko_cleanup()
-            raise classify_connect_error(exc, self.where, options.timeout) from None
+            raise self._login.failure(exc) from None
+        self._login.done()
         self.conn = conn
 
     def run(self, commands: Sequence[str]) -> Iterator[tuple[str, Output | CommandFailure, float]]:
@@ -587,24 +791,26 @@ class NetmikoSession:
             if i and self.options.pace > 0:
                 time.sleep(self.options.pace)
             started = time.monotonic()
+            # netmiko's read timeout is a total: the command deadline, never more than --timeout
+            # (netmiko cannot tell a silent device from a slow one).
+            wait = min(self.options.timeout, self.options.command_timeout)
+            self.conn._fabline_budget = [self.options.max_output]
+            failure: CommandFailure | None = None
             try:
-                text = self.conn.send_command(cmd, read_timeout=self.options.timeout)
+                text = self.conn.send_command(cmd, read_timeout=wait)
             except self._read_timeout:
-                self._broken = True
                 failure = CommandFailure(
-                    "command_timeout",
-                    f"no prompt after the command within {self.options.timeout:g} s",
-                    fatal=True,
+                    "command_timeout", f"no prompt after the command within {wait:g} s", fatal=True
                 )
-                yield cmd, failure, time.monotonic() - started
-                continue
+            except OutputTooLarge:
+                failure = _too_large(self.options.max_output, fatal=True)
             except (OSError, EOFError, paramiko.SSHException):
+                failure = CommandFailure("dropped", "session dropped before the command finished", fatal=True)
+            finally:
+                self.conn._fabline_budget = None
+            if failure is not None:
                 self._broken = True
-                yield (
-                    cmd,
-                    CommandFailure("dropped", "session dropped before the command finished", fatal=True),
-                    time.monotonic() - started,
-                )
+                yield cmd, failure, time.monotonic() - started
                 continue
             text = strip_echo(str(text), str(self.conn.base_prompt), cmd)
             yield cmd, Output(text), time.monotonic() - started
@@ -620,27 +826,48 @@ class NetmikoSession:
         marker = f"__FABLINE_{secrets.token_hex(6)}"
         line = shell_line(group, marker)
         done_line, prompt = f"{marker}_DONE\n", str(self.conn.base_prompt)
-        deadline = started + self.options.timeout * len(group)
+        end_tag = f"{marker}_END "
+        step = self.options.command_timeout
+        # Each command has command_timeout seconds from the end of the one before it, and the
+        # device may stay silent at most --timeout seconds.
+        deadline = heard = started
+        deadline += step
         buf = ""
         seen = 0  # where the search for the DONE line resumes: a long output is scanned once
+        ends = 0  # where the search for the next END marker resumes
         failure: CommandFailure | None = None
+        self.conn._fabline_budget = [self.options.max_output]
         try:
             self.conn.write_channel(line + self.conn.RETURN)
             while True:
                 chunk = str(self.conn.read_channel())
+                now = time.monotonic()
                 buf += chunk.replace("\r\n", "\n")
+                if chunk:
+                    heard = now
+                    while (at_end := buf.find(end_tag, ends)) >= 0:
+                        ends, deadline = at_end + len(end_tag), now + step
+                    ends = max(ends, len(buf) - len(end_tag))
                 at = buf.find(done_line, seen)
                 if at >= 0 and buf.find(prompt, at + len(done_line)) >= 0:
                     break
                 seen = max(seen, len(buf) - len(done_line)) if at < 0 else at
-                if time.monotonic() > deadline:
-                    msg = f"script of {len(group)} commands not finished within {self.options.timeout * len(group):g} s"
+                if now > deadline:
+                    msg = f"not finished within {step:g} s (--command-timeout)"
+                    failure = CommandFailure("command_timeout", msg, fatal=True)
+                    break
+                if now - heard > self.options.timeout:
+                    msg = f"no complete answer within {self.options.timeout:g} s"
                     failure = CommandFailure("command_timeout", msg, fatal=True)
                     break
                 if not chunk:
                     time.sleep(0.005)
+        except OutputTooLarge:
+            failure = _too_large(self.options.max_output, fatal=True)
         except (OSError, EOFError, paramiko.SSHException):
             failure = CommandFailure("dropped", "session dropped before the command finished", fatal=True)
+        finally:
+            self.conn._fabline_budget = None
         if failure is not None:
             self._broken = True
         seconds = time.monotonic() - started
@@ -654,6 +881,7 @@ class NetmikoSession:
                 self.conn.paramiko_cleanup()
             else:
                 self.conn.disconnect()
+        self._login.release()
 
 
 def open_session(

@@ -21,7 +21,10 @@ from dataclasses import dataclass
 from fabline import synthetic
 from fabline.synthetic import Fabric, Fault
 
-TRANSPORT_KINDS = ("auth_failure", "no_answer", "drop", "garbled", "missing_command", "slow")
+TRANSPORT_KINDS = (
+    "auth_failure", "no_answer", "drop", "garbled", "missing_command", "slow", "stream_forever",
+    "trickle_forever", "slow_login",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -35,11 +38,16 @@ class TransportFault:
             ``garbled`` (a command answers binary garbage), ``missing_command`` (a command answers
             the platform's "command not found" / "% Invalid input" text), ``slow`` (every
             session, a login shell or an exec channel, starts answering only after ``seconds``:
-            a device whose control-plane CPU is busy).
-        command: The command the fault hits (``drop``, ``garbled``, ``missing_command``); unset
-            means the first allow-listed command of a session (``drop``) or every allow-listed
-            command (``garbled``, ``missing_command``).
-        seconds: The delay of a ``slow`` session.
+            a device whose control-plane CPU is busy), ``stream_forever`` (a command prints
+            counter lines without end, as fast as the session carries them), ``trickle_forever``
+            (a command prints one line every ``seconds`` without end, so it is never silent for
+            long), ``slow_login`` (the login takes ``seconds``: the first prompt of a CLI session,
+            or the password check of an exec session, comes that late).
+        command: The command the fault hits (``drop``, ``garbled``, ``missing_command``,
+            ``stream_forever``, ``trickle_forever``); unset means the first allow-listed command
+            of a session (``drop``) or every allow-listed command (the others).
+        seconds: The delay of a ``slow`` session or a ``slow_login``, the interval between the
+            lines of ``trickle_forever``.
     """
 
     device: str

@@ -122,10 +122,14 @@ class _Server(asyncssh.SSHServer):
     def password_auth_supported(self) -> bool:
         return True
 
-    def validate_password(self, username: str, password: str) -> bool:
+    def validate_password(self, username: str, password: str) -> Any:
         if self.dev.transport_fault("auth_failure"):
             return False
-        return username == self.sim.username and password == self.sim.password
+        ok = username == self.sim.username and password == self.sim.password
+        slow = self.dev.transport_fault("slow_login")
+        if slow is not None and self.dev.platform == "linux":
+            return _later(ok, slow.seconds)  # asyncssh awaits a coroutine answer
+        return ok
 
     def public_key_auth_supported(self) -> bool:
         return bool(self.sim._authorized)
@@ -134,6 +138,15 @@ class _Server(asyncssh.SSHServer):
         if self.dev.transport_fault("auth_failure") or username != self.sim.username:
             return False
         return key.public_data in self.sim._authorized
+
+
+async def _later(answer: bool, seconds: float) -> bool:
+    await asyncio.sleep(seconds)
+    return answer
+
+
+#: What a runaway command prints: an ``ethtool -S``-like counter line, over and over.
+_STREAM_LINE = "     rx_prio3_pause_duration: 18446744073709551615\n"
 
 
 class Simulator:
@@ -388,7 +401,7 @@ class Simulator:
         if not dev.transport:
             return dev.answer(line, render)
         allowed = _allowed(dev.platform, line)
-        for kind in ("missing_command", "garbled", "drop"):
+        for kind in ("missing_command", "garbled", "drop", "stream_forever", "trickle_forever"):
             f = dev.transport_fault(kind, line) if allowed else None
             if f is None:
                 continue
@@ -397,7 +410,10 @@ class Simulator:
             answer = dev.answer(line, render)
             if kind == "garbled":
                 return Answer(_garbage(dev.name + line), answer.code, answer.err)
-            raise SessionDrop(answer.out[: max(1, len(answer.out) // 2)])
+            half = answer.out[: max(1, len(answer.out) // 2)]
+            if kind == "drop":
+                raise SessionDrop(half)
+            raise SessionDrop(half, "fast" if kind == "stream_forever" else "slow")
         return dev.answer(line, render)
 
     async def _session(self, dev: SimDevice, process: asyncssh.SSHServerProcess[bytes]) -> None:
@@ -413,6 +429,9 @@ class Simulator:
                 except SessionDrop as drop:
                     process.stdout.write(drop.partial.encode("utf-8", "replace"))
                     await process.stdout.drain()
+                    if drop.stream:
+                        await self._stream_forever(dev, process, drop.stream, "\n")
+                        return
                     conn.abort()
                     return
                 process.stdout.write(answer.out.encode("utf-8", "replace"))
@@ -429,6 +448,9 @@ class Simulator:
     async def _interactive(  # noqa: C901 - one terminal session's read/echo/dispatch loop
         self, dev: SimDevice, d: Dialect, process: asyncssh.SSHServerProcess[bytes]
     ) -> None:
+        slow = dev.transport_fault("slow_login")
+        if slow is not None:
+            await asyncio.sleep(slow.seconds)  # the first prompt comes late (AAA server, busy CPU)
         size = process.get_terminal_size()
         s = Session(dev, process.get_extra_info("username") or self.username)
         if d.pager:
@@ -501,6 +523,9 @@ class Simulator:
                         write(drop.partial)
                         flush()
                         await process.stdout.drain()
+                        if drop.stream:
+                            await self._stream_forever(dev, process, drop.stream, "\r\n")
+                            return
                         conn.abort()
                         return
                     line = ""
@@ -533,6 +558,24 @@ class Simulator:
         flush()
         await process.stdout.drain()
         process.exit(0)
+
+    @staticmethod
+    async def _stream_forever(
+        dev: SimDevice, process: asyncssh.SSHServerProcess[bytes], speed: str, newline: str
+    ) -> None:
+        """Print counter lines until the client closes the channel (it never ends by itself)."""
+        line = _STREAM_LINE.replace("\n", newline).encode()
+        chunk = line * (1 if speed == "slow" else 64 * 1024 // len(line))
+        f = dev.transport_fault("trickle_forever")
+        pause = f.seconds if f is not None else 0.1
+        try:
+            while not process.is_closing():
+                process.stdout.write(chunk)
+                await process.stdout.drain()
+                if speed == "slow":
+                    await asyncio.sleep(pause)
+        except (OSError, asyncssh.Error):
+            pass
 
     @staticmethod
     def _page(write: Any, d: Dialect, s: Session, pending: list[str]) -> None:

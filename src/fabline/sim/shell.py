@@ -33,11 +33,16 @@ _QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 
 
 class SessionDrop(Exception):
-    """The device drops the connection; ``partial`` is what it had sent before."""
+    """The device drops the connection; ``partial`` is what it had sent before.
 
-    def __init__(self, partial: str) -> None:
-        super().__init__("session dropped")
+    With ``stream`` set (``fast`` or ``slow``) the device does not drop the connection: after
+    ``partial`` it prints output without end (a runaway command), at full speed or a line at a time.
+    """
+
+    def __init__(self, partial: str, stream: str | None = None) -> None:
+        super().__init__("session dropped" if stream is None else "endless output")
         self.partial = partial
+        self.stream = stream
 
 
 @dataclass
@@ -146,7 +151,7 @@ class Shell:
         try:
             self._sequence(tokens, res)
         except SessionDrop as drop:
-            raise SessionDrop("".join(res.out) + drop.partial) from None
+            raise SessionDrop("".join(res.out) + drop.partial, drop.stream) from None
         return Answer("".join(res.out), res.code, "".join(res.err))
 
     def _sequence(self, tokens: list[str], res: _Result) -> None:
