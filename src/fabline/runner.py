@@ -112,12 +112,35 @@ def run_check(
         limit=limit,
         version=__version__,
     )
+    failed: str | None = None
     if history is not None:
-        from fabline.history import record
-
-        record(report, snapshot, history)
+        failed = _record_history(report, snapshot, history)
     written = write_reports(report, formats, out) if out is not None else []
+    if failed is not None:
+        # The run itself is done and reported; only the history step failed.
+        raise ConfigError(
+            f"run not recorded in the history (the reports were written): {failed}", file=history
+        )
     return report, written
+
+
+def _record_history(report: Report, snapshot: Path, history: Path) -> str | None:
+    """Record the run; why it could not be (a corrupt, locked or unwritable database), or None."""
+    import sqlite3
+
+    from fabline.history import record
+
+    try:
+        record(report, snapshot, history)
+    except ConfigError as exc:
+        return exc.message
+    except sqlite3.Error as exc:
+        return (
+            f"not a usable history database ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+        )
+    except OSError as exc:
+        return f"cannot write it ({exc.strerror or type(exc).__name__})"
+    return None
 
 
 def validate_all(

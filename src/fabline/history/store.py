@@ -249,6 +249,9 @@ class HistoryStore:
         self.busy_timeout = BUSY_TIMEOUT_S if busy_timeout is None else busy_timeout
         if not create and not path.is_file():
             raise ConfigError("no run history here (record runs with fabline check --history)", file=path)
+        if path.exists() and not path.is_file():
+            # SQLite would block reading a FIFO or a device, or fail obscurely on a folder.
+            raise ConfigError("not a usable history database (not a regular file)", file=path)
         if create:
             path.parent.mkdir(parents=True, exist_ok=True)
         try:
