@@ -75,10 +75,11 @@ def run_check(
         from fabline.design.intended import intended_snapshot
 
         snapshot = intended_snapshot(intended, devices)
+    notes: list[str] = []
     if reparse:
         from fabline.collect.reparse import reparse_snapshot
 
-        reparse_snapshot(snapshot, devices)
+        reparse_snapshot(snapshot, devices, notes.append)
     snap = Snapshot(snapshot)
     # Rendered configs have no operational state (link up, optics, counters): those rules stay out.
     exclude = frozenset({OPERATIONAL_TAG}) if intended is not None else frozenset()
@@ -94,6 +95,7 @@ def run_check(
     outcome = engine.run(
         devices, snap, Snapshot(previous) if previous is not None else None, {"cabling_plan": cabling}
     )
+    outcome.warnings.extend(notes)
     known = {d.name for d in devices}
     if limit is None:
         extra = [n for n in snap.device_names() if n not in known]

@@ -85,15 +85,16 @@ def _start(*args: str | Path) -> subprocess.Popen[str]:
 
 
 def _finish(proc: subprocess.Popen[str], timeout: float) -> tuple[dict[str, Any], str]:
+    """Wait for the child: its exit code and peak memory, and what it printed (stderr, then stdout)."""
     try:
-        _out, err = proc.communicate(timeout=timeout)
+        out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
         raise AssertionError(f"the collection did not end within {timeout} s") from None
     line = next((x for x in err.splitlines() if x.startswith("FABLINE-MEMORY ")), None)
     assert line is not None, err[-3000:]
-    return json.loads(line.split(" ", 1)[1]), err
+    return json.loads(line.split(" ", 1)[1]), err + out
 
 
 @pytest.fixture(scope="module")

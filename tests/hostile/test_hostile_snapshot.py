@@ -251,4 +251,4 @@ def test_resume_skips_nothing_it_cannot_read(tmp_path: Path) -> None:
     assert read_manifest(snap) == {"schema": "fabline.manifest/1", "devices": {}}
     from fabline.collect.collector import _done_devices
 
-    assert _done_devices(snap) == set()
+    assert _done_devices(snap) == {}

@@ -36,7 +36,7 @@ from fabline.collect.transports import (
     Session,
     open_session,
 )
-from fabline.collect.writer import MANIFEST_SCHEMA, read_manifest, write_json_atomic
+from fabline.collect.writer import MANIFEST_SCHEMA, read_entry, read_manifest, write_json_atomic
 from fabline.errors import ConfigError
 from fabline.inventory import Device
 from fabline.paths import under
@@ -308,17 +308,43 @@ def default_session_factory(
     return factory
 
 
-def _done_devices(out: Path) -> set[str]:
-    """Devices of an earlier run that need no new collection: a readable state whose status is usable."""
-    done = set()
+def _done_devices(out: Path) -> dict[str, dict[str, Any]]:
+    """Devices of an earlier run that need no new collection (a readable state whose status is
+    usable), with their states.
+    """
+    done = {}
     for path in under(out, "state").glob("*.json"):
         try:
             doc = load_state_file(path)
         except StateError:
             continue
         if doc.get("status", "ok") not in UNREADABLE_STATUSES:
-            done.add(path.stem)
+            done[path.stem] = doc
     return done
+
+
+def _kept_entries(out: Path, done: dict[str, dict[str, Any]], previous: Any) -> dict[str, Any]:
+    """Manifest entries of the devices a resumed run keeps, rebuilt from disk where the earlier
+    manifest lacks them (a run killed between two manifest writes).
+
+    The entry written with the device's files (``manifest.d/``) is used; failing that (a snapshot
+    from an older fabline), one is made from the state, without command records.
+    """
+    previous = previous if isinstance(previous, dict) else {}
+    kept: dict[str, Any] = {}
+    for name in sorted(done):
+        entry = previous.get(name)
+        if not isinstance(entry, dict):
+            entry = read_entry(out, name)
+        if entry is None:
+            state = done[name]
+            entry = {
+                "platform": state.get("platform"), "role": state.get("role"), "status": state.get("status", "ok"),
+                "started_at": state.get("collected_at"), "errors": state.get("errors", []), "commands": [],
+                "rebuilt": f"from state/{name}.json: the command records were lost",
+            }  # fmt: skip
+        kept[name] = entry
+    return kept
 
 
 def collect(
@@ -359,7 +385,7 @@ def collect(
     for folder in ("raw", "state"):
         under(out, folder)  # a folder linking out of the snapshot stops the run before any write
     previous = read_manifest(out) if resume else None
-    done = _done_devices(out) if resume else set()
+    done = _done_devices(out) if resume else {}
     todo = [d for d in devices if d.name not in done]
     summary = CollectSummary(out, uuid.uuid4().hex[:12], skipped_done=len(devices) - len(todo))
     manifest: dict[str, Any] = {
@@ -381,9 +407,7 @@ def collect(
             "pace_s": options.pace,
             "host_key_policy": options.host_key_policy,
         },
-        "devices": {
-            name: entry for name, entry in ((previous or {}).get("devices") or {}).items() if name in done
-        },
+        "devices": _kept_entries(out, done, (previous or {}).get("devices")) if resume else {},
     }
     lock = threading.Lock()
     next_write = [0.0]

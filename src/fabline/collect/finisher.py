@@ -22,6 +22,7 @@ from __future__ import annotations
 import gc
 import os
 import signal
+import sys
 import threading
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -47,19 +48,42 @@ def write_result(out: Path, result: DeviceResult) -> DeviceResult:
     Also the client's half of a distributed collection (:mod:`fabline.collect.distributed`), whose
     site collectors send finished devices back.
     """
-    write_device(out, result.name, result.state, result.raw)
+    write_device(out, result.name, result.state, result.raw, result.manifest_entry())
     result.raw = {}
     result.state = {"status": result.state.get("status"), "errors": result.state.get("errors", [])}
     return result
 
 
-def _worker_init() -> None:
+def _worker_init(parent: int) -> None:
     # Ctrl-C goes to the whole process group: the parent decides what happens (it finishes what was
     # gathered, then stops), so the worker must not die of the same signal mid-write.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with(parent)
     # The heap inherited from the parent never changes here: keep the cyclic collector off it.
     gc.freeze()
     gc.enable()
+
+
+#: prctl(2) option: the signal the kernel sends this process when its parent dies.
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with(parent: int) -> None:
+    """End this worker when the collecting process dies, even by SIGKILL.
+
+    The worker holds a copy of every pipe the parent had: left behind, it would wait on its task
+    queue forever and keep the caller's output pipes open (a killed run then never "ends").
+    """
+    if sys.platform != "linux":
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
 
 
 def _ready() -> int:
@@ -93,6 +117,7 @@ class Finisher:
                 max_workers=processes or finisher_processes(),
                 mp_context=fork_context(),
                 initializer=_worker_init,
+                initargs=(os.getpid(),),
             )
             try:
                 # With fork, the executor starts every worker on the first submission: do it now,

@@ -8,25 +8,28 @@ with the same code a collection uses, so a re-parse of an unchanged snapshot giv
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from fabline import perf
-from fabline.collect.device import CommandRecord, assemble_state, now_iso, parse_record
+from fabline.collect.device import COMMAND_STATUSES, CommandRecord, assemble_state, now_iso, parse_record
 from fabline.collect.profiles import PROFILES
 from fabline.collect.transports import Output
-from fabline.collect.writer import read_manifest, write_json_atomic
+from fabline.collect.writer import read_entry, read_manifest, write_entry, write_json_atomic
 from fabline.errors import ConfigError
 from fabline.inventory import Device
 from fabline.paths import MAX_RAW_BYTES, SnapshotPathError, read_under, under
 from fabline.state import UNREADABLE_STATUSES
 
 
-def reparse_snapshot(snapshot: Path, devices: list[Device]) -> int:
+def reparse_snapshot(snapshot: Path, devices: list[Device], warn: Callable[[str], None] | None = None) -> int:
     """Rebuild ``state/<device>.json`` of the given devices from ``raw/``; returns how many.
 
-    Devices without raw evidence (not in the manifest, or never logged into) are left as they are.
+    A device missing from ``manifest.json`` (a run killed before its manifest was rewritten) is
+    re-parsed from its own entry in ``manifest.d/``. Devices never logged into are left as they
+    are (they have no evidence); every other device that cannot be re-parsed is named through
+    ``warn``, never skipped silently.
 
     Raises:
         ConfigError: The folder is not a snapshot written by ``fabline collect`` (no manifest).
@@ -39,18 +42,37 @@ def reparse_snapshot(snapshot: Path, devices: list[Device]) -> int:
             "--reparse needs a snapshot written by fabline collect (manifest.json missing or unreadable)",
             file=snapshot / "manifest.json",
         )
-    entries: dict[str, Any] = manifest.get("devices") or {}
-    work = [
-        (device, entries[device.name])
-        for device in devices
-        if isinstance(entries.get(device.name), dict)
-        and device.platform in PROFILES
-        and entries[device.name].get("status") not in UNREADABLE_STATUSES - {"error"}
-        and entries[device.name].get("commands")
-    ]
+    entries = manifest.get("devices")
+    if not isinstance(entries, dict):
+        entries = manifest["devices"] = {}
+    work: list[tuple[Device, dict[str, Any]]] = []
+    left: list[str] = []
+    for device in devices:
+        entry = entries.get(device.name)
+        if not isinstance(entry, dict):
+            entry = read_entry(snapshot, device.name)
+            if entry is None:
+                if under(snapshot, "state", f"{device.name}.json").exists():
+                    left.append(f"{device.name} (no manifest entry)")
+                continue
+            entries[device.name] = entry
+        if entry.get("status") in UNREADABLE_STATUSES - {"error"}:
+            continue  # never logged into: nothing to re-parse, its state says why
+        if (
+            device.platform not in PROFILES
+            or not isinstance(entry.get("commands"), list)
+            or not entry["commands"]
+        ):
+            left.append(f"{device.name} (no command records)")
+            continue
+        work.append((device, entry))
+    if left and warn is not None:
+        shown = ", ".join(left[:5]) + (f" and {len(left) - 5} more" if len(left) > 5 else "")
+        warn(f"--reparse left {len(left)} device(s) as they were: {shown}")
     count = 0
     for name, update in _reparse_all(snapshot, work):
         entries[name].update(update)
+        write_entry(snapshot, name, entries[name])
         count += 1
     manifest["reparsed_at"] = now_iso()
     write_json_atomic(under(snapshot, "manifest.json"), manifest)
@@ -102,20 +124,37 @@ def _reparse_all(
         _FORKED = None
 
 
+def _record(doc: Any) -> CommandRecord:
+    """A command record from a manifest, whatever the manifest holds (a value of the wrong type is
+    a ``failed`` record that says so, never a crash).
+    """
+    if not isinstance(doc, dict):
+        return CommandRecord("?", "failed", message="manifest: command record is not an object")
+    status = doc.get("status", "failed")
+    try:
+        duration = float(doc.get("duration_s") or 0.0)
+    except (TypeError, ValueError, OverflowError):
+        duration = 0.0
+    exit_code = doc.get("exit_code")
+    file = doc.get("file")
+    message = doc.get("message")
+    return CommandRecord(
+        command=str(doc.get("command", "")),
+        status=status if status in COMMAND_STATUSES else "failed",
+        duration_s=duration,
+        file=file if isinstance(file, str) else None,
+        exit_code=exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None,
+        message=message if isinstance(message, str) else (None if message is None else str(message)),
+    )
+
+
 def _reparse_commands(
     snapshot: Path, name: str, platform: str, commands: list[dict[str, Any]]
 ) -> tuple[list[CommandRecord], list[dict[str, Any]]]:
     records: list[CommandRecord] = []
     fragments: list[dict[str, Any]] = []
     for doc in commands:
-        record = CommandRecord(
-            command=str(doc.get("command", "")),
-            status=str(doc.get("status", "failed")),
-            duration_s=float(doc.get("duration_s") or 0.0),
-            file=doc.get("file"),
-            exit_code=doc.get("exit_code"),
-            message=doc.get("message"),
-        )
+        record = _record(doc)
         records.append(record)
         if not record.file:
             continue

@@ -1,8 +1,10 @@
 """The snapshot a collection writes: ``raw/<device>/<command-slug>.txt``, ``state/<device>.json``, ``manifest.json``.
 
 Each device's files are written atomically as the device finishes (raw folder renamed into place,
-then the state file), so an interrupted run keeps every device it completed and ``--resume``
-can tell done from missing by the state file alone.
+then its manifest entry ``manifest.d/<device>.json``, then the state file), so an interrupted run
+keeps every device it completed, ``--resume`` can tell done from missing by the state file alone,
+and the manifest can be rebuilt from disk after a crash (``manifest.json`` is rewritten only every
+few seconds).
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from typing import Any
 
 import orjson
 
-from fabline.paths import MAX_MANIFEST_BYTES, read_under, under
+from fabline.paths import MAX_MANIFEST_BYTES, MAX_STATE_BYTES, SnapshotPathError, read_under, under
 
 MANIFEST_SCHEMA = "fabline.manifest/1"
+#: Folder of the per-device manifest entries, written with each device's files.
+ENTRIES = "manifest.d"
 
 
 def _dumps(doc: Mapping[str, Any], indent: int | None) -> bytes:
@@ -81,8 +85,14 @@ def write_json_atomic(path: Path, doc: Mapping[str, Any], indent: int | None = 1
         raise
 
 
-def write_device(root: Path, name: str, state: Mapping[str, Any], raw: Mapping[str, str]) -> None:
-    """Write one device's raw outputs (``file name -> text``) and state, atomically.
+def write_device(
+    root: Path,
+    name: str,
+    state: Mapping[str, Any],
+    raw: Mapping[str, str],
+    entry: Mapping[str, Any] | None = None,
+) -> None:
+    """Write one device's raw outputs (``file name -> text``), manifest entry and state, atomically.
 
     The raw folder is built under a temporary name and swapped in; the state file goes last, so a
     state file on disk always has its evidence beside it. Every path is checked to stay inside the
@@ -111,7 +121,23 @@ def write_device(root: Path, name: str, state: Mapping[str, Any], raw: Mapping[s
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    if entry is not None:
+        write_entry(root, name, entry)
     write_json_atomic(state_path, state)
+
+
+def write_entry(root: Path, name: str, entry: Mapping[str, Any]) -> None:
+    """Write a device's manifest entry to ``manifest.d/<device>.json`` (see :func:`read_entry`)."""
+    write_json_atomic(under(root, ENTRIES, f"{name}.json"), entry, indent=None)
+
+
+def read_entry(root: Path, name: str) -> dict[str, Any] | None:
+    """A device's manifest entry as written with its files, or None when there is no usable one."""
+    try:
+        doc = json.loads(read_under(root, ENTRIES, f"{name}.json", limit=MAX_STATE_BYTES))
+    except (OSError, ValueError, RecursionError, SnapshotPathError):
+        return None
+    return doc if isinstance(doc, dict) and isinstance(doc.get("commands", []), list) else None
 
 
 def read_manifest(root: Path) -> dict[str, Any] | None:
