@@ -97,11 +97,18 @@ class MtuSemantics:
     def annotate(self, interfaces: Mapping[str, Any]) -> None:
         """Add ``frame_bytes`` / ``frame_bytes_tagged`` beside ``mtu`` on every interface lacking them.
 
+        A state whose first interface with an ``mtu`` has them is taken as done (parsers and
+        synthetic states give them to every interface).
+
         Example:
             >>> ifaces = {"eth0": {"mtu": 9000}, "lo": {}}
             >>> MtuSemantics(MtuKind.L3, 9000).annotate(ifaces); ifaces
             {'eth0': {'mtu': 9000, 'frame_bytes': 9018, 'frame_bytes_tagged': 9022}, 'lo': {}}
         """
+        # A parsed state has them on every interface: the first interface with an mtu tells.
+        first = next((b for b in interfaces.values() if type(b) is dict and "mtu" in b), None)
+        if first is None or "frame_bytes" in first:
+            return
         memo: dict[tuple[Any, Any], tuple[int, int] | None] = {}  # one pair object per distinct MTU
         limit_field = self.frame_limit_field
         for body in interfaces.values():
