@@ -25,6 +25,7 @@ from typing import Any
 
 from fabline import __version__
 from fabline.collect.device import DeviceRef, DeviceResult, Gathered, RetryPolicy, gather_device, now_iso
+from fabline.collect.eapi import TlsPolicy, eapi_port, wants_eapi
 from fabline.collect.finisher import Finisher
 from fabline.collect.hostkeys import HostKeyStore
 from fabline.collect.profiles import PROFILES, Profile
@@ -303,7 +304,8 @@ def default_session_factory(
         mine = connect
         if (seconds, size) != (connect.command_timeout, connect.max_output):
             mine = dataclasses.replace(connect, command_timeout=seconds, max_output=size)
-        return open_session(device, profile.transport, profile.device_type, store, mine, profile.shell)
+        transport = "eapi" if wants_eapi(device, profile.httpapi) else profile.transport
+        return open_session(device, transport, profile.device_type, store, mine, profile.shell)
 
     return factory
 
@@ -375,6 +377,9 @@ def collect(
         if d.platform not in PROFILES:
             raise ConfigError(f"host {d.name}: platform {d.platform!r} has no collection profile")
         device_limits(d, options)  # a bad per-device bound fails before any session opens
+        if wants_eapi(d, PROFILES[d.platform].httpapi):
+            TlsPolicy.of(d).context()  # a bad fingerprint or CA file fails before any session opens
+            eapi_port(d)
     sessions = LiveSockets()
     factory = session_factory or default_session_factory(options, sessions)
     retry = RetryPolicy(retries=options.retries)

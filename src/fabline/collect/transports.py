@@ -892,13 +892,18 @@ def open_session(
     options: ConnectOptions,
     shell: bool = False,
 ) -> Session:
-    """Open the session the platform's profile names.
+    """Open the session the platform's profile names (``eapi``: the device's HTTP API, see
+    :mod:`fabline.collect.eapi`).
 
     Raises:
         ConnectFailure: The device could not be logged into.
     """
     if transport == "exec":
         return ExecSession(device, store, options)
+    if transport == "eapi":
+        from fabline.collect.eapi import EapiSession
+
+        return EapiSession(device, options)
     if transport == "netmiko" and device_type:
         return NetmikoSession(device, device_type, store, options, scripts=shell)
     raise ValueError(f"unknown transport {transport!r}")

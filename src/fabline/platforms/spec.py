@@ -166,6 +166,11 @@ class Vocabulary:
         object.__setattr__(self, "_fec_words", words)
 
 
+#: How a collection can connect: an interactive CLI (netmiko), exec channels (Linux hosts), Arista
+#: eAPI (:mod:`fabline.collect.eapi`), NAPALM getters (:mod:`fabline.collect.getters`).
+TRANSPORTS = ("netmiko", "exec", "eapi", "napalm")
+
+
 @dataclass(frozen=True)
 class RunPlan:
     """What a collection runs on one platform, and how it connects.
@@ -196,6 +201,9 @@ class RunPlan:
         finalize: Post-merge hook over the merged state (switch-wide defaults, RDMA-device joins).
         shell: The CLI is a POSIX shell (bash on SONiC and Cumulus): commands go in batches as one
             script line with end markers, instead of one prompt round trip each.
+        httpapi: The transport used instead when the inventory asks for the device's HTTP API
+            (``ansible_connection: ansible.netcommon.httpapi`` or ``fabline_transport``): ``eapi``
+            on EOS (:mod:`fabline.collect.eapi`); None = SSH only.
     """
 
     platform: str
@@ -209,6 +217,7 @@ class RunPlan:
     rdma_listing: tuple[str, ...] = ()
     finalize: Finalizer | None = None
     shell: bool = False
+    httpapi: str | None = None
 
     def __post_init__(self) -> None:
         # A Platform member is its id, but states, messages and pickles carry the plain string.
@@ -315,8 +324,10 @@ class PlatformSpec:
             out.append(f"{self.id}: its run plan says platform {self.run.platform!r}")
         if self.config_command is not None and self.config_command not in known:
             out.append(f"{self.id}: config command {self.config_command!r} is not on the allow-list")
-        if self.run.transport not in ("netmiko", "exec"):
+        if self.run.transport not in TRANSPORTS:
             out.append(f"{self.id}: unknown transport {self.run.transport!r}")
+        if self.run.httpapi not in (None, "eapi"):
+            out.append(f"{self.id}: unknown HTTP API transport {self.run.httpapi!r}")
         return out
 
 

@@ -50,6 +50,18 @@ PASSWORD_ENV = "FABLINE_SIM_PASSWORD"
     default=None,
     help="Keep host keys here so they survive restarts (trust on first use stays valid).",
 )
+@click.option(
+    "--eapi-port",
+    type=click.IntRange(1, 65535),
+    default=None,
+    help="Also serve eAPI (HTTPS) on this port of every Arista EOS device; the inventory then uses it.",
+)
+@click.option(
+    "--eapi-ca-out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write the simulator's eAPI CA certificate here (default: beside --inventory-out).",
+)
 def sim(
     fabric_name: str | None,
     gpus: int | None,
@@ -57,6 +69,8 @@ def sim(
     port: int,
     address_base: str,
     host_key_dir: Path | None,
+    eapi_port: int | None,
+    eapi_ca_out: Path | None,
 ) -> None:
     """Serve a simulated RoCE fabric over real SSH until Ctrl-C.
 
@@ -79,19 +93,29 @@ def sim(
     password = os.environ.get(PASSWORD_ENV, "admin")
     try:
         cm = run_simulator(fabric, faults, password=password, port=port, address_base=address_base,
-                           host_key_dir=host_key_dir)  # fmt: skip
+                           host_key_dir=host_key_dir, eapi_port=eapi_port)  # fmt: skip
         simulator = cm.__enter__()
     except OSError as exc:
         raise ConfigError(str(exc.strerror or exc)) from None
     try:
+        if eapi_port is not None and simulator.eapi_tls is not None:
+            if eapi_ca_out is None and inventory_out is not None:
+                eapi_ca_out = inventory_out.with_name(inventory_out.stem + "-eapi-ca.pem")
+            if eapi_ca_out is not None:
+                eapi_ca_out.parent.mkdir(parents=True, exist_ok=True)
+                eapi_ca_out.write_text(simulator.eapi_tls.ca_pem, "ascii")
+                click.echo(f"eAPI CA certificate: {eapi_ca_out}")
         if inventory_out is not None:
             inventory_out.parent.mkdir(parents=True, exist_ok=True)
-            inventory_out.write_text(
-                yaml.safe_dump(simulator.inventory(password_env=PASSWORD_ENV), sort_keys=False), "utf-8"
+            inv = simulator.inventory(
+                password_env=PASSWORD_ENV, eapi_ca_file=eapi_ca_out and eapi_ca_out.resolve()
             )
+            inventory_out.write_text(yaml.safe_dump(inv, sort_keys=False), "utf-8")
         click.echo(f"fabline sim: {len(simulator.devices)} devices on {address_base}.x.y:{port}")
         for name, (host, p) in list(simulator.addresses.items())[:8]:
             click.echo(f"  {name:<16} {simulator.devices[name].platform:<11} ssh -p {p} admin@{host}")
+        for name, (host, p) in list(simulator.eapi_addresses.items())[:4]:
+            click.echo(f"  {name:<16} eAPI        https://{host}:{p}/command-api")
         if len(simulator.addresses) > 8:
             click.echo(f"  ... and {len(simulator.addresses) - 8} more")
         if inventory_out is not None:

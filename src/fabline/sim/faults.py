@@ -7,8 +7,9 @@ Three kinds:
   the wrong value, rendered in the platform's own format;
 - :class:`RisingCounter`: a counter that grows with every SSH session to the device, so two
   collections see it rise (uncorrectable FEC codewords);
-- :class:`TransportFault`: the SSH side misbehaves (authentication failure, no SSH banner, a
-  session dropped mid-command, garbled output, a command the device does not know).
+- :class:`TransportFault`: the SSH or eAPI side misbehaves (authentication failure, no SSH banner, a
+  session dropped mid-command, garbled output, a command the device does not know, a refused
+  connection, an eAPI answer that never comes, a certificate the client does not trust).
 
 Cabling faults change the fabric itself (:func:`rail_miswire`), so LLDP on both ends agrees with
 the wrong cabling, as on a real miswired rail.
@@ -23,7 +24,7 @@ from fabline.synthetic import Fabric, Fault
 
 TRANSPORT_KINDS = (
     "auth_failure", "no_answer", "drop", "garbled", "missing_command", "slow", "stream_forever",
-    "trickle_forever", "slow_login",
+    "trickle_forever", "slow_login", "refused", "tls_mismatch",
 )  # fmt: skip
 
 
@@ -36,18 +37,22 @@ class TransportFault:
         kind: ``auth_failure`` (every login refused), ``no_answer`` (TCP accepted, no SSH banner
             ever), ``drop`` (the connection is dropped halfway through a command's output),
             ``garbled`` (a command answers binary garbage), ``missing_command`` (a command answers
-            the platform's "command not found" / "% Invalid input" text), ``slow`` (every
-            session, a login shell or an exec channel, starts answering only after ``seconds``:
-            a device whose control-plane CPU is busy), ``stream_forever`` (a command prints
-            counter lines without end, as fast as the session carries them), ``trickle_forever``
-            (a command prints one line every ``seconds`` without end, so it is never silent for
-            long), ``slow_login`` (the login takes ``seconds``: the first prompt of a CLI session,
-            or the password check of an exec session, comes that late).
+            the platform's "command not found" / "% Invalid input" text; over eAPI error 1002),
+            ``slow`` (every session, a login shell or an exec channel, starts answering only after
+            ``seconds``: a device whose control-plane CPU is busy; over eAPI, the answer to the
+            request carrying ``command``, or to every request when unset, comes after
+            ``seconds``), ``stream_forever`` (a command prints counter lines without end, as fast
+            as the session carries them), ``trickle_forever`` (a command prints one line every
+            ``seconds`` without end, so it is never silent for long), ``slow_login`` (the login
+            takes ``seconds``: the first prompt of a CLI session, or the password check of an exec
+            session, comes that late), ``refused`` (nothing listens: the connection is refused)
+            and, for eAPI only, ``tls_mismatch`` (the device serves a self-signed certificate
+            instead of the simulator CA's).
         command: The command the fault hits (``drop``, ``garbled``, ``missing_command``,
-            ``stream_forever``, ``trickle_forever``); unset means the first allow-listed command
-            of a session (``drop``) or every allow-listed command (the others).
-        seconds: The delay of a ``slow`` session or a ``slow_login``, the interval between the
-            lines of ``trickle_forever``.
+            ``stream_forever``, ``trickle_forever``, eAPI ``slow``); unset means the first
+            allow-listed command of a session (``drop``) or every allow-listed command (the others).
+        seconds: The delay of a ``slow`` session (or eAPI answer) or a ``slow_login``, the interval
+            between the lines of ``trickle_forever``.
     """
 
     device: str

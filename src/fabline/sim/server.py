@@ -1,7 +1,8 @@
 """The simulator: every device of a fabric served over real SSH (asyncssh) from one process.
 
 Each device listens on its own loopback address (``127.10.x.y``, any 127/8 address binds without
-root) on one port, with its own host key. A background thread runs one asyncio loop for all of
+root) on one port, with its own host key. With ``eapi_port``, every Arista EOS device also serves
+eAPI (HTTPS JSON-RPC, :mod:`fabline.sim.eapi`) on that port of its address. A background thread runs one asyncio loop for all of
 them; :func:`run_simulator` starts it and stops it cleanly (no thread or socket left behind, so
 the next start on the same addresses works).
 """
@@ -24,6 +25,7 @@ from fabline import synthetic
 from fabline.platforms import get_platform
 from fabline.sim.device import SimDevice
 from fabline.sim.dialects import Dialect, Session, dialect
+from fabline.sim.eapi import EapiHandler, EapiTls, make_tls
 from fabline.sim.faults import RisingCounter, TransportFault
 from fabline.sim.render import render
 from fabline.sim.render.common import Answer
@@ -157,6 +159,9 @@ class Simulator:
         username: The login every device accepts.
         password: Its password.
         devices: Device name -> :class:`~fabline.sim.device.SimDevice`.
+        eapi_port: TCP port of the EOS devices' eAPI listeners (None: no eAPI).
+        eapi_addresses: EOS device name -> (loopback address, port) of its eAPI listener.
+        eapi_tls: The eAPI certificates (CA, server, rogue), generated at start; None before.
     """
 
     def __init__(
@@ -170,8 +175,11 @@ class Simulator:
         port: int = 2222,
         host_key_dir: Path | None = None,
         authorized_keys: Sequence[str | Path] = (),
+        eapi_port: int | None = None,
     ) -> None:
         self.fabric = fabric
+        self.eapi_port = eapi_port
+        self.eapi_tls: EapiTls | None = None
         self.username = username
         self.password = password
         self.address_base = address_base
@@ -199,6 +207,11 @@ class Simulator:
             else:
                 dev.faults.append(f)
         self.addresses: dict[str, tuple[str, int]] = {n: (d.address, d.port) for n, d in self.devices.items()}
+        self.eapi_addresses: dict[str, tuple[str, int]] = (
+            {n: (d.address, eapi_port) for n, d in self.devices.items() if d.platform == "arista_eos"}
+            if eapi_port is not None
+            else {}
+        )
         self._authorized = {self._public_data(k) for k in authorized_keys}
         self._keys: dict[str, asyncssh.SSHKey] = {}
         self._dialects: dict[str, Dialect] = {}
@@ -210,13 +223,18 @@ class Simulator:
 
     # -- public API -------------------------------------------------------------------------
 
-    def inventory(self, *, password_env: str | None = None) -> dict[str, Any]:
+    def inventory(
+        self, *, password_env: str | None = None, eapi_ca_file: str | Path | None = None
+    ) -> dict[str, Any]:
         """An Ansible YAML inventory (as a dict) that reaches every simulated device.
 
         Like :func:`fabline.synthetic.inventory` (groups ``spine``/``leaf`` under ``fabric``,
         ``gpu_hosts``; ``fabline_platform``, ``fabline_role``, ``rail``, ``plane``,
         ``rail_interfaces``) plus ``ansible_port`` and ``ansible_user``. The password is never
         written; with ``password_env`` the inventory looks it up from that environment variable.
+        With ``eapi_ca_file`` (where the caller wrote :attr:`EapiTls.ca_pem`), the EOS devices are
+        reached over eAPI: ``ansible_connection: ansible.netcommon.httpapi``,
+        ``ansible_httpapi_port`` and ``fabline_eapi_ca_file``.
         """
         inv = synthetic.inventory(self.fabric, address_base=self.address_base)
         stack = [inv["all"]]
@@ -225,6 +243,10 @@ class Simulator:
             for name, hv in group.get("hosts", {}).items():
                 hv["ansible_host"], hv["ansible_port"] = self.addresses[name]
                 hv["ansible_user"] = self.username
+                if eapi_ca_file is not None and name in self.eapi_addresses:
+                    hv["ansible_connection"] = "ansible.netcommon.httpapi"
+                    hv["ansible_httpapi_port"] = self.eapi_addresses[name][1]
+                    hv["fabline_eapi_ca_file"] = str(eapi_ca_file)
             stack.extend(group.get("children", {}).values())
         if password_env:
             inv["all"]["vars"] = {"ansible_password": "{{ lookup('env', '" + password_env + "') }}"}
@@ -245,6 +267,8 @@ class Simulator:
             OSError: An address/port is taken (the message names it).
         """
         self._load_keys()
+        if self.eapi_addresses and self.eapi_tls is None:
+            self.eapi_tls = make_tls([a for a, _p in self.eapi_addresses.values()])
         loop = asyncio.new_event_loop()
         self._loop = loop
         ready: threading.Event = threading.Event()
@@ -316,26 +340,46 @@ class Simulator:
     async def _start_all(self) -> None:
         # Bind concurrently: each listen resolves its address first, and 300 of those in a row
         # are most of the start-up time.
-        results = await asyncio.gather(
-            *(self._listen(dev) for dev in self.devices.values()), return_exceptions=True
-        )
-        self._servers.extend(r for r in results if not isinstance(r, BaseException))
+        listens = [self._listen(dev) for dev in self.devices.values()]
+        listens += [self._listen_eapi(self.devices[name]) for name in self.eapi_addresses]
+        results = await asyncio.gather(*listens, return_exceptions=True)
+        self._servers.extend(r for r in results if r is not None and not isinstance(r, BaseException))
         for r in results:
             if isinstance(r, BaseException):
                 raise r
 
-    async def _listen(self, dev: SimDevice) -> Any:
+    @staticmethod
+    def _bind(dev: SimDevice, port: int) -> socket.socket:
+        # Binding here (no name resolution) keeps 300 listeners to a few milliseconds.
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
-            # Binding here (no name resolution) keeps 300 listeners to a few milliseconds.
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            try:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                sock.bind((dev.address, dev.port))
-                sock.listen(128)
-                sock.setblocking(False)
-            except OSError:
-                sock.close()
-                raise
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((dev.address, port))
+            sock.listen(128)
+            sock.setblocking(False)
+        except OSError as exc:
+            sock.close()
+            raise OSError(
+                exc.errno, f"cannot listen on {dev.address}:{port} for {dev.name}: {exc.strerror}"
+            ) from None
+        return sock
+
+    async def _listen_eapi(self, dev: SimDevice) -> Any:
+        assert self.eapi_tls is not None and self.eapi_port is not None
+        if dev.transport_fault("refused"):
+            return None
+        sock = self._bind(dev, self.eapi_port)
+        if dev.transport_fault("no_answer"):
+            return await asyncio.start_server(self._silent_client, sock=sock)
+        handler = EapiHandler(dev, self.username, self.password, self.run_command)
+        ctx = self.eapi_tls.server_context(rogue=dev.transport_fault("tls_mismatch") is not None)
+        return await asyncio.start_server(handler.serve, sock=sock, ssl=ctx, ssl_handshake_timeout=60)
+
+    async def _listen(self, dev: SimDevice) -> Any:
+        if dev.transport_fault("refused"):
+            return None
+        sock = self._bind(dev, dev.port)
+        try:
             if dev.transport_fault("no_answer"):
                 return await asyncio.start_server(self._silent_client, sock=sock)
             return await asyncssh.create_server(
@@ -351,10 +395,9 @@ class Simulator:
                 # machine's FQDN up again each time (for GSS-API, which no device offers).
                 gss_host=None,
             )
-        except OSError as exc:
-            raise OSError(
-                exc.errno, f"cannot listen on {dev.address}:{dev.port} for {dev.name}: {exc.strerror}"
-            ) from None
+        except BaseException:
+            sock.close()
+            raise
 
     async def _close_all(self) -> None:
         for conn in list(self._connections):
@@ -605,6 +648,7 @@ def run_simulator(
     port: int = 2222,
     host_key_dir: Path | None = None,
     authorized_keys: Sequence[str | Path] = (),
+    eapi_port: int | None = None,
 ) -> Iterator[Simulator]:
     """Serve every device of the fabric over real SSH in a background thread (own asyncio loop).
 
@@ -620,6 +664,7 @@ def run_simulator(
             each start generates new ones.
         authorized_keys: Public keys (OpenSSH text or ``.pub`` paths) accepted for ``username``;
             without any, only password authentication is offered.
+        eapi_port: Serve eAPI (HTTPS) on this port of every Arista EOS device's address.
 
     Yields:
         The running :class:`Simulator`; it is stopped when the block exits.
@@ -633,6 +678,7 @@ def run_simulator(
         port=port,
         host_key_dir=host_key_dir,
         authorized_keys=authorized_keys,
+        eapi_port=eapi_port,
     )
     sim.start()
     try:

@@ -422,6 +422,60 @@ def _ecn_counters(ports: dict[str, dict[str, Any]]) -> str:
     return json.dumps({"intfQueueCounters": doc}, indent=2) + "\n"
 
 
+def _environment(kind: str) -> str:
+    """``show system environment cooling|temperature|power | json`` of a healthy switch.
+
+    Key layout as EOS 4.2x prints it (the shapes NAPALM's EOS driver reads in its test data).
+    """
+    if kind == "cooling":
+        trays = [
+            {"status": "ok", "label": str(i), "speed": 40,
+             "fans": [{"status": "ok", "label": f"{i}/1", "uptime": 1763280000.0, "maxSpeed": 23000,
+                       "lastSpeedStableChangeTime": 1763280050.0, "configuredSpeed": 40, "actualSpeed": 40,
+                       "speedStable": True}]}
+            for i in range(1, 5)
+        ]  # fmt: skip
+        doc: dict[str, Any] = {"overrideFanSpeed": 0, "coolingMode": "automatic", "powerSupplySlots": [],
+                               "fanTraySlots": trays, "shutdownOnInsufficientFans": True,
+                               "ambientTemperature": 24.5, "systemStatus": "coolingOk",
+                               "airflowDirection": "frontToBackAirflow"}  # fmt: skip
+    elif kind == "temperature":
+        sensors = [
+            {"name": f"TempSensor{i}", "description": desc, "relPos": str(i), "hwStatus": "ok",
+             "currentTemperature": temp, "maxTemperature": temp + 6.0, "maxTemperatureLastChange": 1763280000.0,
+             "overheatThreshold": 95.0, "criticalThreshold": 105.0, "targetTemperature": 85.0,
+             "inAlertState": False, "alertCount": 0, "isPidDriver": False, "pidDriverCount": 0}
+            for i, (desc, temp) in enumerate((("Cpu temp sensor", 52.0), ("Switch chip sensor", 61.5),
+                                              ("Front panel temp sensor", 28.0)), start=1)
+        ]  # fmt: skip
+        doc = {"systemStatus": "temperatureOk", "shutdownOnOverheat": True, "powercycleOnOverheat": False,
+               "actionOnOverheat": "actionShutdown", "recoveryModeOnOverheat": "recoveryModeNA",
+               "ambientThreshold": 45, "tempSensors": sensors, "cardSlots": [], "powerSupplySlots": []}  # fmt: skip
+    else:
+        doc = {"powerSupplies": {
+            str(i): {"modelName": "PWR-2421-HV-RED", "capacity": 2400.0, "outputPower": 412.5,
+                     "inputCurrent": 1.9, "inputVoltage": 230.5, "outputCurrent": 33.8, "uptime": 1763280000.0,
+                     "fans": {}, "tempSensors": {}, "managed": True, "dominant": False, "state": "ok"}
+            for i in (1, 2)
+        }}  # fmt: skip
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def _top() -> str:
+    """``show processes top once``: the summary lines of ``top`` (EOS 4.27+ prints memory in MiB)."""
+    return (
+        "top - 08:00:00 up 12 days,  3:14,  0 users,  load average: 0.42, 0.51, 0.55\n"
+        "Tasks: 312 total,   1 running, 311 sleeping,   0 stopped,   0 zombie\n"
+        "%Cpu(s):  4.2 us,  0.9 sy,  0.0 ni, 94.6 id,  0.0 wa,  0.1 hi,  0.2 si,  0.0 st\n"
+        "MiB Mem :  31830.3 total,  26380.2 free,   3124.6 used,   2325.5 buff/cache\n"
+        "MiB Swap:      0.0 total,      0.0 free,      0.0 used.  27815.9 avail Mem \n"
+        "\n"
+        "  PID USER      PR  NI    VIRT    RES    SHR S  %CPU  %MEM     TIME+ COMMAND\n"
+        " 2214 root      20   0  612.4m 101.2m  37.0m S   5.9   0.3 812:14.02 Sand\n"
+        "    1 root      20   0   26.1m  12.0m   9.6m S   0.0   0.0   0:02.62 systemd\n"
+    )
+
+
 def render(dev: SimDevice, line: str) -> Answer:
     """Run one EOS CLI command (``| no-more`` already removed by the session)."""
     state = dev.state()
@@ -450,6 +504,11 @@ def render(dev: SimDevice, line: str) -> Answer:
         "show priority-flow-control counters | json": lambda: _pfc_counters(ports),
         "show qos interfaces ecn counters queue | json": lambda: _ecn_counters(ports),
         "show hostname": lambda: f"Hostname: {dev.name}\nFQDN:     {dev.name}\n",
+        "show hostname | json": lambda: json.dumps({"fqdn": dev.name, "hostname": dev.name}, indent=2) + "\n",
+        "show system environment cooling | json": lambda: _environment("cooling"),
+        "show system environment temperature | json": lambda: _environment("temperature"),
+        "show system environment power | json": lambda: _environment("power"),
+        "show processes top once": _top,
         "show clock": lambda: "Sun Nov 29 08:00:00 2026\nTimezone: UTC\nClock source: local\n",
     }
     fn = table.get(cmd)

@@ -1,0 +1,216 @@
+"""Arista EOS collected over eAPI (HTTPS JSON-RPC) with NAPALM's real EOS driver, against the simulator.
+
+The simulator serves eAPI with a certificate from its own CA; the inventory pins that CA. An EOS
+device read over eAPI gives the very state it gives over SSH; every eAPI fault ends as the device
+or command status SSH would give; the allow-list guard refuses a command before anything is sent;
+TLS verification is on unless pinned or turned off. Network: 127.0.0.0/8 only, random ports.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from fabline import synthetic
+from fabline.collect.device import CommandRefused
+from fabline.collect.eapi import TlsPolicy, _connection_class, normalize_fingerprint
+from fabline.errors import ConfigError
+from fabline.sim import TransportFault
+from fabline.sim.eapi import fingerprint_of
+from tests.conftest import REPO_ROOT
+from tests.integration.test_collect_sim import LAB, PASSWORD, cli, free_port, simulator, state
+
+EOS = [d.name for d in LAB.devices if d.platform == "arista_eos"]
+
+
+def _eos(name: str) -> synthetic.DeviceSpec:
+    return synthetic.DeviceSpec(name, "leaf", "arista_eos", rail=2, ports=2)
+
+
+FAULTY = [_eos(n) for n in ("eos-auth", "eos-silent", "eos-refused", "eos-slow", "eos-slowcmd",
+                            "eos-missing", "eos-tls", "eos-drop", "eos-pin", "eos-badpin")]  # fmt: skip
+FAULTS = [
+    TransportFault("eos-auth", "auth_failure"),
+    TransportFault("eos-silent", "no_answer"),
+    TransportFault("eos-refused", "refused"),
+    TransportFault("eos-slow", "slow", seconds=30),
+    TransportFault("eos-slowcmd", "slow", "show priority-flow-control", seconds=30),
+    TransportFault("eos-missing", "missing_command", "show interfaces transceiver dom thresholds | json"),
+    TransportFault("eos-tls", "tls_mismatch"),
+    TransportFault("eos-drop", "drop", "show lldp neighbors | json"),
+]
+
+
+@pytest.fixture(scope="module")
+def eapi_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """The lab plus faulty EOS switches; the EOS devices collected over SSH and over eAPI."""
+    tmp = tmp_path_factory.mktemp("collect-eapi")
+    fabric = synthetic.Fabric([*LAB.devices, *FAULTY], LAB.links)
+    with simulator(fabric, FAULTS, base="127.44", eapi_port=free_port()) as sim:
+        ca = tmp / "site-ca.pem"
+        ca.write_text(sim.eapi_tls.ca_pem)
+        inv = sim.inventory(password_env="FABLINE_TEST_SIM_PASSWORD", eapi_ca_file=ca)
+        leaves = inv["all"]["children"]["fabric"]["children"]["leaf"]["hosts"]
+        # Pinned by fingerprint instead of by CA: the right one, and a wrong one.
+        leaves["eos-pin"].pop("fabline_eapi_ca_file")
+        leaves["eos-pin"]["fabline_eapi_fingerprint"] = sim.eapi_tls.fingerprint
+        leaves["eos-badpin"].pop("fabline_eapi_ca_file")
+        leaves["eos-badpin"]["fabline_eapi_fingerprint"] = fingerprint_of(b"another certificate")
+        (tmp / "eapi.yml").write_text(yaml.safe_dump(inv, sort_keys=False))
+        (tmp / "ssh.yml").write_text(
+            yaml.safe_dump(sim.inventory(password_env="FABLINE_TEST_SIM_PASSWORD"), sort_keys=False)
+        )
+        common = ["--timeout", "2", "--retries", "1", "--known-hosts", tmp / "known_hosts"]
+        ssh = cli("collect", "-i", tmp / "ssh.yml", "-o", tmp / "ssh", "-l", ",".join(EOS), *common)
+        names = ",".join(EOS + [d.name for d in FAULTY])
+        eapi = cli("collect", "-i", tmp / "eapi.yml", "-o", tmp / "eapi", "-l", names, *common)
+        yield {"tmp": tmp, "ssh": ssh, "eapi": eapi, "sim": sim}
+
+
+def test_eapi_collection_runs(eapi_run: dict[str, Any]) -> None:
+    assert eapi_run["ssh"].exit_code == 0, eapi_run["ssh"].output
+    assert eapi_run["eapi"].exit_code == 3, eapi_run["eapi"].output  # the faulty ones
+    assert f"collected {len(EOS) + len(FAULTY)} devices" in eapi_run["eapi"].output
+
+
+@pytest.mark.parametrize("device", [*EOS, "eos-pin"])
+def test_eapi_state_equals_ssh_state(eapi_run: dict[str, Any], device: str) -> None:
+    over_eapi = state(eapi_run["tmp"] / "eapi", device)
+    assert over_eapi["status"] == "ok", over_eapi["errors"]
+    if device == "eos-pin":  # not in the SSH run: the same rendering as any EOS leaf of the lab
+        assert over_eapi["interfaces"]["Ethernet1/1"]["mtu"] == 9214
+        return
+    over_ssh = state(eapi_run["tmp"] / "ssh", device)
+    for doc in (over_eapi, over_ssh):
+        doc.pop("collected_at")
+    assert over_eapi == over_ssh
+    assert over_eapi["qos"]["pfc_watchdog"]["enabled"] is True
+
+
+def test_eapi_evidence_is_the_json_documents(eapi_run: dict[str, Any]) -> None:
+    raw = eapi_run["tmp"] / "eapi" / "raw" / EOS[0]
+    version = json.loads((raw / "show_version_json.txt").read_text())
+    assert version["modelName"] and version["version"]
+    assert (raw / "show_running-config.txt").read_text().startswith("! Command: show running-config")
+    # A re-parse of the eAPI evidence gives the same states.
+    snap = eapi_run["tmp"] / "eapi"
+    before = state(snap, EOS[0])
+    result = cli("check", "-i", eapi_run["tmp"] / "eapi.yml", "--snapshot", snap, "--reparse",
+                 "-l", EOS[0], "--out", eapi_run["tmp"] / "reports", "-q")  # fmt: skip
+    assert result.exit_code in (3, 4), result.output  # peers outside --limit are 'error' link results
+    after = state(snap, EOS[0])
+    assert {k: v for k, v in after.items() if k != "collected_at"} == {
+        k: v for k, v in before.items() if k != "collected_at"
+    }
+
+
+@pytest.mark.parametrize(
+    ("device", "status", "kind", "words"),
+    [
+        ("eos-auth", "auth_failed", "auth_failed", "HTTP 401"),
+        ("eos-silent", "timeout", "timeout", "no TLS handshake"),
+        ("eos-refused", "unreachable", "unreachable", "connection refused"),
+        ("eos-slow", "timeout", "timeout", "no eAPI answer"),
+        ("eos-tls", "error", "tls", "not trusted"),
+        ("eos-badpin", "error", "tls", "does not match fabline_eapi_fingerprint"),
+    ],
+)
+def test_connect_faults_classified_as_over_ssh(
+    eapi_run: dict[str, Any], device: str, status: str, kind: str, words: str
+) -> None:
+    got = state(eapi_run["tmp"] / "eapi", device)
+    assert got["status"] == status
+    assert [(e["command"], e["kind"]) for e in got["errors"]] == [(None, kind)]
+    assert words in got["errors"][0]["message"]
+    assert "interfaces" not in got
+    attempts = json.loads((eapi_run["tmp"] / "eapi" / "manifest.json").read_text())["devices"][device][
+        "attempts"
+    ]
+    # As over SSH: an authentication or certificate failure is never retried, a silent device is.
+    assert attempts == (1 if kind in ("auth_failed", "tls") else 2)
+
+
+def test_command_error_is_unavailable_and_the_rest_is_read(eapi_run: dict[str, Any]) -> None:
+    got = state(eapi_run["tmp"] / "eapi", "eos-missing")
+    assert got["status"] == "partial"
+    errors = {e["command"]: e for e in got["errors"]}
+    assert list(errors) == ["show interfaces transceiver dom thresholds | json"]
+    err = errors["show interfaces transceiver dom thresholds | json"]
+    assert err["kind"] == "unavailable" and "Invalid input" in err["message"]
+    # The commands after it in the same eAPI request were sent again and read.
+    assert got["interfaces"]["Ethernet1/1"]["counters"]["crc_errors"] == 0
+    raw = (
+        eapi_run["tmp"]
+        / "eapi"
+        / "raw"
+        / "eos-missing"
+        / "show_interfaces_transceiver_dom_thresholds_json.txt"
+    )
+    assert raw.read_text().startswith("% Invalid input (at token")
+
+
+def test_timeout_and_drop_mid_session(eapi_run: dict[str, Any]) -> None:
+    slow = state(eapi_run["tmp"] / "eapi", "eos-slowcmd")
+    assert slow["status"] == "partial"
+    assert [(e["command"], e["kind"]) for e in slow["errors"]] == [("show priority-flow-control", "timeout")]
+    assert slow["interfaces"]["Ethernet1/1"]["mtu"] == 9214
+    dropped = state(eapi_run["tmp"] / "eapi", "eos-drop")
+    kinds = {e["command"]: e["kind"] for e in dropped["errors"]}
+    # The JSON request carrying the LLDP command lost its answer: as for a cut exec script, its
+    # first command is reported dropped and every later one skipped (nothing after it was sent).
+    assert kinds["show version | json"] == "dropped" and kinds["show lldp neighbors | json"] == "skipped"
+    assert set(kinds.values()) == {"dropped", "skipped"} and kinds["show priority-flow-control"] == "skipped"
+    assert dropped["status"] == "partial"  # the running-config (an earlier request) was read
+
+
+def test_no_file_holds_the_password(eapi_run: dict[str, Any]) -> None:
+    for path in (eapi_run["tmp"] / "eapi").rglob("*"):
+        if path.is_file():
+            assert PASSWORD not in path.read_text(errors="replace"), path
+
+
+def test_guard_refuses_before_anything_is_sent() -> None:
+    # Port 9 on loopback: nothing listens, but the refusal comes before any connect attempt.
+    conn = _connection_class("arista_eos")(host="127.0.0.1", port=free_port(), username="u", password="p",
+                                           context=TlsPolicy().context(), timeout=1)  # fmt: skip
+    with pytest.raises(CommandRefused, match="not on the read-only allow-list"):
+        conn.execute(["show version", "configure terminal"], encoding="text")
+    with pytest.raises(CommandRefused):
+        conn.execute([{"cmd": "reload", "input": ""}], encoding="json")
+    assert conn.transport.sock is None and conn.transport.phase == "tcp"
+
+
+def test_tls_policy_from_inventory_vars(tmp_path: Path) -> None:
+    from fabline.inventory import Device
+
+    def dev(**v: Any) -> Device:
+        return Device("sw1", "arista_eos", "leaf", (), "127.0.0.1", None, "admin", None, None, None, v)
+
+    fp = "AB:" * 31 + "CD"
+    assert TlsPolicy.of(dev()).verify and TlsPolicy.of(dev()).context().verify_mode.name == "CERT_REQUIRED"
+    assert TlsPolicy.of(dev(fabline_eapi_fingerprint=f"SHA256:{fp}")).fingerprint == normalize_fingerprint(fp)
+    assert not TlsPolicy.of(dev(ansible_httpapi_validate_certs=False)).verify
+    with pytest.raises(ConfigError, match="not a SHA-256 fingerprint"):
+        TlsPolicy.of(dev(fabline_eapi_fingerprint="12:34"))
+    bad = tmp_path / "ca.pem"
+    bad.write_text("not a certificate")
+    with pytest.raises(ConfigError, match="cannot load a CA bundle"):
+        TlsPolicy.of(dev(fabline_eapi_ca_file=str(bad))).context()
+
+
+def test_napalm_is_imported_only_when_used() -> None:
+    code = (
+        "import sys, fabline.cli, fabline.collect.collector, fabline.collect.eapi; "
+        "print(sorted(m for m in ('napalm', 'pyeapi') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, check=True
+    )
+    assert out.stdout.strip() == "[]"
