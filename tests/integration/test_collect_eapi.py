@@ -53,7 +53,7 @@ def eapi_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
     """The lab plus faulty EOS switches; the EOS devices collected over SSH and over eAPI."""
     tmp = tmp_path_factory.mktemp("collect-eapi")
     fabric = synthetic.Fabric([*LAB.devices, *FAULTY], LAB.links)
-    with simulator(fabric, FAULTS, base="127.44", eapi_port=free_port()) as sim:
+    with simulator(fabric, FAULTS, base="127.52", eapi_port=free_port()) as sim:
         ca = tmp / "site-ca.pem"
         ca.write_text(sim.eapi_tls.ca_pem)
         inv = sim.inventory(password_env="FABLINE_TEST_SIM_PASSWORD", eapi_ca_file=ca)
