@@ -110,6 +110,29 @@ def structural_problem(doc: Any) -> str | None:
     return None
 
 
+def unsupported_reason(unsupported: Any, path: str) -> str | None:
+    """Why a state path is one the device's source cannot provide (its ``unsupported`` map), or None.
+
+    ``unsupported`` maps dotted path prefixes to reasons; a ``*`` segment matches any one segment
+    (an interface name). A path is unsupported when some key is a prefix of it, segment by segment.
+
+    Example:
+        >>> gaps = {"interfaces.*.ecn": "no ECN getter", "qos": "no QoS getter"}
+        >>> unsupported_reason(gaps, "interfaces.Ethernet1.ecn.3.enabled"), unsupported_reason(gaps, "qos.pfc_watchdog.enabled")
+        ('no ECN getter', 'no QoS getter')
+        >>> unsupported_reason(gaps, "interfaces.Ethernet1.mtu") is None, unsupported_reason(None, "qos") is None
+        (True, True)
+    """
+    if not unsupported or not isinstance(unsupported, dict):
+        return None
+    parts = path.split(".")
+    for key, reason in unsupported.items():
+        pattern = str(key).split(".")
+        if len(pattern) <= len(parts) and all(p in ("*", q) for p, q in zip(pattern, parts, strict=False)):
+            return str(reason)
+    return None
+
+
 def schema_document() -> dict[str, Any]:
     """The JSON Schema of state schema v1, its platform enum following the platform registry.
 

@@ -35,7 +35,7 @@ def _eos(name: str) -> synthetic.DeviceSpec:
 
 
 FAULTY = [_eos(n) for n in ("eos-auth", "eos-silent", "eos-refused", "eos-slow", "eos-slowcmd",
-                            "eos-missing", "eos-tls", "eos-drop", "eos-pin", "eos-badpin")]  # fmt: skip
+                            "eos-missing", "eos-tls", "eos-drop", "eos-pin", "eos-badpin", "eos-getfail")]  # fmt: skip
 FAULTS = [
     TransportFault("eos-auth", "auth_failure"),
     TransportFault("eos-silent", "no_answer"),
@@ -45,6 +45,7 @@ FAULTS = [
     TransportFault("eos-missing", "missing_command", "show interfaces transceiver dom thresholds | json"),
     TransportFault("eos-tls", "tls_mismatch"),
     TransportFault("eos-drop", "drop", "show lldp neighbors | json"),
+    TransportFault("eos-getfail", "missing_command", "show interfaces transceiver | json"),
 ]
 
 
@@ -71,7 +72,7 @@ def eapi_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
         ssh = cli("collect", "-i", tmp / "ssh.yml", "-o", tmp / "ssh", "-l", ",".join(EOS), *common)
         names = ",".join(EOS + [d.name for d in FAULTY])
         eapi = cli("collect", "-i", tmp / "eapi.yml", "-o", tmp / "eapi", "-l", names, *common)
-        yield {"tmp": tmp, "ssh": ssh, "eapi": eapi, "sim": sim}
+        yield {"tmp": tmp, "ssh": ssh, "eapi": eapi, "sim": sim, "ca": ca}
 
 
 def test_eapi_collection_runs(eapi_run: dict[str, Any]) -> None:
@@ -214,3 +215,93 @@ def test_napalm_is_imported_only_when_used() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+# --------------------------------------------------------------------------------------------
+# The getter path: the same EOS endpoint read through NAPALM's getters (fabline_platform: napalm)
+
+GETTER_DEVICES = ("spine-01", "eos-auth", "eos-getfail")
+QOS_RULES = ("switch-trust-dscp", "switch-pfc-priorities", "switch-dscp-roce", "switch-dscp-cnp",
+             "switch-ecn-enabled", "switch-fec-rs", "switch-autoneg-off", "switch-pfc-watchdog")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def getter_run(eapi_run: dict[str, Any]) -> dict[str, Any]:
+    """The lab with spine-01 (and two faulty EOS switches) as ``napalm`` devices, ``napalm_driver: eos``."""
+    tmp, sim = eapi_run["tmp"], eapi_run["sim"]
+    inv = sim.inventory(password_env="FABLINE_TEST_SIM_PASSWORD", eapi_ca_file=eapi_run["ca"])
+    groups = inv["all"]["children"]["fabric"]["children"]
+    for group in groups.values():
+        for name, hv in group["hosts"].items():
+            if name in GETTER_DEVICES:
+                hv.update(fabline_platform="napalm", napalm_driver="eos")
+    (tmp / "getters.yml").write_text(yaml.safe_dump(inv, sort_keys=False))
+    names = ",".join([d.name for d in LAB.devices] + ["eos-auth", "eos-getfail"])
+    common = ["--timeout", "2", "--retries", "0", "--known-hosts", tmp / "known_hosts"]
+    collected = cli("collect", "-i", tmp / "getters.yml", "-o", tmp / "getters", "-l", names, *common)
+    # The check leaves the two faulty leaves out: unlinked, they would break the Clos shape.
+    lab = ",".join(d.name for d in LAB.devices)
+    checked = cli("check", "-i", tmp / "getters.yml", "--snapshot", tmp / "getters", "-l", lab,
+                  "--out", tmp / "getters-report", "-q")  # fmt: skip
+    report = json.loads((tmp / "getters-report" / "report.json").read_text())
+    return {"snap": tmp / "getters", "collected": collected, "checked": checked, "report": report}
+
+
+def test_getter_state_is_the_documented_subset(eapi_run: dict[str, Any], getter_run: dict[str, Any]) -> None:
+    got = state(getter_run["snap"], "spine-01")
+    over_ssh = state(eapi_run["tmp"] / "ssh", "spine-01")
+    assert got["status"] == "ok", got["errors"]
+    assert got["platform"] == "napalm"
+    # NAPALM's EOS driver reports the internal version (version + build).
+    assert got["facts"]["os_version"].startswith(over_ssh["facts"]["os_version"] + "-")
+    for key in ("hostname", "model", "serial"):
+        assert got["facts"][key] == over_ssh["facts"][key]
+    assert got["environment"]["temperature_max_c"] > 0 and got["environment"]["fans_failed"] == []
+    for name, want in over_ssh["interfaces"].items():
+        have = got["interfaces"][name]
+        for key in ("admin_up", "oper_up", "mtu", "speed_gbps", "description"):
+            assert have.get(key) == want.get(key), (name, key)
+        if "lldp" in want:
+            assert (have["lldp"]["device"], have["lldp"]["port"]) == (
+                want["lldp"]["device"],
+                want["lldp"]["port"],
+            )
+        if "optics" in want:  # get_optics on EOS: the first lane only
+            assert have["optics"]["rx_power_dbm"] == want["optics"]["rx_power_dbm"][:1]
+        # What the getters cannot give is absent, and declared so.
+        assert not {"pfc_priorities", "dscp_to_priority", "ecn", "trust", "fec", "autoneg"} & set(have)
+    assert "qos" not in got and "interfaces.*.pfc_priorities" in got["unsupported"]
+
+
+def test_getter_rules_are_skipped_with_the_reason_never_pass_or_error(getter_run: dict[str, Any]) -> None:
+    results = [r for r in getter_run["report"]["results"] if r["device"] == "spine-01"]
+    assert results and not [r for r in results if r["status"] == "error"]
+    by_rule: dict[str, set[str]] = {}
+    for r in results:
+        by_rule.setdefault(r["check"], set()).add(r["status"])
+    for rule in QOS_RULES:
+        assert by_rule[rule] == {"skipped"}, (rule, by_rule[rule])
+    skipped = [r for r in results if r["check"] == "switch-pfc-priorities"]
+    assert all("not provided (NAPALM getters report no QoS" in r["message"] for r in skipped)
+    # What the getters do give is checked for real, across vendors: MTU, speed, LLDP, optics, version.
+    for check in ("switch-mtu", "switch-port-up", "link-mtu", "link-speed", "link-lldp", "optics-rx-power",
+                  "version-skew", "clos-shape", "hostname-matches-inventory"):  # fmt: skip
+        assert by_rule[check] == {"pass"}, (check, by_rule[check])
+    # The far end of a spine-01 link compares PFC with a peer that cannot say: skipped there too.
+    peer_side = [r for r in getter_run["report"]["results"]
+                 if r["check"] == "link-pfc" and r["device"] != "spine-01" and "spine-01" in r["message"]]  # fmt: skip
+    assert peer_side and {r["status"] for r in peer_side} == {"skipped"}
+
+
+def test_getter_faults(getter_run: dict[str, Any]) -> None:
+    assert getter_run["collected"].exit_code == 3, getter_run["collected"].output
+    auth = state(getter_run["snap"], "eos-auth")
+    assert auth["status"] == "auth_failed" and auth["errors"][0]["kind"] == "auth_failed"
+    failed = state(getter_run["snap"], "eos-getfail")
+    assert failed["status"] == "partial"
+    errors = {e["command"]: e for e in failed["errors"]}
+    assert list(errors) == ["get_optics"] and errors["get_optics"]["kind"] == "failed"
+    assert "CommandError" in errors["get_optics"]["message"]
+    assert failed["interfaces"]["Ethernet1/1"]["mtu"] == 9214  # the other getters were read
+    raw = getter_run["snap"] / "raw" / "spine-01" / "get_facts.txt"
+    assert json.loads(raw.read_text())["vendor"] == "Arista"

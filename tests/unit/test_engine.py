@@ -61,6 +61,37 @@ def test_missing_field_is_error_never_pass(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("unsupported", "on_missing", "status", "message"),
+    [
+        # A path the device's source declares it cannot provide: skipped with the reason, never error.
+        (
+            {"interfaces.*.mtu": "no MTU getter"},
+            "error",
+            Status.SKIPPED,
+            "not applicable: mtu not provided (no MTU getter)",
+        ),
+        (
+            {"interfaces": "nothing per port"},
+            "error",
+            Status.SKIPPED,
+            "not applicable: mtu not provided (nothing per port)",
+        ),
+        # Another path declared: the absence is still an error.
+        ({"interfaces.*.ecn": "no ECN getter"}, "error", Status.ERROR, "mtu not collected"),
+        # A rule that says absence is a failure keeps failing.
+        ({"interfaces.*.mtu": "no MTU getter"}, "fail", Status.FAIL, "mtu not present"),
+    ],
+)
+def test_unsupported_paths_are_skipped_not_errors(
+    tmp_path: Path, unsupported: dict[str, str], on_missing: str, status: Status, message: str
+) -> None:
+    rule = MTU_RULE.replace("{path: mtu, min: 9100}", f"{{path: mtu, min: 9100, on_missing: {on_missing}}}")
+    docs = [state("leaf1", interfaces={"Ethernet0": {"speed_gbps": 400}}, unsupported=unsupported)]
+    (r,) = run(tmp_path, rule, [FakeDevice("leaf1", "napalm")], docs).results
+    assert (r.status, r.message) == (status, message)
+
+
+@pytest.mark.parametrize(
     ("on_missing", "status"), [("error", Status.ERROR), ("fail", Status.FAIL), ("skip", Status.SKIPPED)]
 )
 def test_on_missing(tmp_path: Path, on_missing: str, status: Status) -> None:

@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict
 from typing_extensions import TypeVar
 
 from fabline.results import RULE_ID, Result, Severity, Status
+from fabline.state import unsupported_reason
 
 
 class NoParams(BaseModel):
@@ -229,6 +230,12 @@ class DeviceSummary:
     vars: Mapping[str, Any]
     readable: bool
     status: str
+    #: State paths the device's source cannot provide, with the reason (state ``unsupported``).
+    unsupported: Mapping[str, str] = field(default_factory=dict)
+
+    def unsupported_reason(self, path: str) -> str | None:
+        """Why ``path`` (e.g. ``interfaces.*.pfc_priorities``) is not provided by this device's source, or None."""
+        return unsupported_reason(self.unsupported, path)
 
 
 @dataclass

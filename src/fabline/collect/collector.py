@@ -377,7 +377,13 @@ def collect(
         if d.platform not in PROFILES:
             raise ConfigError(f"host {d.name}: platform {d.platform!r} has no collection profile")
         device_limits(d, options)  # a bad per-device bound fails before any session opens
-        if wants_eapi(d, PROFILES[d.platform].httpapi):
+        if PROFILES[d.platform].transport == "napalm":
+            from fabline.collect.getters import driver_name
+
+            if driver_name(d) == "eos":  # a bad driver name, fingerprint or CA file fails here, not later
+                TlsPolicy.of(d).context()
+                eapi_port(d)
+        elif wants_eapi(d, PROFILES[d.platform].httpapi):
             TlsPolicy.of(d).context()  # a bad fingerprint or CA file fails before any session opens
             eapi_port(d)
     sessions = LiveSockets()

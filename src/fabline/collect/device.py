@@ -42,6 +42,8 @@ _SAFE_PARAM = {
     "exec": re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+-]{0,63}"),
     "netmiko": re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/@+-]{0,63}"),
 }
+# eAPI and NAPALM getters take no interface parameters today; a future one gets the CLI's rule.
+_SAFE_PARAM["eapi"] = _SAFE_PARAM["napalm"] = _SAFE_PARAM["netmiko"]
 
 
 class CommandRefused(FablineError):
@@ -303,6 +305,9 @@ def assemble_state(
         "errors": errors,
         "collected_at": collected_at,
     }
+    unsupported = PLATFORMS[device.platform].unsupported
+    if unsupported:  # what this source can never give: rules needing it are 'skipped', not 'error'
+        state["unsupported"] = dict(unsupported)
     for key, value in body.items():
         if key not in state:
             state[key] = value

@@ -33,6 +33,7 @@ not load them.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -184,8 +185,10 @@ class FingerprintMismatch(ssl.SSLError):
     """The server's certificate is not the pinned one (raised before any request is sent)."""
 
 
-def _connection_class(platform: str) -> type[Any]:
-    """pyeapi's HTTPS connection with the allow-list guard, TLS phases and pinning (built lazily)."""
+@functools.cache
+def _connection_class(platform: str | None) -> type[Any]:
+    """pyeapi's HTTPS connection with TLS phases, pinning and the allow-list guard of ``platform``
+    (None: no guard, for NAPALM's getters, whose allow-list is the getter names). Built lazily."""
     from pyeapi.eapilib import HttpsConnection, HttpsEapiConnection
 
     from fabline.collect.device import allowed
@@ -241,9 +244,9 @@ def _connection_class(platform: str) -> type[Any]:
             self.transport = https
 
         def execute(self, commands: Sequence[Any], encoding: str = "json", **kwargs: Any) -> Any:
-            for cmd in commands:
+            for cmd in commands if platform is not None else ():
                 line = cmd.get("cmd", "") if isinstance(cmd, Mapping) else str(cmd)
-                allowed(platform, f"{line} {_JSON_SUFFIX}" if encoding == "json" else line)
+                allowed(str(platform), f"{line} {_JSON_SUFFIX}" if encoding == "json" else line)
             return super().execute(commands, encoding, **kwargs)
 
     return GuardedEapiConnection

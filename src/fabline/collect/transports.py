@@ -893,7 +893,7 @@ def open_session(
     shell: bool = False,
 ) -> Session:
     """Open the session the platform's profile names (``eapi``: the device's HTTP API, see
-    :mod:`fabline.collect.eapi`).
+    :mod:`fabline.collect.eapi`; ``napalm``: a NAPALM driver's getters, :mod:`fabline.collect.getters`).
 
     Raises:
         ConnectFailure: The device could not be logged into.
@@ -904,6 +904,10 @@ def open_session(
         from fabline.collect.eapi import EapiSession
 
         return EapiSession(device, options)
+    if transport == "napalm":
+        from fabline.collect.getters import NapalmSession
+
+        return NapalmSession(device, options)
     if transport == "netmiko" and device_type:
         return NetmikoSession(device, device_type, store, options, scripts=shell)
     raise ValueError(f"unknown transport {transport!r}")

@@ -215,6 +215,7 @@ class Engine:
                     public_vars(dev.vars),
                     readable,
                     row["status"],
+                    part.unsupported.get(dev.name, {}),
                 )
         fabric = FabricContext(
             summaries, {}, roles_by_name, {**(options or {}), "previous": previous is not None}
@@ -270,6 +271,8 @@ class Engine:
             part.rows.append(row)
             readable = state is not None and status not in UNREADABLE_STATUSES
             part.readable.append(readable)
+            if state is not None and isinstance(state.get("unsupported"), dict):
+                part.unsupported[dev.name] = state["unsupported"]
             if state is not None:
                 part.warnings.extend(_identity_warnings(dev, state))
             if not readable:
@@ -309,6 +312,7 @@ class Engine:
         previous: Mapping[str, Any] | None = None,
     ) -> None:
         ifaces = state.get("interfaces")
+        unsupported = state.get("unsupported") or None
         ordered: list[tuple[str, Mapping[str, Any]]] | None = None
         selections: dict[tuple[Any, ...], tuple[tuple[str, ...], list[Mapping[str, Any]]]] = {}
         name = dev.name
@@ -321,7 +325,7 @@ class Engine:
                 results.append(Result(prog.id, name, None, Status.ERROR, prog.severity, None, None, str(exc)))
                 continue
             if not prog.per_interface:
-                r = prog.evaluate(name, None, state, compiled)
+                r = prog.evaluate(name, None, state, compiled, unsupported)
                 results.add_block(
                     prog.id, name, prog.severity, compiled.expected, _DEVICE, None if r is None else {0: r}
                 )
@@ -363,7 +367,7 @@ class Engine:
             evaluate = prog.evaluate
             problems: dict[int, Result] | None = None
             for i, body in enumerate(bodies):
-                r = evaluate(name, subjects[i], body, compiled)
+                r = evaluate(name, subjects[i], body, compiled, unsupported)
                 if r is not None:
                     if problems is None:
                         problems = {}

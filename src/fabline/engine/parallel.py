@@ -45,6 +45,8 @@ class Part:
     readable: list[bool] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     collected: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Device name -> its state's ``unsupported`` map (only devices that have one).
+    unsupported: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 _FORKED_WORK: Work | None = None

@@ -17,6 +17,7 @@ from fabline.errors import ConfigError
 from fabline.inventory import Named
 from fabline.operators import OperandError, Predicate, compile_operators
 from fabline.results import Result, Severity, Status
+from fabline.state import unsupported_reason
 from fabline.templating import TemplateValueError, render, variables_of
 
 _MISSING: Any = object()
@@ -190,7 +191,12 @@ class RuleProgram:
         return out
 
     def evaluate(
-        self, device: str, subject: str | None, body: Mapping[str, Any], prog: _Compiled
+        self,
+        device: str,
+        subject: str | None,
+        body: Mapping[str, Any],
+        prog: _Compiled,
+        unsupported: Mapping[str, str] | None = None,
     ) -> Result | None:
         """None when the subject passes (the hot path), else the non-pass Result.
 
@@ -203,15 +209,25 @@ class RuleProgram:
             if value is _MISSING:
                 if e.existence == "absent":
                     continue
-                return self.evaluate_fully(device, subject, body, prog)
+                return self.evaluate_fully(device, subject, body, prog, unsupported)
             if e.existence == "absent" or (e.predicate is not None and e.predicate(value)):
-                return self.evaluate_fully(device, subject, body, prog)
+                return self.evaluate_fully(device, subject, body, prog, unsupported)
         return None
 
     def evaluate_fully(
-        self, device: str, subject: str | None, body: Mapping[str, Any], prog: _Compiled
+        self,
+        device: str,
+        subject: str | None,
+        body: Mapping[str, Any],
+        prog: _Compiled,
+        unsupported: Mapping[str, str] | None = None,
     ) -> Result | None:
-        """The detailed evaluation: preconditions, every expectation, the message. None = pass."""
+        """The detailed evaluation: preconditions, every expectation, the message. None = pass.
+
+        ``unsupported`` is the device state's map of paths its source cannot provide: an absent
+        path found there is ``skipped`` with the reason, not ``error`` (``on_missing: fail`` still
+        fails).
+        """
         for w in prog.when:
             value = _walk(body, w.parts)
             if value is _MISSING:
@@ -263,6 +279,11 @@ class RuleProgram:
                     {e.path: e.ops for e in missing}, None, f"{paths} not present",
                 )  # fmt: skip
             if "error" in kinds:
+                prefix = "" if subject is None or not self.per_interface else "interfaces.*."
+                reasons = {unsupported_reason(unsupported, prefix + e.path) for e in missing}
+                if None not in reasons:
+                    why = "; ".join(sorted(r for r in reasons if r))
+                    return self._r(device, subject, Status.SKIPPED, f"not applicable: {paths} not provided ({why})")
                 return self._r(device, subject, Status.ERROR, f"{paths} not collected")
             return self._r(device, subject, Status.SKIPPED, f"not applicable: {paths} not present")
         return None

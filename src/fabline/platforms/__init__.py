@@ -9,7 +9,7 @@ names, the state schema's platform enum, the collection run plans) derives from 
 from __future__ import annotations
 
 from fabline.errors import ParseError
-from fabline.platforms import arista_eos, cisco_nxos, cumulus, linux, sonic
+from fabline.platforms import arista_eos, cisco_nxos, cumulus, linux, napalm, sonic
 from fabline.platforms.base import Command, Fragment, ParseContext, merge_fragments, run_parser
 from fabline.platforms.spec import (
     PLATFORMS,
@@ -30,7 +30,7 @@ from fabline.platforms.spec import (
     unregister,
 )
 
-for _module in (sonic, cumulus, arista_eos, cisco_nxos, linux):
+for _module in (sonic, cumulus, arista_eos, cisco_nxos, linux, napalm):
     register(_module.PLATFORM)
 
 

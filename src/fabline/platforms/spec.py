@@ -42,6 +42,7 @@ class Platform(enum.StrEnum):
     ARISTA_EOS = "arista_eos"
     CISCO_NXOS = "cisco_nxos"
     LINUX = "linux"
+    NAPALM = "napalm"
 
 
 class MtuKind(enum.StrEnum):
@@ -257,6 +258,10 @@ class PlatformSpec:
             (a rendered config is parsed as its output); None for hosts.
         read_config: Reads a rendered configuration file (as ``fabline render`` writes it) into a
             state body, where that is more than parsing it as ``config_command``'s output.
+        unsupported: State paths this platform's source cannot provide, with the reason (dotted
+            prefixes, ``*`` for any interface: ``{"interfaces.*.ecn": "..."}``). Written into every
+            state it collects (``unsupported``), so a rule that needs such a path ends ``skipped``
+            with the reason instead of ``error`` (:func:`fabline.state.unsupported_reason`).
     """
 
     id: str
@@ -272,6 +277,7 @@ class PlatformSpec:
     os_version: str = ""
     config_command: str | None = None
     read_config: Callable[[str], dict[str, Any]] | None = None
+    unsupported: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # A Platform member is its id, but states, messages and pickles carry the plain string.

@@ -88,7 +88,7 @@ class HostTosFabricCheck(LinkCheck):
                 if end.status not in PAIRED or end.peer is None:
                     continue
                 lossless = lossless_dscps(end.peer)
-                result = self._nic(end, lossless)
+                result = self._nic(fabric, end, lossless)
                 if result is None:
                     ok.append(end.port.name)
                 else:
@@ -124,11 +124,17 @@ class HostTosFabricCheck(LinkCheck):
 
         yield from pass_blocks(self, passes)
 
-    def _nic(self, end: End, lossless: frozenset[int] | None) -> Result | None:
+    def _nic(self, fabric: FabricContext, end: End, lossless: frozenset[int] | None) -> Result | None:
         """The finding of one rail NIC, or None when it passes."""
         label = link_label(end)
         port = end.port
         if lossless is None:
+            peer = fabric.devices.get(end.peer_device) if end.peer_device else None
+            reason = peer.unsupported_reason("interfaces.*.dscp_to_priority") if peer else None
+            if reason:
+                return self.skipped(
+                    end.device, port.name, f"{label}: the peer's DSCP map is not provided ({reason})"
+                )
             return self.error(
                 end.device, port.name, f"{label}: DSCP map or PFC priorities not collected on the peer"
             )

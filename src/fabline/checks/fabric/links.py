@@ -194,6 +194,15 @@ class LinkPropertyCheck(LinkCheck[LP]):
     ) -> Iterator[Result]:
         if mine is None or theirs is None:
             where = end.device if mine is None else end.peer_device
+            summary = fabric.devices.get(where) if where else None
+            reason = summary.unsupported_reason(f"interfaces.*.{self.field}") if summary else None
+            if reason:  # the source cannot give it (NAPALM getters and QoS): not applicable, not an error
+                yield self.skipped(
+                    end.device,
+                    end.port.name,
+                    f"{link_label(end)}: {self.field} not provided on {where} ({reason})",
+                )
+                return
             yield self.error(
                 end.device, end.port.name, f"{link_label(end)}: {self.field} not collected on {where}"
             )
