@@ -1,6 +1,7 @@
 """Collection benchmark: a simulated fabric collected end to end, against Nornir + nornir_netmiko.
 
     python bench/collect_bench.py [--switches 64] [--hosts 256] [--workers 32] [--runs 3] [--no-nornir] [--clean]
+    python bench/collect_bench.py --eapi [--switches 64] [--runs 3]    # EOS over SSH and over eAPI
 
 The simulator (``fabline.sim``) serves the fabric from a separate process, so it does not share
 the collector's interpreter lock; both compete for the same CPUs, as on a laptop. Each run times
@@ -11,7 +12,12 @@ the collector's interpreter lock; both compete for the same CPUs, as on a laptop
     exactly the commands fabline ran on each device (read from fabline's manifest), output kept in
     memory and not parsed (so the baseline does less work than fabline).
 
-Prints medians as a Markdown table for docs/benchmarks.md and writes bench/out/collect.json.
+With ``--eapi`` the fabric is ``--switches`` Arista EOS switches only (no hosts), served over SSH
+and eAPI at once, and each run times the same ``fabline run`` over SSH and over eAPI
+(``ansible_connection: ansible.netcommon.httpapi``, the simulator's CA pinned), one after the other.
+
+Prints medians as a Markdown table for docs/benchmarks.md and writes bench/out/collect.json
+(``--eapi``: bench/out/collect-eapi.json).
 """
 
 from __future__ import annotations
@@ -42,7 +48,9 @@ PASSWORD = "bench-admin"
 LEAF_PLATFORMS = ("sonic", "arista_eos", "cisco_nxos", "cumulus")
 
 
-def bench_fabric(switches: int, hosts: int, rails: int = 8) -> synthetic.Fabric:
+def bench_fabric(
+    switches: int, hosts: int, rails: int = 8, leaf_platforms: tuple[str, ...] = LEAF_PLATFORMS
+) -> synthetic.Fabric:
     """A rail-optimized fabric with ``switches`` switches (3/4 leaves, 1/4 spines) and ``hosts`` hosts."""
     n_spines = max(1, switches // 4)
     per_rail = max(1, (switches - n_spines) // rails)
@@ -57,14 +65,14 @@ def bench_fabric(switches: int, hosts: int, rails: int = 8) -> synthetic.Fabric:
     links: list[tuple[str, str, str, str]] = []
     for rail in range(rails):
         for k in range(per_rail):
-            platform_id = LEAF_PLATFORMS[len(leaves) % len(LEAF_PLATFORMS)]
+            platform_id = leaf_platforms[len(leaves) % len(leaf_platforms)]
             leaf = synthetic.DeviceSpec(f"leaf-r{rail}-{k:02d}", "leaf", platform_id, rail=rail)
             leaves.append(leaf)
             served = servers[k * per_leaf : (k + 1) * per_leaf]
             for p, server in enumerate(served):
                 links.append((server.name, nics[rail], leaf.name, synthetic.port_name(platform_id, p)))
             # Enough parallel uplinks to every spine for 1:1 (no oversubscription finding).
-            per_spine = math.ceil(len(served) / len(spines))
+            per_spine = max(1, math.ceil(len(served) / len(spines)))
             port = len(served)
             for spine in spines:
                 for _ in range(per_spine):
@@ -76,15 +84,25 @@ def bench_fabric(switches: int, hosts: int, rails: int = 8) -> synthetic.Fabric:
     return synthetic.Fabric([*spines, *leaves, *servers], links)
 
 
-def serve(switches: int, hosts: int, inventory: Path, ready: Any, stop: Any) -> None:
-    """Child process: serve the fabric until ``stop`` is set."""
+def serve(switches: int, hosts: int, inventory: Path, ready: Any, stop: Any, eapi: bool = False) -> None:
+    """Child process: serve the fabric until ``stop`` is set (``eapi``: EOS only, SSH and eAPI)."""
     from fabline.sim import run_simulator
 
+    fabric = (
+        bench_fabric(switches, hosts, leaf_platforms=("arista_eos",))
+        if eapi
+        else bench_fabric(switches, hosts)
+    )
     with run_simulator(
-        bench_fabric(switches, hosts), password=PASSWORD, address_base="127.20", port=2222
+        fabric, password=PASSWORD, address_base="127.20", port=2222, eapi_port=2223 if eapi else None
     ) as sim:
-        inv = sim.inventory(password_env=PASSWORD_ENV)
-        inventory.write_text(yaml.safe_dump(inv, sort_keys=False))
+        inventory.write_text(yaml.safe_dump(sim.inventory(password_env=PASSWORD_ENV), sort_keys=False))
+        if eapi:
+            assert sim.eapi_tls is not None
+            ca = inventory.with_name("eapi-ca.pem")
+            ca.write_text(sim.eapi_tls.ca_pem)
+            inv = sim.inventory(password_env=PASSWORD_ENV, eapi_ca_file=ca)
+            inventory.with_name("inventory-eapi.yml").write_text(yaml.safe_dump(inv, sort_keys=False))
         ready.set()
         stop.wait()
 
@@ -171,6 +189,42 @@ def run_nornir(inventory: Path, snap: Path, workers: int, work: Path) -> tuple[f
     return wall, len(out["failed"])
 
 
+def eapi_side_by_side(args: argparse.Namespace, inventory: Path) -> None:
+    """Time ``fabline run`` over SSH and over eAPI on the same EOS switches; print the table."""
+    runs_dir = args.snapshot_dir / "runs-eapi" / time.strftime("%Y%m%dT%H%M%S")
+    times: dict[str, list[float]] = {"ssh": [], "eapi": []}
+    collect_only: dict[str, list[float]] = {"ssh": [], "eapi": []}
+    commands = 0
+    for run in range(args.runs):
+        for transport, inv in (("ssh", inventory), ("eapi", inventory.with_name("inventory-eapi.yml"))):
+            snap = runs_dir / f"{transport}-{run + 1}" / "snapshot"
+            wall, code, statuses = run_fabline(inv, snap, args.workers)
+            times[transport].append(wall)
+            collect_only[transport].append(statuses.pop("collect_s"))
+            if statuses != {"ok": args.switches}:
+                raise RuntimeError(f"{transport}: not every switch was read: {statuses}")
+            manifest = json.loads((snap / "manifest.json").read_text())
+            commands = sum(len(e["commands"]) for e in manifest["devices"].values())
+            print(
+                f"run {run + 1}: {transport} {wall:.2f} s (exit {code}, devices {statuses})", file=sys.stderr
+            )
+    if args.clean:
+        shutil.rmtree(runs_dir, ignore_errors=True)
+    result = {
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "system": platform.platform()},
+        "switches": args.switches, "workers": args.workers, "commands": commands,
+        "fabline_s": times, "fabline_collect_s": collect_only,
+    }  # fmt: skip
+    (HERE / "out" / "collect-eapi.json").write_text(json.dumps(result, indent=1))
+    print(f"\n{args.switches} Arista EOS switches, {commands} commands, {args.workers} workers, "
+          f"{os.cpu_count()} CPUs, median of {args.runs}\n")  # fmt: skip
+    print("| transport | fabline run (s) | of which collect + parse + write (s) |")
+    print("|---|---|---|")
+    for transport, label in (("ssh", "SSH (netmiko)"), ("eapi", "eAPI (NAPALM EOS driver, pyeapi, HTTPS)")):
+        run_med, coll_med = statistics.median(times[transport]), statistics.median(collect_only[transport])
+        print(f"| {label} | {run_med:.2f} | {coll_med:.2f} |")
+
+
 def main() -> None:
     """Run the benchmark and print the table."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -179,6 +233,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=32)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--no-nornir", action="store_true", help="Only time fabline.")
+    ap.add_argument("--eapi", action="store_true", help="EOS switches only: fabline over SSH and over eAPI.")
     ap.add_argument("--clean", action="store_true", help="Delete the runs' snapshots at the end.")
     ap.add_argument("--snapshot-dir", type=Path, default=OUT,
                     help="Where fabline writes its snapshot (e.g. /dev/shm to take the disk out).")  # fmt: skip
@@ -192,10 +247,21 @@ def main() -> None:
     inventory = OUT / "inventory.yml"
     ctx = mp.get_context("spawn")
     ready, stop = ctx.Event(), ctx.Event()
-    child = ctx.Process(target=serve, args=(args.switches, args.hosts, inventory, ready, stop), daemon=True)
+    if args.eapi:
+        args.hosts = 0
+    child = ctx.Process(
+        target=serve, args=(args.switches, args.hosts, inventory, ready, stop, args.eapi), daemon=True
+    )
     child.start()
     if not ready.wait(120):
         raise SystemExit("simulator did not start")
+    if args.eapi:
+        try:
+            eapi_side_by_side(args, inventory)
+        finally:
+            stop.set()
+            child.join(30)
+        return
     # A new folder per run, kept (unless --clean): ext4 does not reuse an inode freed in the last
     # 5 minutes (300 s while its table block is dirty), and its allocator scans past every such
     # inode, so creating 25k files right after deleting 25k took 8-15 s of system time instead of

@@ -9,6 +9,7 @@ TLS verification is on unless pinned or turned off. Network: 127.0.0.0/8 only, r
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -305,3 +306,27 @@ def test_getter_faults(getter_run: dict[str, Any]) -> None:
     assert failed["interfaces"]["Ethernet1/1"]["mtu"] == 9214  # the other getters were read
     raw = getter_run["snap"] / "raw" / "spine-01" / "get_facts.txt"
     assert json.loads(raw.read_text())["vendor"] == "Arista"
+
+
+def test_demo_over_eapi(tmp_path: Path) -> None:
+    """`fabline demo --eapi`: the EOS switches answer over eAPI; the same planted faults are found."""
+    env = {**os.environ, "COLUMNS": "200"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "fabline", "demo", "--eapi", "--out", str(tmp_path / "demo")],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = tmp_path / "demo"
+    inv = yaml.safe_load((out / "inventory.yml").read_text())
+    hosts = {
+        n: hv for g in inv["all"]["children"]["fabric"]["children"].values() for n, hv in g["hosts"].items()
+    }
+    eos = sorted(n for n, hv in hosts.items() if hv["fabline_platform"] == "arista_eos")
+    assert eos and all(hosts[n]["ansible_connection"] == "ansible.netcommon.httpapi" for n in eos)
+    assert "collected over eAPI" in proc.stdout and (out / "eapi-ca.pem").is_file()
+    for name in eos:  # JSON evidence as eAPI returns it (pretty-printed by fabline), state ok
+        assert json.loads((out / "snapshot" / "state" / f"{name}.json").read_text())["status"] == "ok"
+    report = json.loads((out / "report.json").read_text())
+    failed = {(r["check"], r["device"], r["subject"]) for r in report["results"] if r["status"] == "fail"}
+    assert ("switch-pfc-watchdog", "spine-02", None) in failed  # planted on an EOS spine
+    assert ("switch-fec-rs", "leaf-r3-a", "Ethernet1/3") in failed

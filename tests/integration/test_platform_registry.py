@@ -182,7 +182,7 @@ def test_a_registered_platform_reaches_every_derived_table(toy: PlatformSpec, tm
     assert devices == {"t1": "toyos", "t2": "toyos"}
     # Baseline selectors, the state schema, the collection plan and allow-list.
     assert Selector(platforms=["toyos"]).platforms == ["toyos"]
-    with pytest.raises(ValueError, match="'linux' or 'toyos'"):
+    with pytest.raises(ValueError, match="'napalm' or 'toyos'"):
         Selector(platforms=["toy"])
     assert schema_document()["properties"]["platform"]["enum"][-1] == "toyos"
     assert PROFILES["toyos"] is TOY.run and "toyos" in PROFILES and check_profiles() == []

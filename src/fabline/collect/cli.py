@@ -281,13 +281,16 @@ def run(
 @click.command()
 @click.option("--out", type=click.Path(path_type=Path), default=Path("reports") / "demo", show_default=True,
               help="Folder for the demo's inventory, snapshot and reports.")  # fmt: skip
+@click.option("--eapi", is_flag=True,
+              help="Collect the Arista EOS switches over eAPI (HTTPS, NAPALM's EOS driver) instead of SSH.")  # fmt: skip
 @friendly
-def demo(out: Path) -> None:
+def demo(out: Path, eapi: bool) -> None:
     """Run the main job on a bundled simulated fabric: serve it over SSH, collect, check, report.
 
     The fabric has one leaf of every switch platform (SONiC, Cumulus, EOS, NX-OS), EOS spines and
     two GPU hosts, with planted faults (docs/collection.md lists them). Exit 0 when the run worked:
-    the violations it reports are the point.
+    the violations it reports are the point. With --eapi the EOS switches answer over eAPI
+    (HTTPS JSON-RPC), verified against the simulator's own CA.
     """
     import time
 
@@ -301,10 +304,16 @@ def demo(out: Path) -> None:
     console.print(
         "fabline demo: starting a simulated RoCE fabric (SONiC, Cumulus, EOS, NX-OS, Linux GPU hosts)"
     )
-    result = run_demo(out, progress=_progress())
+    result = run_demo(out, progress=_progress(), eapi=eapi)
     console.print(
         f"served {result.devices} devices over SSH on 127.10.0.x (first: {result.address})", highlight=False
     )
+    if result.eapi:
+        console.print(
+            f"the {len(result.eapi)} EOS switches collected over eAPI (https://{result.eapi[0]}/command-api, ...), "
+            f"TLS verified against {out / 'eapi-ca.pem'}",
+            highlight=False,
+        )
     _print_collect_summary(result.summary)
     report, written = run_check(
         inventory=result.inventory, snapshot=result.snapshot, baselines=[default_baseline_path()],

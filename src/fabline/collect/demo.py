@@ -1,7 +1,8 @@
 """``fabline demo``: the main job end to end on an embedded simulated fabric.
 
 Starts the bundled lab fabric (one device of every switch platform, two GPU hosts, rail-optimized)
-with planted faults, collects it over real SSH with the real collectors, checks it against the
+with planted faults, collects it over real SSH with the real collectors (with ``eapi``, the Arista
+EOS switches over eAPI, their certificate checked against the simulator's CA), checks it against the
 default baseline and writes the snapshot and the reports. ``docs/collection.md`` lists the faults.
 """
 
@@ -73,17 +74,25 @@ class DemoRun:
     summary: CollectSummary
     devices: int
     address: str
+    eapi: list[str] | None = None  # the EOS switches collected over eAPI (host:port), when asked
+
+
+#: eAPI listens this far above the SSH port (2222 -> 8443), on the same loopback addresses.
+EAPI_PORT_OFFSET = 6221
 
 
 @contextmanager
-def _simulator(fabric: synthetic.Fabric, faults: Sequence[Any], password: str, keys: Path) -> Iterator[Any]:
+def _simulator(
+    fabric: synthetic.Fabric, faults: Sequence[Any], password: str, keys: Path, eapi: bool = False
+) -> Iterator[Any]:
     """The simulator on the first free port from 2222 (another demo may hold the first)."""
     from fabline.sim import run_simulator
 
     last: OSError | None = None
     for port in range(2222, 2242):
         try:
-            cm = run_simulator(fabric, faults, password=password, port=port, host_key_dir=keys)
+            cm = run_simulator(fabric, faults, password=password, port=port, host_key_dir=keys,
+                               eapi_port=port + EAPI_PORT_OFFSET if eapi else None)  # fmt: skip
             sim = cm.__enter__()
         except OSError as exc:
             last = exc
@@ -96,11 +105,13 @@ def _simulator(fabric: synthetic.Fabric, faults: Sequence[Any], password: str, k
     raise ConfigError(f"cannot start the simulated fabric: no free port in 2222-2241 on 127.10.x.y ({last})")
 
 
-def run_demo(out: Path, progress: Progress | None = None, workers: int = 32) -> DemoRun:
+def run_demo(out: Path, progress: Progress | None = None, workers: int = 32, eapi: bool = False) -> DemoRun:
     """Serve the demo fabric, collect it into ``out/snapshot`` and return what was written.
 
     The simulator's password is random per run and reaches the collector only through the
     environment (``{{ lookup('env', ...) }}`` in the written inventory), as a site would do it.
+    With ``eapi`` the EOS switches are collected over eAPI (``ansible_connection: httpapi``), their
+    certificate verified against the simulator's CA, written to ``out/eapi-ca.pem``.
 
     Raises:
         ConfigError: ``out/snapshot`` exists and is not an earlier demo snapshot.
@@ -118,10 +129,14 @@ def run_demo(out: Path, progress: Progress | None = None, workers: int = 32) -> 
     cabling = out / "cabling.csv"
     cabling.write_text(synthetic.cabling_plan_csv(intended), "utf-8")
     inventory = out / "inventory.yml"
-    with _simulator(built, faults, password, out / ".sim-hostkeys") as sim:
+    with _simulator(built, faults, password, out / ".sim-hostkeys", eapi) as sim:
+        ca = None
+        if eapi:
+            ca = (out / "eapi-ca.pem").resolve()
+            ca.write_text(sim.eapi_tls.ca_pem, "ascii")
         inventory.write_text(
             "# The demo fabric served by `fabline demo` (the password comes from the environment).\n"
-            + yaml.safe_dump(sim.inventory(password_env=PASSWORD_ENV), sort_keys=False),
+            + yaml.safe_dump(sim.inventory(password_env=PASSWORD_ENV, eapi_ca_file=ca), sort_keys=False),
             "utf-8",
         )
         previous = os.environ.get(PASSWORD_ENV)
@@ -136,4 +151,5 @@ def run_demo(out: Path, progress: Progress | None = None, workers: int = 32) -> 
                 os.environ.pop(PASSWORD_ENV, None)
             else:
                 os.environ[PASSWORD_ENV] = previous
-    return DemoRun(out, inventory, snapshot, cabling, summary, len(devices), f"{host}:{port}")
+    over_eapi = [f"{h}:{p}" for h, p in sim.eapi_addresses.values()] if eapi else None
+    return DemoRun(out, inventory, snapshot, cabling, summary, len(devices), f"{host}:{port}", over_eapi)

@@ -215,6 +215,7 @@ DIALECTS: dict[str, type[Dialect]] = {
     "cumulus": CumulusDialect,
     "arista_eos": NetworkCliDialect,
     "cisco_nxos": NxosDialect,
+    "napalm": NetworkCliDialect,  # simulated as an EOS switch (see fabline.sim.render)
 }
 
 

@@ -208,7 +208,7 @@ class Simulator:
                 dev.faults.append(f)
         self.addresses: dict[str, tuple[str, int]] = {n: (d.address, d.port) for n, d in self.devices.items()}
         self.eapi_addresses: dict[str, tuple[str, int]] = (
-            {n: (d.address, eapi_port) for n, d in self.devices.items() if d.platform == "arista_eos"}
+            {n: (d.address, eapi_port) for n, d in self.devices.items() if _serves_eapi(d.platform)}
             if eapi_port is not None
             else {}
         )
@@ -234,7 +234,9 @@ class Simulator:
         written; with ``password_env`` the inventory looks it up from that environment variable.
         With ``eapi_ca_file`` (where the caller wrote :attr:`EapiTls.ca_pem`), the EOS devices are
         reached over eAPI: ``ansible_connection: ansible.netcommon.httpapi``,
-        ``ansible_httpapi_port`` and ``fabline_eapi_ca_file``.
+        ``ansible_httpapi_port`` and ``fabline_eapi_ca_file``. Devices of the ``napalm`` platform
+        (simulated as EOS switches) get ``napalm_driver: eos`` and the same eAPI settings (their
+        certificate pinned by fingerprint when no CA file is given).
         """
         inv = synthetic.inventory(self.fabric, address_base=self.address_base)
         stack = [inv["all"]]
@@ -243,7 +245,18 @@ class Simulator:
             for name, hv in group.get("hosts", {}).items():
                 hv["ansible_host"], hv["ansible_port"] = self.addresses[name]
                 hv["ansible_user"] = self.username
-                if eapi_ca_file is not None and name in self.eapi_addresses:
+                if (
+                    name in self.eapi_addresses
+                    and get_platform(self.devices[name].platform).run.transport == "napalm"
+                ):
+                    # Read through NAPALM's getters: its eos driver, over this device's eAPI.
+                    hv["napalm_driver"] = "eos"
+                    hv["ansible_httpapi_port"] = self.eapi_addresses[name][1]
+                    if eapi_ca_file is not None:
+                        hv["fabline_eapi_ca_file"] = str(eapi_ca_file)
+                    elif self.eapi_tls is not None:
+                        hv["fabline_eapi_fingerprint"] = self.eapi_tls.fingerprint
+                elif eapi_ca_file is not None and name in self.eapi_addresses:
                     hv["ansible_connection"] = "ansible.netcommon.httpapi"
                     hv["ansible_httpapi_port"] = self.eapi_addresses[name][1]
                     hv["fabline_eapi_ca_file"] = str(eapi_ca_file)
@@ -627,6 +640,12 @@ class Simulator:
         write("".join(page))
         if pending:
             write(d.more)
+
+
+def _serves_eapi(platform: str) -> bool:
+    """Whether a simulated device of this platform answers eAPI (EOS, and NAPALM's eos driver)."""
+    run = get_platform(platform).run
+    return run.httpapi == "eapi" or run.transport == "napalm"
 
 
 def _allowed(platform: str, line: str) -> bool:

@@ -36,6 +36,8 @@ RENDERERS: dict[str, Renderer] = {
     "arista_eos": Renderer(arista_eos.render, arista_eos.normalize),
     "cisco_nxos": Renderer(cisco_nxos.render, cisco_nxos.normalize),
     "linux": Renderer(linux.render),
+    # A simulated `napalm` device is an Arista EOS switch that NAPALM's eos driver reads over eAPI.
+    "napalm": Renderer(arista_eos.render, arista_eos.normalize),
 }
 
 
