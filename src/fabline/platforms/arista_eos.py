@@ -716,6 +716,7 @@ PLATFORM = PlatformSpec(
         platform=Platform.ARISTA_EOS,
         transport="netmiko",
         device_type="arista_eos",
+        httpapi="eapi",
         device_commands=(
             "show running-config",
             "show version | json",

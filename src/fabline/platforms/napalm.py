@@ -25,9 +25,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from fabline.errors import CommandUnavailable
-from fabline.platforms.base import Command, Fragment, ParseContext, check_text
-from fabline.platforms.toolkit import lldp_entry
+from fabline.platforms.base import Command, Fragment, ParseContext, check_text, may_be_empty
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
+from fabline.platforms.toolkit import lldp_entry
 
 #: The first line of a getter's evidence when the driver does not implement it.
 NOT_IMPLEMENTED = "NotImplementedError:"
@@ -95,6 +95,7 @@ def parse_get_facts(output: str, ctx: ParseContext) -> Fragment:
     return {"facts": facts}
 
 
+@may_be_empty
 def parse_get_interfaces(output: str, ctx: ParseContext) -> Fragment:
     """``get_interfaces``: ``admin_up`` (is_enabled), ``oper_up`` (is_up), ``description``, ``mtu``,
     ``speed_gbps`` (NAPALM's ``speed`` is Mbit/s; 0 or negative = unknown)."""
@@ -124,6 +125,7 @@ def parse_get_interfaces(output: str, ctx: ParseContext) -> Fragment:
 _COUNTERS = ("rx_errors", "tx_errors", "rx_discards", "tx_discards", "rx_octets", "tx_octets")
 
 
+@may_be_empty
 def parse_get_interfaces_counters(output: str, ctx: ParseContext) -> Fragment:
     """``get_interfaces_counters``: added ``counters.rx_errors, tx_errors, rx_discards, tx_discards,
     rx_octets, tx_octets`` (NAPALM's -1 = not supported: absent)."""
@@ -138,6 +140,7 @@ def parse_get_interfaces_counters(output: str, ctx: ParseContext) -> Fragment:
     return {"interfaces": interfaces}
 
 
+@may_be_empty
 def parse_get_lldp_neighbors_detail(output: str, ctx: ParseContext) -> Fragment:
     """``get_lldp_neighbors_detail``: ``lldp.device, port, port_description, chassis_id`` (first
     neighbour of a port; a MAC or numeric (ifIndex) port id gives way to the port description)."""
@@ -163,6 +166,7 @@ def parse_get_lldp_neighbors_detail(output: str, ctx: ParseContext) -> Fragment:
     return {"interfaces": interfaces}
 
 
+@may_be_empty
 def parse_get_optics(output: str, ctx: ParseContext) -> Fragment:
     """``get_optics``: ``optics.rx_power_dbm`` and ``tx_power_dbm``, one value per channel (the
     ``instant`` reading, in channel-index order)."""
@@ -194,6 +198,7 @@ def parse_get_optics(output: str, ctx: ParseContext) -> Fragment:
     return {"interfaces": interfaces}
 
 
+@may_be_empty
 def parse_get_environment(output: str, ctx: ParseContext) -> Fragment:
     """``get_environment``: the added facet ``environment`` (temperatures in C, alerts, fans and
     power supplies failed, CPU and memory use)."""

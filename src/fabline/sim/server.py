@@ -1,10 +1,11 @@
 """The simulator: every device of a fabric served over real SSH (asyncssh) from one process.
 
 Each device listens on its own loopback address (``127.10.x.y``, any 127/8 address binds without
-root) on one port, with its own host key. With ``eapi_port``, every Arista EOS device also serves
-eAPI (HTTPS JSON-RPC, :mod:`fabline.sim.eapi`) on that port of its address. A background thread runs one asyncio loop for all of
-them; :func:`run_simulator` starts it and stops it cleanly (no thread or socket left behind, so
-the next start on the same addresses works).
+root) on one port, with its own host key. With ``eapi_port``, every Arista EOS device (and every
+``napalm`` device, simulated as EOS) also serves eAPI (HTTPS JSON-RPC, :mod:`fabline.sim.eapi`)
+on that port of its address. A background thread runs one asyncio loop for all of them;
+:func:`run_simulator` starts it and stops it cleanly (no thread or socket left behind, so the
+next start on the same addresses works).
 """
 
 from __future__ import annotations
