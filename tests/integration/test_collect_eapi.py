@@ -209,7 +209,7 @@ def test_tls_policy_from_inventory_vars(tmp_path: Path) -> None:
 
 def test_napalm_is_imported_only_when_used() -> None:
     code = (
-        "import sys, fabline.cli, fabline.collect.collector, fabline.collect.eapi; "
+        "import sys, fabline.cli, fabline.collect.collector, fabline.collect.eapi, fabline.collect.getters; "
         "print(sorted(m for m in ('napalm', 'pyeapi') if m in sys.modules))"
     )
     out = subprocess.run(
