@@ -283,7 +283,9 @@ class RuleProgram:
                 reasons = {unsupported_reason(unsupported, prefix + e.path) for e in missing}
                 if None not in reasons:
                     why = "; ".join(sorted(r for r in reasons if r))
-                    return self._r(device, subject, Status.SKIPPED, f"not applicable: {paths} not provided ({why})")
+                    return self._r(
+                        device, subject, Status.SKIPPED, f"not applicable: {paths} not provided ({why})"
+                    )
                 return self._r(device, subject, Status.ERROR, f"{paths} not collected")
             return self._r(device, subject, Status.SKIPPED, f"not applicable: {paths} not present")
         return None
