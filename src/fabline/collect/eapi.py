@@ -187,8 +187,9 @@ class FingerprintMismatch(ssl.SSLError):
 
 @functools.cache
 def _connection_class(platform: str | None) -> type[Any]:
-    """pyeapi's HTTPS connection with TLS phases, pinning and the allow-list guard of ``platform``
-    (None: no guard, for NAPALM's getters, whose allow-list is the getter names). Built lazily."""
+    """The pyeapi HTTPS connection with TLS phases, pinning and the allow-list guard of ``platform``
+    (None: no guard, for NAPALM's getters, whose allow-list is the getter names). Built lazily.
+    """
     from pyeapi.eapilib import HttpsConnection, HttpsEapiConnection
 
     from fabline.collect.device import allowed

@@ -98,7 +98,8 @@ def parse_get_facts(output: str, ctx: ParseContext) -> Fragment:
 @may_be_empty
 def parse_get_interfaces(output: str, ctx: ParseContext) -> Fragment:
     """``get_interfaces``: ``admin_up`` (is_enabled), ``oper_up`` (is_up), ``description``, ``mtu``,
-    ``speed_gbps`` (NAPALM's ``speed`` is Mbit/s; 0 or negative = unknown)."""
+    ``speed_gbps`` (NAPALM's ``speed`` is Mbit/s; 0 or negative = unknown).
+    """
     doc = _load(output, ctx, "NAPALM get_interfaces (interface -> object)")
     interfaces: dict[str, Any] = {}
     for name, body in doc.items():
@@ -128,7 +129,8 @@ _COUNTERS = ("rx_errors", "tx_errors", "rx_discards", "tx_discards", "rx_octets"
 @may_be_empty
 def parse_get_interfaces_counters(output: str, ctx: ParseContext) -> Fragment:
     """``get_interfaces_counters``: added ``counters.rx_errors, tx_errors, rx_discards, tx_discards,
-    rx_octets, tx_octets`` (NAPALM's -1 = not supported: absent)."""
+    rx_octets, tx_octets`` (NAPALM's -1 = not supported: absent).
+    """
     doc = _load(output, ctx, "NAPALM get_interfaces_counters (interface -> counters)")
     interfaces: dict[str, Any] = {}
     for name, body in doc.items():
@@ -143,7 +145,8 @@ def parse_get_interfaces_counters(output: str, ctx: ParseContext) -> Fragment:
 @may_be_empty
 def parse_get_lldp_neighbors_detail(output: str, ctx: ParseContext) -> Fragment:
     """``get_lldp_neighbors_detail``: ``lldp.device, port, port_description, chassis_id`` (first
-    neighbour of a port; a MAC or numeric (ifIndex) port id gives way to the port description)."""
+    neighbour of a port; a MAC or numeric (ifIndex) port id gives way to the port description).
+    """
     doc = _load(output, ctx, "NAPALM get_lldp_neighbors_detail (interface -> list of neighbours)")
     interfaces: dict[str, Any] = {}
     for name, neighbours in doc.items():
@@ -169,7 +172,8 @@ def parse_get_lldp_neighbors_detail(output: str, ctx: ParseContext) -> Fragment:
 @may_be_empty
 def parse_get_optics(output: str, ctx: ParseContext) -> Fragment:
     """``get_optics``: ``optics.rx_power_dbm`` and ``tx_power_dbm``, one value per channel (the
-    ``instant`` reading, in channel-index order)."""
+    ``instant`` reading, in channel-index order).
+    """
     doc = _load(output, ctx, "NAPALM get_optics (interface -> physical_channels)")
     interfaces: dict[str, Any] = {}
     for name, body in doc.items():
@@ -201,7 +205,8 @@ def parse_get_optics(output: str, ctx: ParseContext) -> Fragment:
 @may_be_empty
 def parse_get_environment(output: str, ctx: ParseContext) -> Fragment:
     """``get_environment``: the added facet ``environment`` (temperatures in C, alerts, fans and
-    power supplies failed, CPU and memory use)."""
+    power supplies failed, CPU and memory use).
+    """
     doc = _load(output, ctx, "NAPALM get_environment (fans, temperature, power, cpu, memory)")
     env: dict[str, Any] = {}
     temps = {str(k): _number(v.get("temperature")) for k, v in (doc.get("temperature") or {}).items()
