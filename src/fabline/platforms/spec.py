@@ -396,7 +396,7 @@ def platform_ids() -> tuple[str, ...]:
 
     Example:
         >>> platform_ids()
-        ('sonic', 'cumulus', 'arista_eos', 'cisco_nxos', 'linux')
+        ('sonic', 'cumulus', 'arista_eos', 'cisco_nxos', 'linux', 'napalm')
     """
     return tuple(_REGISTRY)
 
@@ -406,7 +406,7 @@ def switch_platforms() -> tuple[str, ...]:
 
     Example:
         >>> switch_platforms()
-        ('sonic', 'cumulus', 'arista_eos', 'cisco_nxos')
+        ('sonic', 'cumulus', 'arista_eos', 'cisco_nxos', 'napalm')
     """
     return tuple(p for p, s in _REGISTRY.items() if s.kind == "switch")
 
