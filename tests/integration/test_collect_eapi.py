@@ -330,3 +330,18 @@ def test_demo_over_eapi(tmp_path: Path) -> None:
     failed = {(r["check"], r["device"], r["subject"]) for r in report["results"] if r["status"] == "fail"}
     assert ("switch-pfc-watchdog", "spine-02", None) in failed  # planted on an EOS spine
     assert ("switch-fec-rs", "leaf-r3-a", "Ethernet1/3") in failed
+
+
+def test_eapi_answers_are_bounded_by_max_output(eapi_run: dict[str, Any]) -> None:
+    """An eAPI answer over --max-output is cut off as over SSH: output_too_large, the rest skipped."""
+    tmp = eapi_run["tmp"]
+    result = cli("collect", "-i", tmp / "eapi.yml", "-o", tmp / "capped", "-l", EOS[0], "--max-output", "4K",
+                 "--timeout", "5", "--known-hosts", tmp / "known_hosts")  # fmt: skip
+    assert result.exit_code == 3, result.output
+    got = state(tmp / "capped", EOS[0])
+    kinds = {e["command"]: e["kind"] for e in got["errors"]}
+    # The JSON request (show interfaces alone is about 13 KB) is cut off; nothing after it is sent.
+    assert list(kinds.values()).count("output_too_large") == 1
+    assert set(kinds.values()) == {"output_too_large", "skipped"}
+    assert kinds["show interfaces | json"] in ("output_too_large", "skipped")
+    assert kinds["show priority-flow-control"] == "skipped"

@@ -44,7 +44,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fabline.collect.transports import CommandFailure, ConnectFailure, ConnectOptions, Output
+from fabline.collect.transports import CommandFailure, ConnectFailure, ConnectOptions, Output, _too_large
 from fabline.errors import ConfigError
 from fabline.inventory import Device
 
@@ -185,6 +185,14 @@ class FingerprintMismatch(ssl.SSLError):
     """The server's certificate is not the pinned one (raised before any request is sent)."""
 
 
+class AnswerTooLarge(OSError):
+    """An eAPI answer longer than ``--max-output`` (reading stops there)."""
+
+
+class AnswerTooSlow(OSError):
+    """An eAPI answer still arriving after ``--command-timeout`` per command of the request."""
+
+
 @functools.cache
 def _connection_class(platform: str | None) -> type[Any]:
     """The pyeapi HTTPS connection with TLS phases, pinning and the allow-list guard of ``platform``
@@ -200,6 +208,9 @@ def _connection_class(platform: str | None) -> type[Any]:
         fingerprint: str | None = None
         phase = "tcp"
         status: int | None = None
+        #: Bounds of one answer: bytes, and seconds from the first byte (set by the session).
+        max_output: int | None = None
+        deadline_s: float | None = None
 
         def connect(self) -> None:
             self.phase = "tcp"
@@ -220,6 +231,25 @@ def _connection_class(platform: str | None) -> type[Any]:
         def getresponse(self) -> Any:
             response = super().getresponse()
             self.status = response.status
+            whole, cap, budget = response.read, self.max_output, self.deadline_s
+
+            def read(amt: int | None = None) -> bytes:
+                # pyeapi reads the whole answer at once: read it in pieces, within the bounds.
+                if amt is not None:
+                    return bytes(whole(amt))
+                end = time.monotonic() + budget if budget else None
+                chunks: list[bytes] = []
+                size = 0
+                while chunk := whole(65536):
+                    size += len(chunk)
+                    if cap is not None and size > cap:
+                        raise AnswerTooLarge(f"answer larger than {cap} bytes")
+                    if end is not None and time.monotonic() > end:
+                        raise AnswerTooSlow(f"answer still arriving after {budget:g} s")
+                    chunks.append(chunk)
+                return b"".join(chunks)
+
+            response.read = read
             return response
 
     class GuardedEapiConnection(HttpsEapiConnection):  # type: ignore[misc]
@@ -381,6 +411,9 @@ class EapiSession:
             raise classify_eapi_error(exc, connection, self.where, options.timeout) from None
         self.driver = driver
         self._node = driver.device
+        self._https = getattr(getattr(self._node, "connection", None), "transport", None)
+        if self._https is not None:
+            self._https.max_output = options.max_output
 
     def run(self, commands: Sequence[str]) -> Iterator[tuple[str, Output | CommandFailure, float]]:
         """Run the commands, in order: each run of ``| json`` commands as one JSON request, each run
@@ -446,6 +479,10 @@ class EapiSession:
         connection = getattr(self._node, "connection", None)
         inner = getattr(connection, "socket_error", None)
         for e in [inner, *_chain(exc)]:
+            if isinstance(e, AnswerTooLarge):
+                return _too_large(self.options.max_output, fatal=True)
+            if isinstance(e, AnswerTooSlow):
+                return CommandFailure("command_timeout", f"eAPI {e} (--command-timeout)", fatal=True)
             if isinstance(e, (socket.timeout, TimeoutError)):
                 return CommandFailure(
                     "command_timeout", f"no eAPI answer within {self.options.timeout:g} s", fatal=True

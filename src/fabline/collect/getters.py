@@ -24,12 +24,20 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from fabline.collect.eapi import TlsPolicy, _chain, _connection_class, classify_eapi_error, eapi_port
+from fabline.collect.eapi import (
+    AnswerTooLarge,
+    TlsPolicy,
+    _chain,
+    _connection_class,
+    classify_eapi_error,
+    eapi_port,
+)
 from fabline.collect.transports import (
     CommandFailure,
     ConnectFailure,
     ConnectOptions,
     Output,
+    _too_large,
     classify_connect_error,
 )
 from fabline.errors import ConfigError
@@ -109,6 +117,9 @@ class NapalmSession:
                 raise classify_eapi_error(exc, connection, self.where, options.timeout) from None
             raise classify_driver_error(exc, self.where, options.timeout) from None
         self.driver = driver
+        https = getattr(getattr(getattr(driver, "device", None), "connection", None), "transport", None)
+        if self.name == "eos" and https is not None:  # each eAPI answer bounded as over SSH
+            https.max_output = options.max_output
 
     def run(self, commands: Sequence[str]) -> Iterator[tuple[str, Output | CommandFailure, float]]:
         """Call each getter in order; its result (JSON) is the command's output."""
@@ -136,6 +147,8 @@ class NapalmSession:
             )
             if isinstance(inner, BaseException):
                 causes.insert(0, inner)
+            if any(isinstance(e, AnswerTooLarge) for e in causes):
+                return _too_large(self.options.max_output, fatal=True)
             if any(isinstance(e, (socket.timeout, TimeoutError)) for e in causes):
                 return CommandFailure(
                     "command_timeout", f"no answer within {self.options.timeout:g} s", fatal=True
