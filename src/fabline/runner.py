@@ -158,6 +158,12 @@ def validate_all(
     inv = load_inventory(inventory)
     devices = inv.devices(None)
     engine = build_engine(baselines, checks_dir, lambda pattern: set(inv.select(pattern, strict=False)))
+    # Render every rule's templates for every device it selects, as check would: a template that
+    # fails or exceeds a limit for some device is refused here (exit 2), not met mid-check.
+    for program in engine.programs:
+        for dev in devices:
+            if program.selects(dev):
+                program.compiled(dev)
     info = [
         f"inventory {sources_label(inventory)}: {len(devices)} devices",
         f"baseline {', '.join(map(str, baselines))}: {len(engine.programs)} rules, "

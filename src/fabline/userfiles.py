@@ -3,6 +3,11 @@
 User files (baseline, waivers, design) are validated against pydantic models with unknown keys
 forbidden; the first problem becomes a :class:`~fabline.errors.ConfigError` that names the file,
 the line and the key, with a did-you-mean for typos.
+
+Every user YAML file (these, and the inventory's) is read and parsed within bounds
+(:func:`read_user_text`, :func:`check_yaml_bounds`): a regular file of at most
+:data:`MAX_YAML_BYTES`, nested at most :data:`MAX_YAML_DEPTH` levels, expanding through its
+aliases to at most :data:`MAX_YAML_NODES` nodes (a "billion laughs" file of 1 KB expands to 10^9).
 """
 
 from __future__ import annotations
@@ -16,6 +21,101 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticCustomError
 
 from fabline.errors import ConfigError, did_you_mean
+from fabline.paths import SnapshotPathError, read_regular
+
+#: Largest user YAML/JSON file (inventory, vars, baseline, design) fabline reads.
+MAX_YAML_BYTES = 32 * 1024 * 1024
+#: Deepest nesting of mappings and sequences in a user YAML file.
+MAX_YAML_DEPTH = 100
+#: Most nodes a user YAML file may expand to, aliases counted at their full size each time.
+MAX_YAML_NODES = 10_000_000
+
+
+def read_user_text(path: Path, what: str = "file", limit: int = MAX_YAML_BYTES) -> str:
+    """The UTF-8 text of a user file: a regular file (links followed) of at most ``limit`` bytes.
+
+    Raises:
+        ConfigError: Missing, not a regular file (a FIFO, a device, a folder), too large, or not
+            UTF-8, naming the file.
+    """
+    try:
+        data = read_regular(path.resolve(), limit)
+    except FileNotFoundError:
+        raise ConfigError(f"{what} not found", file=path) from None
+    except SnapshotPathError as exc:
+        reason = str(exc).split(": ", 1)[-1]
+        raise ConfigError(f"cannot read {what}: {reason}", file=path) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {what}: {exc.strerror or type(exc).__name__}", file=path) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path) from None
+
+
+def _line(event: Any) -> int | None:
+    mark = event.start_mark
+    return int(mark.line) + 1 if mark is not None else None
+
+
+def check_yaml_bounds(text: str, file: str | Path, loader: Any = yaml.SafeLoader) -> None:
+    """Refuse a YAML text nested too deeply or expanding too far through its aliases.
+
+    One pass over the parser's events (no recursion, nothing built): each collection and scalar
+    counts one node, each alias the full size of what it refers to.
+
+    Example:
+        >>> rows = ["a: &a [x, x, x, x, x, x, x, x, x, x]"] + [
+        ...     f"{c}: &{c} [" + ", ".join([f"*{p}"] * 10) + "]" for p, c in zip("abcdefg", "bcdefgh")]
+        >>> check_yaml_bounds(chr(10).join(rows), "bomb.yml")
+        Traceback (most recent call last):
+        ...
+        fabline.errors.ConfigError: bomb.yml:7: YAML expands to more than 10000000 nodes through its aliases (an alias bomb?)
+
+    Raises:
+        ConfigError: Naming the file and the line where a limit was passed. Malformed YAML is
+            left for the loader to report.
+    """
+    depth = total = 0
+    sizes: dict[str, int] = {}
+    open_collections: list[tuple[str | None, int]] = []
+    try:
+        for event in yaml.parse(text, Loader=loader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_YAML_DEPTH:
+                    raise ConfigError(
+                        f"YAML nested deeper than {MAX_YAML_DEPTH} levels",
+                        file=file,
+                        line=_line(event),
+                    )
+                total += 1
+                open_collections.append((event.anchor, total))
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+                anchor, start = open_collections.pop()
+                if anchor is not None:
+                    sizes[anchor] = total - start + 1
+            elif isinstance(event, yaml.ScalarEvent):
+                total += 1
+                if event.anchor is not None:
+                    sizes[event.anchor] = 1
+            elif isinstance(event, yaml.AliasEvent):
+                if event.anchor in (a for a, _ in open_collections):
+                    raise ConfigError(
+                        f"YAML alias *{event.anchor} refers to itself",
+                        file=file,
+                        line=_line(event),
+                    )
+                total += sizes.get(event.anchor or "", 1)
+            if total > MAX_YAML_NODES:
+                raise ConfigError(
+                    f"YAML expands to more than {MAX_YAML_NODES} nodes through its aliases (an alias bomb?)",
+                    file=file,
+                    line=_line(event),
+                )
+    except yaml.YAMLError:
+        return  # malformed: the loader says where
 
 
 class LineDict(dict[Any, Any]):
@@ -90,12 +190,8 @@ def load_yaml(path: Path, what: str = "YAML file") -> Any:
     Raises:
         ConfigError: Missing file or malformed YAML, naming ``file:line``.
     """
-    try:
-        text = path.read_text("utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{what} not found", file=path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {what}: {exc}", file=path) from None
+    text = read_user_text(path, what)
+    check_yaml_bounds(text, path)
     try:
         return yaml.load(text, Loader=_LineLoader)
     except yaml.MarkedYAMLError as exc:

@@ -40,7 +40,7 @@ from fabline.inventory import Device
 from fabline.platforms import merge_fragments, parse_output
 from fabline.platforms.spec import PLATFORMS
 from fabline.state import SCHEMA_ID
-from fabline.userfiles import _LineLoader, config_error_from
+from fabline.userfiles import _LineLoader, check_yaml_bounds, config_error_from
 
 _YAML: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -88,6 +88,7 @@ def parse_host_settings(text: str, path: Path) -> dict[str, Any]:
     Raises:
         ConfigError: Malformed YAML or a field that is unknown or of the wrong type (file: key).
     """
+    check_yaml_bounds(text, path)
     try:
         # The line-keeping loader, so a bad key is reported with its line.
         raw = yaml.load(text, Loader=_LineLoader)

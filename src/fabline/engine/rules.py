@@ -109,9 +109,12 @@ class RuleProgram:
         self.oper_up = isel.oper_up if isel else None
         self.base_vars = base_vars
         exps = [*(rule.expect or []), *rule.when]
-        self.var_names = tuple(
-            sorted(set().union(*(variables_of(e.model_dump()) for e in exps)) if exps else ())
-        )
+        try:
+            self.var_names = tuple(
+                sorted(set().union(*(variables_of(e.model_dump()) for e in exps)) if exps else ())
+            )
+        except TemplateValueError as exc:
+            raise ConfigError(str(exc), key=f"rules[id={rule.id}]") from None
         self._cache: dict[str, _Compiled] = {}
 
     def selects(self, dev: DeviceLike) -> bool:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from fabline.errors import ConfigError
+from fabline.userfiles import check_yaml_bounds, read_user_text
 
 #: Extensions read as YAML (JSON is YAML) in inventory directories and vars folders.
 YAML_EXTS = (".yml", ".yaml", ".json")
@@ -40,7 +42,8 @@ _Loader.add_constructor("!vault-encrypted", _construct_vault)
 
 
 def load_yaml_text(text: str, path: str) -> Any:
-    """Parse YAML (or JSON) text; errors become ConfigError with file:line."""
+    """Parse YAML (or JSON) text within the user-file bounds; errors become ConfigError with file:line."""
+    check_yaml_bounds(text, path, _Loader)
     try:
         return yaml.load(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
@@ -72,14 +75,23 @@ def yaml_line(text: str, loc: tuple[Any, ...]) -> int | None:
 
 
 def read_text(path: Path) -> str:
-    """An inventory file's text.
+    """An inventory file's text: a regular file (links followed) of at most 32 MiB.
 
     Raises:
-        ConfigError: Not UTF-8, or unreadable (naming the file).
+        ConfigError: Not UTF-8, too large, not a regular file, or unreadable (naming the file).
+    """
+    return read_user_text(path, "inventory file")
+
+
+def load_json(text: str, path: Path) -> Any:
+    """Parse a JSON inventory or vars file.
+
+    Raises:
+        ConfigError: Malformed (file:line) or nested deeper than Python's recursion limit.
     """
     try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=path) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror}", file=path) from None
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"malformed JSON: {exc.msg}", file=path, line=exc.lineno) from None
+    except RecursionError:
+        raise ConfigError("JSON nested too deeply", file=path) from None

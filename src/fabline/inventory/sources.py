@@ -8,7 +8,6 @@ groups from every source.
 from __future__ import annotations
 
 import ast
-import json
 import os
 import re
 import shlex
@@ -19,7 +18,7 @@ from typing import Any
 
 from fabline.errors import ConfigError, did_you_mean
 from fabline.inventory.dynamic import add_script_data, is_script_json, load_script
-from fabline.inventory.files import YAML_EXTS, load_yaml_text, read_text, yaml_line
+from fabline.inventory.files import YAML_EXTS, load_json, load_yaml_text, read_text, yaml_line
 from fabline.inventory.groups import GroupClosure
 from fabline.inventory.model import Group, HostEntry
 from fabline.inventory.patterns import PatternError, expand_hosts, split_port
@@ -387,9 +386,7 @@ class SourceBuilder:
         # Ansible tries the yaml plugin first for these names and falls back to ini on failure.
         yaml_error: ConfigError
         try:
-            data = json.loads(text) if path.suffix == ".json" else load_yaml_text(text, self.file)
-        except json.JSONDecodeError as exc:
-            yaml_error = ConfigError(f"malformed JSON: {exc.msg}", file=path, line=exc.lineno)
+            data = load_json(text, path) if path.suffix == ".json" else load_yaml_text(text, self.file)
         except ConfigError as exc:
             yaml_error = exc
         else:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from fabline.errors import ConfigError
-from fabline.inventory.files import YAML_EXTS, load_yaml_text, read_text, yaml_line
+from fabline.inventory.files import YAML_EXTS, load_json, load_yaml_text, read_text, yaml_line
 
 _VARS_EXTS = ("", ".yml", ".yaml", ".json")
 
@@ -91,13 +90,7 @@ def _vars_dir_files(folder: Path) -> list[Path]:
 
 def _load_vars_file(path: Path) -> dict[str, Any]:
     text = read_text(path)
-    if path.suffix == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"malformed JSON: {exc.msg}", file=path, line=exc.lineno) from None
-    else:
-        data = load_yaml_text(text, str(path))
+    data = load_json(text, path) if path.suffix == ".json" else load_yaml_text(text, str(path))
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -9,7 +10,8 @@ from typing import Any
 
 from jinja2 import TemplateError, TemplateSyntaxError, Undefined, UndefinedError, meta
 from jinja2.runtime import StrictUndefined
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from fabline.templating import BoundedImmutableSandbox, TemplateLimitError, bounded_call, render_text
 
 _SINGLE_EXPRESSION = re.compile(r"^\{\{((?:(?!\}\}|\{\{|\{%|\{#).)*)\}\}$", re.S)
 
@@ -70,7 +72,7 @@ class VarsTemplater:
     """Renders host variables: sandboxed Jinja2, native types for ``"{{ expr }}"``, recursion guard."""
 
     def __init__(self) -> None:
-        env = ImmutableSandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
+        env = BoundedImmutableSandbox(undefined=StrictUndefined, autoescape=False)
         env.globals.update(lookup=_lookup, query=_query, q=_query)
         env.filters.update(bool=_to_bool, ternary=_ternary, mandatory=_mandatory, d=env.filters["default"])
         self.env = env
@@ -80,13 +82,15 @@ class VarsTemplater:
     def _compile(self, text: str) -> tuple[Callable[..., Any], frozenset[str], bool]:
         got = self._compiled.get(text)
         if got is None:
+            loops = self.env.check(text)  # no include/import/macro: a value is one bounded template
             names = frozenset(meta.find_undeclared_variables(self.env.parse(text)))
             single = _SINGLE_EXPRESSION.match(text.strip())
             if single:
                 expr = self.env.compile_expression(single.group(1), undefined_to_none=False)
-                got = (expr, names, True)
+                got = (functools.partial(bounded_call, expr, loops), names, True)
             else:
-                got = (self.env.from_string(text).render, names, False)
+                template = self.env.from_string(text)
+                got = (functools.partial(render_text, template, loops), names, False)
             self._compiled[text] = got
         return got
 
@@ -152,6 +156,8 @@ class VarsTemplater:
                 raise VarError(
                     f"host {host!r}: variable {key!r}: template syntax error: {exc.message}", key
                 ) from None
+            except TemplateLimitError as exc:
+                raise VarError(f"host {host!r}: variable {key!r}: {exc.message}", key) from None
             except _TemplateFailureError as exc:
                 raise VarError(f"host {host!r}: variable {key!r}: {exc}", key) from None
             except (
