@@ -62,8 +62,72 @@ def parse_state(path: Path, data: bytes) -> dict[str, Any]:
     problem = structural_problem(doc)
     if problem:
         raise StateError(f"{path}: {problem}")
+    mark_invalid(doc)
     add_frame_bytes(doc)
     return doc  # type: ignore[no-any-return]
+
+
+class Invalid(str):
+    """A state value the schema forbids (``mtu: 1e308``, ``admin_up: "false"``), kept in its place.
+
+    A rule that reads it gives ``error`` naming the field (never a pass, a fail on a corrupt value,
+    or a silently unselected interface); see :func:`mark_invalid`. It is a string (the message),
+    so a report or a Python check that prints it stays readable and a numeric comparison raises.
+    """
+
+    path: str
+    reason: str
+
+    def __new__(cls, path: str, reason: str) -> Invalid:
+        """The marker for the field at ``path`` (dotted), invalid for ``reason``."""
+        self = super().__new__(cls, f"{path} is invalid ({reason})")
+        self.path, self.reason = path, reason
+        return self
+
+
+def _field_path(parts: list[Any]) -> list[Any]:
+    """Where an invalid value is replaced: the interface field, else the section field."""
+    return parts[:3] if parts[:1] == ["interfaces"] else parts[:2]
+
+
+def mark_invalid(doc: dict[str, Any]) -> list[str]:
+    """Replace every field the state schema forbids by an :class:`Invalid` naming it; return the paths.
+
+    A valid document (the usual case) costs one compiled-schema pass; only an invalid one is
+    walked for all its problems. A field is an interface's (``interfaces.Ethernet0.mtu``) or a
+    section's (``qos.lossless_priorities``); an invalid ``mtu`` also makes the frame sizes derived
+    from it invalid.
+
+    Example:
+        >>> doc = {"interfaces": {"e1": {"mtu": 9100.5, "admin_up": "false", "fec": "rs"}}}
+        >>> mark_invalid(doc), doc["interfaces"]["e1"]["fec"]
+        (['interfaces.e1.admin_up', 'interfaces.e1.mtu'], 'rs')
+        >>> print(doc["interfaces"]["e1"]["mtu"])
+        interfaces.e1.mtu is invalid (9100.5 is not of type 'integer')
+    """
+    if schema_problem(doc) is None:
+        return []
+    import jsonschema
+
+    schema = dict(schema_document())
+    schema.pop("required", None)
+    found: dict[tuple[Any, ...], str] = {}
+    for error in jsonschema.Draft202012Validator(schema).iter_errors(doc):
+        field = _field_path(list(error.absolute_path))
+        if len(field) >= 2:
+            found.setdefault(tuple(field), error.message[:200])
+    marked = []
+    for parts, reason in sorted(found.items(), key=lambda kv: [str(p) for p in kv[0]]):
+        node: Any = doc
+        for part in parts[:-1]:
+            node = node[part]
+        name = ".".join(str(p) for p in parts)
+        node[parts[-1]] = Invalid(name, reason)
+        marked.append(name)
+        if parts[0] == "interfaces" and parts[-1] == "mtu":
+            for derived in ("frame_bytes", "frame_bytes_tagged"):
+                node[derived] = Invalid(name, reason)
+    return marked
 
 
 def add_frame_bytes(doc: dict[str, Any]) -> None:

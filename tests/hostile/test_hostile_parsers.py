@@ -357,3 +357,52 @@ def test_device_strings_are_inert_in_the_markdown_report() -> None:
         _cell("leaf1 swp1 <-> gpu-1 eth2: pfc_priorities [3, 4]")
         == "leaf1 swp1 <-> gpu-1 eth2: pfc_priorities [3, 4]"
     )
+
+
+# --- item 8: check judges only valid values ------------------------------------------------------
+
+_MTU_BASELINE = """
+rules:
+  - id: switch-mtu
+    description: A smaller port MTU drops jumbo RoCE frames.
+    severity: critical
+    select:
+      roles: [leaf]
+      interfaces: {name: "Ethernet[0-9]+", admin_up: true}
+    expect:
+      - {path: mtu, min: 9100}
+  - id: host-mtu
+    description: Hosts send 9000-byte RoCE frames.
+    severity: major
+    select: {roles: [host], interfaces: {in_var: rail_interfaces}}
+    expect:
+      - {path: mtu, equals: 9000}
+"""
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("mtu", 1e308), ("mtu", 9100.5), ("mtu", 1e20), ("mtu", "9100"), ("mtu", True), ("admin_up", "false")],
+)
+def test_a_corrupt_value_is_an_error_naming_the_field(tmp_path: Path, field: str, value: Any) -> None:
+    from tests.helpers import FakeDevice, run, state
+
+    body: dict[str, Any] = {"admin_up": True, "mtu": 9100, field: value}
+    docs = [state("leaf1", interfaces={"Ethernet0": body, "Ethernet4": {"admin_up": True, "mtu": 9216}})]
+    outcome = run(tmp_path, _MTU_BASELINE, [FakeDevice("leaf1")], docs)
+    got = {(r.subject, r.status.value): r.message for r in outcome.results if r.check == "switch-mtu"}
+    assert got.get(("Ethernet0", "error")) is not None, got
+    assert f"interfaces.Ethernet0.{field} is invalid" in got[("Ethernet0", "error")]
+    assert ("Ethernet4", "pass") in got or not any(k[0] == "Ethernet4" for k in got)
+
+
+def test_a_rail_interface_missing_from_the_state_is_an_error(tmp_path: Path) -> None:
+    from tests.helpers import FakeDevice, run, state
+
+    host = FakeDevice("gpu1", platform="linux", role="host", vars={"rail_interfaces": ["eth2", "eth3"]})
+    for interfaces in ({}, {"eth2": {"mtu": 9000}}):
+        outcome = run(tmp_path, _MTU_BASELINE, [host], [state("gpu1", interfaces=interfaces)])
+        results = {(r.subject, r.status.value): r.message for r in outcome.results if r.check == "host-mtu"}
+        assert ("eth3", "error") in results, results
+        assert "eth3 (in rail_interfaces) is not in the collected state" in results[("eth3", "error")]
+        assert not any(status == "skipped" for _, status in results)

@@ -17,7 +17,7 @@ from fabline.errors import ConfigError
 from fabline.inventory import Named
 from fabline.operators import OperandError, Predicate, compile_operators
 from fabline.results import Result, Severity, Status
-from fabline.state import unsupported_reason
+from fabline.state import Invalid, unsupported_reason
 from fabline.templating import TemplateValueError, render, variables_of
 
 _MISSING: Any = object()
@@ -48,6 +48,16 @@ class _Exp:
     existence: str | None  # "absent" | "present" | None
     on_missing: str
     single: str | None  # the key, for one-part paths (most of them): a plain dict lookup
+
+
+class Unreadable(dict[str, Any]):
+    """An interface a rule selects but cannot judge: named in the inventory and absent from the
+    state, or selected on a field whose value is invalid. Evaluates to ``error`` with ``reason``.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
 
 
 def _walk(obj: Any, parts: tuple[str, ...]) -> Any:
@@ -174,7 +184,7 @@ class RuleProgram:
             listed = dev.vars.get(self.in_var)
             # An unset variable leaves the condition out (see docs/baseline.md).
             wanted = {str(x) for x in listed} if isinstance(listed, list) else None
-        out = []
+        out: list[tuple[str, Mapping[str, Any]]] = []
         for name, body in ordered:
             if wanted is not None and name not in wanted:
                 continue
@@ -183,14 +193,25 @@ class RuleProgram:
             if self.exclude_rx is not None and self.exclude_rx.fullmatch(name):
                 continue
             if self.admin_up is not None and body.get("admin_up") is not self.admin_up:
+                if type(body.get("admin_up")) is Invalid:  # never silently unselected
+                    out.append((name, Unreadable(str(body["admin_up"]))))
                 continue
             if self.oper_up is not None and body.get("oper_up") is not self.oper_up:
+                if type(body.get("oper_up")) is Invalid:
+                    out.append((name, Unreadable(str(body["oper_up"]))))
                 continue
             if self.facing != "any":
                 role = peer_role(body, roles_by_name)
                 if role is None or (self.facing == "host") != (role == "host"):
                     continue
             out.append((name, body))
+        if wanted is not None:
+            # A port the inventory names that the state lacks is an error, not a skipped rule.
+            present = {name for name, _ in ordered}
+            out += [
+                (name, Unreadable(f"{name} (in {self.in_var}) is not in the collected state"))
+                for name in sorted(wanted - present)
+            ]
         return out
 
     def evaluate(
@@ -207,8 +228,12 @@ class RuleProgram:
         :meth:`evaluate_fully`, which builds the message.
         """
         is_dict = type(body) is dict
+        if not is_dict and type(body) is Unreadable:
+            return self._r(device, subject, Status.ERROR, body.reason)
         for e in prog.checks:
             value = body.get(e.single, _MISSING) if is_dict and e.single else _walk(body, e.parts)
+            if type(value) is Invalid:
+                return self._r(device, subject, Status.ERROR, str(value))
             if value is _MISSING:
                 if e.existence == "absent":
                     continue
@@ -231,8 +256,12 @@ class RuleProgram:
         path found there is ``skipped`` with the reason, not ``error`` (``on_missing: fail`` still
         fails).
         """
+        if type(body) is Unreadable:
+            return self._r(device, subject, Status.ERROR, body.reason)
         for w in prog.when:
             value = _walk(body, w.parts)
+            if type(value) is Invalid:
+                return self._r(device, subject, Status.ERROR, str(value))
             if value is _MISSING:
                 if w.existence != "absent":
                     return self._r(device, subject, Status.SKIPPED, f"not applicable: {w.path} not present")
@@ -248,6 +277,8 @@ class RuleProgram:
         missing: list[_Exp] = []
         for e in prog.exps:
             value = _walk(body, e.parts)
+            if type(value) is Invalid:
+                return self._r(device, subject, Status.ERROR, str(value))
             if value is _MISSING:
                 actual[e.path] = None
                 if e.existence == "absent":
