@@ -7,9 +7,7 @@ directly, so loading 100k ports costs what the JSON parser costs and little more
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -209,35 +207,22 @@ def schema_document() -> dict[str, Any]:
     return schema
 
 
-@functools.cache
-def _fragment_validator() -> Callable[[Any], Any]:
-    """The state schema compiled (fastjsonschema: ~20x jsonschema) without its required keys."""
-    import fastjsonschema
-
-    schema = dict(schema_document())
-    schema.pop("required", None)
-    return fastjsonschema.compile(schema)
-
-
 def schema_problem(doc: Any) -> str | None:
     """Why a state document or a parser's fragment breaks the state schema's types and ranges.
 
-    The first problem, naming the field (``interfaces.Ethernet0.mtu must be integer``); None
-    when the document is valid. Keys a document may omit are not required here, so a
-    fragment (one command's share of a state) is checked the same way.
+    The first problem, naming the field; None when the document is valid. Keys a document may
+    omit are not required here, so a fragment (one command's share of a state) is checked the same
+    way (:func:`fabline.schema_check.state_check`, compiled from the shipped JSON Schema).
 
     Example:
         >>> schema_problem({"interfaces": {"Ethernet0": {"pfc_priorities": [3, 9]}}})
-        'interfaces.Ethernet0.pfc_priorities[1] must be smaller than or equal to 7'
+        'interfaces.Ethernet0.pfc_priorities[1]: 9 is greater than the maximum of 7'
         >>> schema_problem({"interfaces": {"Ethernet0": {"mtu": 9100}}})
     """
-    import fastjsonschema
+    from fabline.schema_check import problem_text, state_check
 
-    try:
-        _fragment_validator()(doc)
-    except fastjsonschema.JsonSchemaValueException as exc:
-        return str(exc.message).removeprefix("data.")
-    return None
+    found = state_check()(doc)
+    return problem_text(found) if found else None
 
 
 def _short(exc: Exception) -> str:

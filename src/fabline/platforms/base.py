@@ -17,6 +17,7 @@ from typing import Any
 
 from fabline.errors import CommandUnavailable, ParseError
 from fabline.platforms.toolkit import ValueProblem, clip, dash_tables
+from fabline.schema_check import problem_text, state_check
 
 Fragment = dict[str, Any]
 
@@ -34,6 +35,8 @@ class ParseContext:
     platform: str
     command: str
     params: Mapping[str, str] = field(default_factory=dict)
+    #: What the shared readers learned while parsing (``json``: load_json read the output).
+    notes: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def interface(self) -> str | None:
@@ -169,8 +172,6 @@ def check_text(output: str, ctx: ParseContext, expected: str, *, lines: bool = T
 MAX_OUTPUT_CHARS = 64 * 1024 * 1024
 #: The longest line a text parser reads (device CLIs print lines of at most a few hundred characters).
 MAX_LINE_CHARS = 4096
-#: JSON nesting a device document can have (CONFIG_DB is 3 deep, NVUE config 8); deeper is hostile.
-MAX_JSON_DEPTH = 64
 
 
 def _finite(text: str) -> float:
@@ -190,13 +191,15 @@ def _reject_constant(word: str) -> Any:
 def load_json(output: str, ctx: ParseContext, expected: str = "a JSON document") -> Any:
     """Parse JSON output (after :func:`check_text`), skipping a leading prompt/echo line.
 
-    The document is bounded: at most :data:`MAX_OUTPUT_CHARS`, :data:`MAX_JSON_DEPTH` levels of
-    nesting, integers within Python's 4,300-digit limit, finite numbers (no ``NaN``/``1e999``).
+    The document is bounded: at most :data:`MAX_OUTPUT_CHARS`, nesting within the decoder's stack
+    (deeper is a ParseError, not a crash), integers within Python's 4,300-digit limit, finite
+    numbers (no ``NaN``/``1e999``).
 
     Raises:
         ParseError: The output is not valid (or is truncated, or is unbounded) JSON.
     """
     text = check_text(output, ctx, expected, lines=False)
+    ctx.notes["json"] = True
     start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
     if start < 0:
         raise ctx.fail(expected, "no JSON object in output")
@@ -205,37 +208,12 @@ def load_json(output: str, ctx: ParseContext, expected: str = "a JSON document")
     except json.JSONDecodeError as exc:
         raise ctx.fail(expected, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except RecursionError:
-        raise ctx.fail(expected, f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+        raise ctx.fail(expected, "JSON nested deeper than the parser's stack") from None
     except ValueError as exc:  # ValueProblem, or an integer beyond Python's digit limit
         raise ctx.fail(expected, f"invalid JSON: {clip(str(exc).splitlines()[0])}") from None
-    if _too_deep(doc, MAX_JSON_DEPTH):
-        raise ctx.fail(expected, f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    # Deep nesting that loads is bounded where it matters: a fragment nests at most
+    # MAX_FRAGMENT_DEPTH levels (run_parser); a walk of every document would cost every collection.
     return doc
-
-
-def _too_deep(doc: Any, limit: int) -> bool:
-    """Whether containers nest deeper than ``limit`` (iterative: a deep document cannot overflow it)."""
-    stack: list[tuple[Any, int]] = [(doc, 1)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node, depth = pop()
-        kind = type(node)
-        if kind is dict:
-            if depth > limit:
-                return True
-            for value in node.values():
-                if type(value) in _CONTAINERS:
-                    push((value, depth + 1))
-        elif kind is list:
-            if depth > limit:
-                return True
-            for value in node:
-                if type(value) in _CONTAINERS:
-                    push((value, depth + 1))
-    return False
-
-
-_CONTAINERS = frozenset({dict, list})
 
 
 def deep_merge(into: Fragment, fragment: Mapping[str, Any]) -> Fragment:
@@ -339,9 +317,8 @@ MAX_FIELD_CHARS = 4096
 
 #: Control characters (C0 but TAB, DEL, C1) raw in text, or escaped in JSON. Device strings go to
 #: consoles and reports: an escape sequence in an LLDP system name must not reach a terminal.
-_CONTROL_IN_OUTPUT = re.compile(
-    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]|\\u00[01][0-9a-fA-F]|\\u00[89][0-9a-fA-F]|\\u007[fF]|\\[nrbf]"
-)
+_CONTROL_RAW = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_CONTROL_ESCAPED = re.compile(r"\\u00[01][0-9a-fA-F]|\\u00[89][0-9a-fA-F]|\\u007[fF]|\\[nrbf]")
 _CONTROL_IN_STRING = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]+")
 
 
@@ -383,12 +360,15 @@ def run_parser(parser: Parser, output: str, ctx: ParseContext) -> Fragment:
         raise ctx.fail(
             "output holding data", "nothing readable in it (truncated, or another command's output?)"
         )
-    dirty = _CONTROL_IN_OUTPUT.search(output) is not None
-    problem = _bound_fragment(fragment, dirty)
+    dirty = _CONTROL_RAW.search(output) is not None or (
+        "\\" in output and _CONTROL_ESCAPED.search(output) is not None
+    )
+    # Strings and nesting taken from a text output are bounded by its line cap and the parser's
+    # own structure; JSON can carry anything, so its fragments (and dirty ones) are walked.
+    problem = _bound_fragment(fragment, dirty) if dirty or ctx.notes.get("json") else None
     if problem is None:
-        from fabline.state import schema_problem
-
-        problem = schema_problem(fragment)
+        found = state_check()(fragment)
+        problem = problem_text(found) if found else None
     if problem:
         raise ctx.fail("values valid in the state schema", problem)
     return fragment
