@@ -16,11 +16,13 @@ from typing import Any, TypeVar
 import click
 
 from fabline.errors import ConfigError, FablineError
+from fabline.reports import FORMATS as REPORT_FORMATS
 from fabline.results import ExitCode
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-FORMATS = ("json", "junit", "md", "html", "prom")
+#: Report formats, from the one format registry.
+FORMATS = tuple(REPORT_FORMATS)
 SEVERITIES = ("critical", "major", "minor", "info")
 
 

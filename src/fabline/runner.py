@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,12 +19,14 @@ from fabline.engine import Engine
 from fabline.errors import ConfigError
 from fabline.paths import MAX_STATE_BYTES, SnapshotPathError, read_under
 from fabline.perf import paused_gc
-from fabline.reports import Report, write_reports
+from fabline.record import CounterDeltas, FabricLinks, Link, Report, ReportContext, TrendPoint
+from fabline.reports import needs_of, write_reports
 from fabline.results import Severity, exit_code
 from fabline.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from fabline.inventory import Sources
+    from fabline.history.diff import DiffResult
+    from fabline.inventory import Device, Sources
 
 #: Baseline tag of rules about operational state; they do not run on intended configs.
 OPERATIONAL_TAG = "operational"
@@ -117,7 +119,9 @@ def run_check(
     failed: str | None = None
     if history is not None:
         failed = _record_history(report, snapshot, history)
-    written = write_reports(report, formats, out) if out is not None else []
+    written = []
+    if out is not None:
+        written = write_reports(report, formats, out, context=report_context(report, formats, devices))
     if failed is not None:
         # The run itself is done and reported; only the history step failed.
         raise ConfigError(
@@ -127,13 +131,17 @@ def run_check(
 
 
 def _record_history(report: Report, snapshot: Path, history: Path) -> str | None:
-    """Record the run; why it could not be (a corrupt, locked or unwritable database), or None."""
+    """Record the run (the report keeps its run id); why it could not be, or None.
+
+    A corrupt, locked or unwritable database is a reason, not an exception.
+    """
     import sqlite3
 
     from fabline.history import record
 
     try:
-        record(report, snapshot, history)
+        report.run_id = record(report, snapshot, history)
+        report.history_db = str(history)
     except ConfigError as exc:
         return exc.message
     except sqlite3.Error as exc:
@@ -143,6 +151,127 @@ def _record_history(report: Report, snapshot: Path, history: Path) -> str | None
     except OSError as exc:
         return f"cannot write it ({exc.strerror or type(exc).__name__})"
     return None
+
+
+def report_context(
+    report: Report,
+    formats: list[str],
+    devices: Sequence[Device] | None = None,
+    diff: DiffResult | None = None,
+) -> ReportContext:
+    """What the given formats draw beyond the run record, computed once for all of them.
+
+    Args:
+        report: The run record.
+        formats: The formats to be written (only the context they need is computed).
+        devices: The run's inventory devices, for rails (None: the inventory is loaded again).
+        diff: The diff computed with the run (``fabline drift``): its counter deltas are used.
+
+    A part that cannot be computed is a warning in the context, which the reports show.
+    """
+    needs = needs_of(formats)
+    ctx = ReportContext()
+    if "trend" in needs:
+        ctx.trend, ctx.trend_note = _trend(report)
+    if "rails" in needs or "fabric" in needs:
+        ctx.rails = _rails(report, devices, ctx.warnings)
+    if "fabric" in needs:
+        ctx.fabric = _fabric_links(report, ctx.rails or {}, ctx.warnings)
+    if "counters" in needs:
+        ctx.counters = _counters(report, diff, ctx.warnings)
+    return ctx
+
+
+def _trend(report: Report) -> tuple[list[TrendPoint] | None, str]:
+    """Trend points from the history the run was recorded in (or the default one), and a note."""
+    from fabline.history.store import DEFAULT_DB, HistoryStore
+    from fabline.reports.html import TREND_RUNS, this_run_point
+
+    db = Path(report.history_db) if report.history_db else (DEFAULT_DB if DEFAULT_DB.is_file() else None)
+    if db is None or not db.is_file():
+        return None, "no run history (record runs with fabline check --history to see trends)"
+    try:
+        with HistoryStore(db, create=False) as store:
+            runs = store.runs(limit=TREND_RUNS)
+    except Exception as exc:  # a broken history must not stop the report; the page says why
+        return None, f"run history unreadable: {exc}"
+    points = [
+        TrendPoint(r.started_iso[:16].replace("T", " "), r.counts["fail"], r.counts["error"], r.fail_by_check)
+        for r in runs
+    ]
+    if report.run_id is None or all(r.run_id != report.run_id for r in runs):
+        points.append(this_run_point(report))
+        points = points[-TREND_RUNS:]
+    return points, f"{len(points)} runs from {db}"
+
+
+def _rails(report: Report, devices: Sequence[Device] | None, warnings: list[str]) -> dict[str, str]:
+    """Device name -> rail (inventory variable ``rail``)."""
+    if devices is None:
+        from fabline.inventory import load_inventory
+
+        # A report names several inventory sources joined by ", " (sources_label).
+        given = Path(report.inventory)
+        try:
+            devices = load_inventory(given if given.exists() else report.inventory.split(", ")).devices(
+                report.limit
+            )
+        except ConfigError as exc:
+            warnings.append(f"fabric picture: inventory not readable, leaves not grouped by rail: {exc}")
+            return {}
+    return {d.name: str(d.vars["rail"]) for d in devices if d.vars.get("rail") is not None}
+
+
+def _fabric_links(report: Report, rails: Mapping[str, str], warnings: list[str]) -> FabricLinks | None:
+    """The LLDP neighbours of the devices the fabric picture draws, read from the snapshot."""
+    from fabline.reports.html import devices_to_read
+    from fabline.state import StateError
+
+    try:
+        snap = Snapshot(Path(report.snapshot))
+    except ConfigError as exc:
+        warnings.append(f"fabric picture: snapshot not readable, links not drawn: {exc}")
+        return None
+    names, complete = devices_to_read(report, rails)
+    links: list[Link] = []
+    unreadable: list[str] = []
+    for name in names:
+        try:
+            doc = snap.load(name)
+        except StateError:
+            unreadable.append(name)
+            continue
+        if not doc:
+            continue
+        for port, body in (doc.get("interfaces") or {}).items():
+            lldp = body.get("lldp") if isinstance(body, dict) else None
+            if isinstance(lldp, dict) and isinstance(lldp.get("device"), str):
+                links.append(Link(name, port, lldp["device"], str(lldp.get("port", ""))))
+    if unreadable:
+        shown = ", ".join(unreadable[:5]) + (
+            f" and {len(unreadable) - 5} more" if len(unreadable) > 5 else ""
+        )
+        warnings.append(f"fabric picture: state unreadable, its links not drawn: {shown}")
+    return FabricLinks(links, complete)
+
+
+def _counters(report: Report, diff: DiffResult | None, warnings: list[str]) -> CounterDeltas | None:
+    """Counter deltas: the diff computed with the run, else since the previous recorded run."""
+    from fabline.history.diff import counters_between
+    from fabline.history.store import HistoryStore
+
+    if diff is not None:
+        return CounterDeltas(diff.counters, diff.before.label)
+    if report.history_db is None or report.run_id is None:
+        return None
+    with HistoryStore(Path(report.history_db), create=False) as store:
+        prev = store.previous(report.run_id)
+    if prev is None:
+        return None
+    if not (Path(prev.snapshot) / "state").is_dir():
+        warnings.append(f"counter rates: the previous run {prev.run_id}'s snapshot {prev.snapshot} is gone")
+        return None
+    return CounterDeltas(counters_between(Path(prev.snapshot), Path(report.snapshot)), prev.run_id)
 
 
 def validate_all(

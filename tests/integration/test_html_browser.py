@@ -21,7 +21,7 @@ import pytest
 
 from fabline import synthetic
 from fabline.reports import html, jsonreport
-from fabline.runner import run_check
+from fabline.runner import report_context, run_check
 
 REPO = Path(__file__).resolve().parents[2]
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -166,7 +166,7 @@ def browser(tmp_path: Path):  # type: ignore[no-untyped-def]
 def _write(report: Any, out: Path) -> tuple[Path, dict[str, Any]]:
     out.mkdir(parents=True, exist_ok=True)
     page = out / "report.html"
-    page.write_text(html.render(report), "utf-8")
+    page.write_text(html.render(report, report_context(report, ["html"])), "utf-8")
     return page, json.loads(jsonreport.render(report))
 
 
@@ -295,7 +295,7 @@ def test_large_fabric_is_summarized_per_rail(browser: Browser, tmp_path: Path) -
         inventory=inv, snapshot=snap, baselines=[REPO / "baseline" / "roce.yml"], checks_dir=None, limit=None,
         out=None, formats=[], fail_on="minor",
     )  # fmt: skip
-    text = html.render(report)
+    text = html.render(report, report_context(report, ["html"]))
     assert len(text) < 2_000_000
     page, doc = _write(report, tmp_path / "out")
     session = browser.open(page.as_uri())
@@ -320,8 +320,7 @@ def test_the_harness_sees_console_errors_and_exceptions(browser: Browser, tmp_pa
 
 
 def test_device_text_is_escaped(tmp_path: Path) -> None:
-    from fabline.engine import RunOutcome
-    from fabline.reports import Report
+    from fabline.record import Report, RunOutcome
     from fabline.results import Result, ResultStore, Severity, Status
 
     store = ResultStore()
@@ -342,4 +341,4 @@ def test_device_text_is_escaped(tmp_path: Path) -> None:
     text = html.render(report)
     assert "<script>alert(1)</script>" not in text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text and "leaf&lt;1&gt;" in text
-    assert "snapshot not readable" in text
+    assert "links not drawn" in text  # no links given: said on the page, not skipped silently

@@ -9,10 +9,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from fabline import synthetic
-from fabline.history import attach, record
+from fabline.history import record
 from fabline.history.diff import Side, diff_sides
 from fabline.reports import jsonreport, prom
-from fabline.runner import run_check
+from fabline.runner import report_context, run_check
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -77,8 +77,8 @@ def test_counter_rates_from_the_last_diff(tmp_path: Path) -> None:
     ]
     synthetic.write_snapshot(fabric, tmp_path / "a", faults, collected_at="2026-11-29T08:01:00Z")
     report = _check(tmp_path / "a")
-    attach(report, diff=diff_sides(Side("b", tmp_path / "b"), Side("a", tmp_path / "a")))
-    m = _samples(prom.render(report))
+    diff = diff_sides(Side("b", tmp_path / "b"), Side("a", tmp_path / "a"))
+    m = _samples(prom.render(report, report_context(report, ["prom"], diff=diff)))
     rate = m["fabline_counter_rate_per_second"]
     assert rate[(("counter", "fec_uncorrectable"),)] == 10.0
     assert rate[(("counter", "pfc_rx_pause.3"),)] == 20.0
@@ -97,8 +97,26 @@ def test_counter_rates_from_the_previous_recorded_run(tmp_path: Path) -> None:
     first = _check(tmp_path / "b")
     record(first, tmp_path / "b", db)
     report = _check(tmp_path / "a", history=db)
-    m = _samples(prom.render(report))
+    m = _samples(prom.render(report, report_context(report, ["prom"])))
     assert m["fabline_counter_rate_per_second"] == {(("counter", "crc_errors"),): 10.0}
+
+
+def test_a_gone_previous_snapshot_is_a_warning_in_the_metrics(tmp_path: Path) -> None:
+    import shutil
+
+    fabric = synthetic.lab_fabric()
+    synthetic.write_snapshot(fabric, tmp_path / "b", collected_at="2026-11-29T08:00:00Z")
+    synthetic.write_snapshot(fabric, tmp_path / "a", collected_at="2026-11-29T08:00:30Z")
+    db = tmp_path / "history.sqlite"
+    record(_check(tmp_path / "b"), tmp_path / "b", db)
+    shutil.rmtree(tmp_path / "b")
+    report = _check(tmp_path / "a", history=db)
+    context = report_context(report, ["prom"])
+    assert context.counters is None
+    text = prom.render(report, context)
+    assert "fabline_counter_rate_per_second" not in _samples(text)
+    (line,) = [x for x in text.splitlines() if x.startswith("# fabline warning:")]
+    assert "snapshot" in line and "is gone" in line and str(tmp_path / "b") in line
 
 
 def test_label_values_are_escaped() -> None:

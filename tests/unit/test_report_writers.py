@@ -146,7 +146,7 @@ class _Unpicklable(FablineError):
 def test_an_error_in_a_writer_process_is_raised_here(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, exc: Exception
 ) -> None:
-    def broken(_report: Report) -> str:
+    def broken(_report: Report, _context: object = None) -> str:
         raise exc
 
     monkeypatch.setattr(junit, "render", broken)

@@ -27,6 +27,7 @@ check raises becomes an ``error`` result; it never stops the run.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Literal, cast, get_args
@@ -80,6 +81,20 @@ class DeviceContext:
     def peer_role(self, interface: Mapping[str, Any]) -> str | None:
         """Inventory role of the interface's LLDP peer, or None when unknown."""
         return peer_role(interface, self.roles_by_name)
+
+
+#: The ``device`` of a fabric-scope check's results that concern no single device.
+FABRIC_DEVICE = "(fabric)"
+
+
+def natural_key(name: str) -> tuple[Any, ...]:
+    """Sort key that puts Ethernet2 before Ethernet10.
+
+    Example:
+        >>> sorted(["Ethernet10", "Ethernet2", "eth1"], key=natural_key)
+        ['Ethernet2', 'Ethernet10', 'eth1']
+    """
+    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.findall(r"\d+|\D+", name))
 
 
 def peer_role(interface: Mapping[str, Any], roles_by_name: Mapping[str, str]) -> str | None:

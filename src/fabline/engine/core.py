@@ -10,54 +10,27 @@ expectation. Results are plain slot objects. Fabric-scope checks keep only what 
 from __future__ import annotations
 
 import datetime as dt
-import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from fabline.baseline import Baseline, severity_of
-from fabline.checks import AnyCheck, DeviceContext, DeviceSummary, FabricContext
+from fabline.checks import FABRIC_DEVICE, AnyCheck, DeviceContext, DeviceSummary, FabricContext, natural_key
 from fabline.engine.parallel import Part, Work, choose_jobs, run_parts
 from fabline.engine.rules import DeviceLike, RuleProgram
 from fabline.engine.waivers import WaiverMatcher, apply_waivers
 from fabline.errors import ConfigError, did_you_mean
 from fabline.problems import Problem, group
+from fabline.record import RunOutcome
 from fabline.results import Result, ResultStore, Severity, Status
 from fabline.secret_keys import public_vars
 from fabline.snapshot import Snapshot
 from fabline.state import UNREADABLE_STATUSES, StateError
 
-FABRIC_DEVICE = "(fabric)"
-
-
-def natural_key(name: str) -> tuple[Any, ...]:
-    """Sort key that puts Ethernet2 before Ethernet10.
-
-    Example:
-        >>> sorted(["Ethernet10", "Ethernet2", "eth1"], key=natural_key)
-        ['Ethernet2', 'Ethernet10', 'eth1']
-    """
-    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.findall(r"\d+|\D+", name))
-
-
 # --------------------------------------------------------------------------------------------
 # the run
-
-
-@dataclass
-class RunOutcome:
-    """Everything a report needs from one check run."""
-
-    results: ResultStore
-    devices: list[dict[str, Any]]
-    warnings: list[str] = field(default_factory=list)
-    started: float = 0.0
-    finished: float = 0.0
-    checks: list[dict[str, Any]] = field(default_factory=list)
-    #: The findings grouped by cause (:mod:`fabline.problems`), most severe first.
-    problems: list[Problem] = field(default_factory=list)
 
 
 @dataclass

@@ -99,7 +99,8 @@ def _db_of(ctx: click.Context, db: Path | None) -> Path:
 @friendly
 def history_show(ctx: click.Context, run: str, db: Path | None, fmt: str) -> None:
     """Reprint a recorded run's report (RUN: id, id prefix, last, last~N or a pin name)."""
-    from fabline.reports import writers
+    from fabline.reports import render
+    from fabline.runner import report_context
 
     with HistoryStore(_db_of(ctx, db), create=False) as store:
         row = store.resolve(run)
@@ -111,7 +112,7 @@ def history_show(ctx: click.Context, run: str, db: Path | None, fmt: str) -> Non
         console.print(f"run {row.run_id} ({row.started_iso}), snapshot {row.snapshot}", highlight=False)
         print_summary(report, console)
         return
-    click.echo(writers()[fmt][1](report), nl=False)
+    click.echo(render(report, fmt, report_context(report, [fmt])), nl=False)
 
 
 @history.command("pin")
@@ -435,10 +436,9 @@ def drift(
     The nightly job: exit code 4 when the run has new failures or new errors compared with the
     reference; the first run (nothing to compare with) exits with the check's own code.
     """
-    from fabline.history import attach
     from fabline.history.render import print_diff, render_json, render_markdown
     from fabline.reports import write_reports
-    from fabline.runner import run_check
+    from fabline.runner import report_context, run_check
 
     fmts = parse_formats(formats)
     reference = None
@@ -487,10 +487,9 @@ def drift(
             problem_groups=[p.to_dict() for p in report.problems],
         )  # fmt: skip
         result = diff_sides(side_b, side_a, ignore=(*DEFAULT_VOLATILE, *ignore))
-        attach(report, diff=result)
     console = Console()
     if out is not None:
-        written = write_reports(report, fmts, out)
+        written = write_reports(report, fmts, out, context=report_context(report, fmts, diff=result))
         if result is not None:
             for name, text in (("diff.json", render_json(result)), ("diff.md", render_markdown(result))):
                 (out / name).write_text(text, "utf-8")

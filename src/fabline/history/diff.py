@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from fabline.perf import fork_pool, paused_gc, worker_count
+from fabline.record import CounterDelta
 from fabline.results import ExitCode, Result, Severity, Status, change_exit_code
 from fabline.snapshot import Snapshot
 from fabline.state import StateError
@@ -128,29 +129,6 @@ class Change:
         """JSON-ready form."""
         return {"device": self.device, "path": self.path, "before": self.before, "after": self.after,
                 "kind": self.kind}  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class CounterDelta:
-    """The change of one cumulative counter of one interface between the two collections."""
-
-    device: str
-    subject: str
-    counter: str
-    before: int
-    after: int
-    delta: int
-    per_second: float | None
-    reset: bool
-    seconds: float | None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "device": self.device, "subject": self.subject, "counter": self.counter, "before": self.before,
-            "after": self.after, "delta": self.delta, "per_second": self.per_second, "reset": self.reset,
-            "seconds": self.seconds,
-        }  # fmt: skip
 
 
 @dataclass

@@ -9,8 +9,9 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
-from fabline.history.diff import CounterDelta, DiffResult
+from fabline.history.diff import DiffResult
 from fabline.perf import paused_gc
+from fabline.record import CounterDelta
 
 #: Rows per section in the console and Markdown outputs; the JSON has every row.
 MAX_ROWS = 50

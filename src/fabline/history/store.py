@@ -23,15 +23,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fabline.errors import ConfigError
 from fabline.perf import paused_gc
 from fabline.problems import Problem, facts_of_rows, group, problem_from_dict
+from fabline.record import Report, RunOutcome
 from fabline.results import Result, ResultStore, Severity, Status
-
-if TYPE_CHECKING:
-    from fabline.reports import Report
 
 DEFAULT_DB = Path(".fabline") / "history.sqlite"
 #: Seconds a writer waits for another writer before giving up.
@@ -542,9 +540,6 @@ class HistoryStore:
 
     def report(self, run: RunRow) -> Report:
         """Rebuild the run's report (passes carry no ``expected``: see the module docs)."""
-        from fabline.engine import RunOutcome
-        from fabline.reports import Report
-
         summary, checks, warnings = self.conn.execute(
             "SELECT summary, checks, warnings FROM runs WHERE id = ?", (run.id,)
         ).fetchone()

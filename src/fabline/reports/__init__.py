@@ -1,108 +1,89 @@
-"""Report writers: one module per format, one registry mapping format names to writers.
+"""Report writers: one module per format, one registry (:data:`FORMATS`) mapping names to writers.
 
-Every writer takes the same :class:`Report` (run metadata + outcome) and returns text; the CLI
-writes it to ``OUT/report.<ext>``. The console summary is separate (it prints, it is not a file).
+Every writer is a pure function of the run record (:class:`~fabline.record.Report`) and the
+context the runner computed for it (:class:`~fabline.record.ReportContext`: trend points, counter
+deltas, rails, links); it returns text or UTF-8 bytes and never reads a file, a database, the
+inventory or the snapshot. The CLI writes each one to ``OUT/<file name>``. The console summary is
+separate (it prints, it is not a file).
 """
 
 from __future__ import annotations
 
-import datetime as dt
+import importlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from fabline import perf
-from fabline.engine import RunOutcome
-from fabline.problems import Problem
-from fabline.results import Result, ResultStore, Severity, Status
+from fabline.record import Report, ReportContext
+
+Writer = Callable[[Report, ReportContext], "str | bytes"]
 
 
-@dataclass
-class Report:
-    """What every report format renders.
+@dataclass(frozen=True)
+class Format:
+    """One report format.
 
     Attributes:
-        outcome: Results, devices and warnings of the run.
-        inventory: Inventory path as given.
-        baselines: Baseline files, in overlay order.
-        snapshot: Snapshot folder.
-        fail_on: Severity threshold of exit code 4.
-        exit_code: The process exit code this run ends with.
-        limit: The ``--limit`` pattern, if any.
-        version: fabline version.
+        name: What ``--format`` calls it.
+        filename: The file it is written to in the output folder.
+        module: Its module under ``fabline.reports``.
+        function: The writer in that module: ``(report, context) -> str | bytes``.
+        needs: The parts of :class:`~fabline.record.ReportContext` it draws (``trend``,
+            ``counters``, ``rails``, ``fabric``); the runner computes only what some format needs.
+        heavy: Its size grows with every result (written in a forked child on large runs).
     """
 
-    outcome: RunOutcome
-    inventory: str
-    baselines: list[str]
-    snapshot: str
-    fail_on: Severity
-    exit_code: int
-    limit: str | None = None
-    version: str = ""
-    _summary: dict[str, Any] | None = field(default=None, repr=False)
+    name: str
+    filename: str
+    module: str
+    function: str
+    needs: frozenset[str] = frozenset()
+    heavy: bool = False
 
-    @property
-    def results(self) -> ResultStore:
-        """All results, in run order (iterable; passes are materialised on the fly)."""
-        return self.outcome.results
-
-    @property
-    def summary(self) -> dict[str, Any]:
-        """Counts by status, severity and device (computed once)."""
-        if self._summary is None:
-            self._summary = self.outcome.results.summary()
-        return self._summary
-
-    @property
-    def problems(self) -> list[Problem]:
-        """The findings grouped by cause (:mod:`fabline.problems`), most severe first."""
-        return self.outcome.problems
-
-    def findings(self) -> list[Result]:
-        """Fail and error results, most severe first, then by check, device, subject."""
-        probs = [r for r in self.outcome.results.problems if r.status in (Status.FAIL, Status.ERROR)]
-        probs.sort(
-            key=lambda r: (r.status is not Status.FAIL, -r.severity, r.check, r.device, r.subject or "")
-        )
-        return probs
-
-    def timestamp(self, which: str = "started") -> str:
-        """ISO 8601 UTC time of the run's start or finish."""
-        t = self.outcome.started if which == "started" else self.outcome.finished
-        return dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    def writer(self) -> Writer:
+        """The format's writer function."""
+        fn: Writer = getattr(importlib.import_module(f"fabline.reports.{self.module}"), self.function)
+        return fn
 
 
-Writer = Callable[[Report], str]
-
-#: Format name -> (file name, module, function). The function returns text or UTF-8 bytes.
-_FILES: dict[str, tuple[str, str, str]] = {
-    "json": ("report.json", "jsonreport", "render_bytes"),
-    "junit": ("report.junit.xml", "junit", "render"),
-    "md": ("report.md", "markdown", "render"),
-    "html": ("report.html", "html", "render"),
-    "prom": ("report.prom", "prom", "render"),
+#: Every report format, in the order the CLI lists them.
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (
+        Format("json", "report.json", "jsonreport", "render_bytes", heavy=True),
+        Format("junit", "report.junit.xml", "junit", "render", heavy=True),
+        Format("md", "report.md", "markdown", "render"),
+        Format("html", "report.html", "html", "render", frozenset({"trend", "rails", "fabric"})),
+        Format("prom", "report.prom", "prom", "render", frozenset({"counters"})),
+    )
 }
-#: Formats whose size grows with every result (the others list problems and counts only).
-_HEAVY = ("json", "junit")
 
 
-def writers() -> dict[str, tuple[str, Writer]]:
-    """Format name -> (file name, writer)."""
-    from fabline.reports import html, jsonreport, junit, markdown, prom
+def needs_of(formats: list[str]) -> frozenset[str]:
+    """The context parts the given formats draw.
 
-    return {
-        "json": ("report.json", jsonreport.render),
-        "junit": ("report.junit.xml", junit.render),
-        "md": ("report.md", markdown.render),
-        "html": ("report.html", html.render),
-        "prom": ("report.prom", prom.render),
-    }
+    Example:
+        >>> sorted(needs_of(["json", "prom"]))
+        ['counters']
+    """
+    return frozenset().union(*(FORMATS[f].needs for f in formats))
 
 
-def write_reports(report: Report, formats: list[str], out_dir: Path, jobs: int | None = None) -> list[Path]:
+def render(report: Report, fmt: str, context: ReportContext | None = None) -> str:
+    """One format's text (bytes decoded), e.g. to print it."""
+    data = FORMATS[fmt].writer()(report, context or ReportContext())
+    return data.decode("utf-8") if isinstance(data, bytes) else data
+
+
+def write_reports(
+    report: Report,
+    formats: list[str],
+    out_dir: Path,
+    jobs: int | None = None,
+    context: ReportContext | None = None,
+) -> list[Path]:
     """Write each requested format into ``out_dir``; returns the files written, in ``formats`` order.
 
     Files are written atomically (temporary file, then rename) so a reader never sees half a report.
@@ -110,21 +91,23 @@ def write_reports(report: Report, formats: list[str], out_dir: Path, jobs: int |
     after the first in a forked child process (``jobs=1`` forces one process; by default children
     are used from :data:`fabline.perf.PARALLEL_MIN_RESULTS` results on, and never while other
     threads run). A
-    child's error is raised here as if the file had been written in-process.
+    child's error is raised here as if the file had been written in-process. ``context`` is what
+    the runner computed for the formats that draw more than the run record (empty when omitted).
     """
+    context = context or ReportContext()
     out_dir.mkdir(parents=True, exist_ok=True)
-    targets = [out_dir / _FILES[fmt][0] for fmt in formats]
-    heavy = [fmt for fmt in formats if fmt in _HEAVY]
+    targets = [out_dir / FORMATS[fmt].filename for fmt in formats]
+    heavy = [fmt for fmt in formats if FORMATS[fmt].heavy]
     if jobs is None:
         jobs = 2 if len(report.results) >= perf.PARALLEL_MIN_RESULTS else 1
     forked = heavy[1:] if jobs > 1 and len(heavy) > 1 and perf.can_fork(alone=True) else []
     if forked:
         report.summary  # noqa: B018 - computed once, before the children inherit the report
-    children = [(fmt, _fork_writer(report, fmt, out_dir)) for fmt in forked]
+    children = [(fmt, _fork_writer(report, context, fmt, out_dir)) for fmt in forked]
     try:
         for fmt in formats:
             if fmt not in forked:
-                _write_one(report, fmt, out_dir)
+                _write_one(report, context, fmt, out_dir)
     finally:
         errors = [(fmt, _reap(*child)) for fmt, child in children]
     for _fmt, exc in errors:
@@ -133,19 +116,16 @@ def write_reports(report: Report, formats: list[str], out_dir: Path, jobs: int |
     return targets
 
 
-def _write_one(report: Report, fmt: str, out_dir: Path) -> None:
-    import importlib
-
-    filename, module, function = _FILES[fmt]
-    render = getattr(importlib.import_module(f"fabline.reports.{module}"), function)
-    data = render(report)
-    target = out_dir / filename
-    tmp = target.with_name(f".{filename}.tmp")
+def _write_one(report: Report, context: ReportContext, fmt: str, out_dir: Path) -> None:
+    spec = FORMATS[fmt]
+    data = spec.writer()(report, context)
+    target = out_dir / spec.filename
+    tmp = target.with_name(f".{spec.filename}.tmp")
     tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
     tmp.replace(target)
 
 
-def _fork_writer(report: Report, fmt: str, out_dir: Path) -> tuple[int, int]:
+def _fork_writer(report: Report, context: ReportContext, fmt: str, out_dir: Path) -> tuple[int, int]:
     """Start a child writing one format; returns (pid, read end of its error pipe)."""
     read, write = os.pipe()
     pid = os.fork()
@@ -155,7 +135,7 @@ def _fork_writer(report: Report, fmt: str, out_dir: Path) -> tuple[int, int]:
     code = 0  # the child: write, send any exception through the pipe, never return
     try:
         os.close(read)
-        _write_one(report, fmt, out_dir)
+        _write_one(report, context, fmt, out_dir)
     except BaseException as exc:
         code = 1
         try:
@@ -210,3 +190,14 @@ def _reap(pid: int, read: int) -> BaseException | None:
         return exc
     code = os.waitstatus_to_exitcode(status)
     return RuntimeError(f"the report writer process exited with status {code}") if code != 0 else None
+
+
+__all__ = [
+    "FORMATS",
+    "Format",
+    "Report",
+    "ReportContext",
+    "needs_of",
+    "render",
+    "write_reports",
+]

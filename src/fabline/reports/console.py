@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from fabline.problems import Problem
-from fabline.reports import Report
+from fabline.record import Report
 from fabline.results import Status
 
 _STYLE = {"pass": "green", "fail": "red", "error": "magenta", "skipped": "dim", "waived": "cyan"}

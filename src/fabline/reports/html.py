@@ -1,8 +1,9 @@
 """``report.html``: one self-contained page (inline CSS, SVG and a little JavaScript, no fetches).
 
 Summary tiles, failures by check and by device, a fabric picture (spines, leaves by rail, hosts;
-failing links in red) drawn from the snapshot's LLDP neighbours and the inventory's ``rail``
-variables, and trend charts from the run history. Sizes stay bounded on 100k-GPU fabrics: a
+failing links in red) drawn from the LLDP neighbours and ``rail`` variables the runner passes in
+(:class:`~fabline.record.ReportContext`), and trend charts of the run history points it passes.
+A pure function of the run record and that context: nothing is read here. Sizes stay bounded on 100k-GPU fabrics: a
 fabric larger than :data:`DETAIL_LEAVES` leaves is drawn per rail, hosts are summarized per rail
 beyond :data:`DETAIL_HOSTS`, and tables stop at a few hundred rows (the JSON report has all).
 """
@@ -12,11 +13,10 @@ from __future__ import annotations
 import html
 import json
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
-from fabline.reports import Report
+from fabline.record import Report, ReportContext, TrendPoint
 from fabline.reports.console import finding_checks, inspect_text, problem_count_line
 from fabline.results import Result, Status
 
@@ -99,26 +99,36 @@ class FabricView:
         return [(a, ap, b, bp) for group in self.links.values() for a, ap, b, bp, bad in group if bad]
 
 
-def _rails(report: Report) -> dict[str, str]:
-    """Device name -> rail (inventory variable ``rail``); empty when the inventory cannot be read."""
-    try:
-        from fabline.inventory import load_inventory
+def devices_to_read(report: Report, rails: Mapping[str, str]) -> tuple[list[str], bool]:
+    """The devices whose LLDP neighbours the picture needs, and whether that is all of them.
 
-        # A report names several inventory sources joined by ", " (sources_label).
-        given = Path(report.inventory)
-        inv = load_inventory(given if given.exists() else report.inventory.split(", "))
-        return {
-            d.name: str(d.vars["rail"]) for d in inv.devices(report.limit) if d.vars.get("rail") is not None
-        }
-    except Exception:  # the picture is a convenience; a report is written regardless
-        return {}
+    A small fabric is drawn link by link: every spine's and leaf's state (switch states name both
+    ends of every fabric and host link). A large one is summarized per rail, and only links with a
+    failing end matter, so only the devices with failing ports are read (a 100k-GPU fabric has
+    1,600 switch states). The runner reads exactly these states into the context.
+    """
+    roles = {d["name"]: d.get("role", "") for d in report.outcome.devices}
+    spines = [n for n, role in roles.items() if role == "spine"]
+    by_rail: dict[str, list[str]] = {}
+    for n, role in roles.items():
+        if role == "leaf":
+            by_rail.setdefault(rails.get(n, "?"), []).append(n)
+    leaves = [n for group in by_rail.values() for n in group]  # the picture's order: rail by rail
+    if len(leaves) <= DETAIL_LEAVES and len(spines) <= DETAIL_SPINES:
+        return [*spines, *leaves], True
+    failing = {
+        r.device
+        for r in report.outcome.results.problems
+        if r.status in (Status.FAIL, Status.ERROR) and r.subject is not None and r.device in roles
+    }
+    return sorted(failing), False
 
 
-def fabric_view(report: Report) -> FabricView:
-    """Collect the picture's data: roles from the run, rails from the inventory, LLDP from states."""
+def fabric_view(report: Report, context: ReportContext) -> FabricView:
+    """Collect the picture's data: roles from the run, rails and LLDP links from the context."""
     view = FabricView()
     roles = {d["name"]: d.get("role", "") for d in report.outcome.devices}
-    rails = _rails(report)
+    rails = context.rails or {}
     failing: set[tuple[str, str]] = set()
     for r in report.outcome.results.problems:
         if r.status in (Status.FAIL, Status.ERROR):
@@ -137,58 +147,34 @@ def fabric_view(report: Report) -> FabricView:
         elif role == "host":
             view.hosts.append(name)
     leaf_rail = {leaf: rail for rail, leaves in view.leaves_by_rail.items() for leaf in leaves}
-    try:
-        from fabline.snapshot import Snapshot
-
-        snap: Snapshot | None = Snapshot(Path(report.snapshot))
-    except Exception:  # snapshot moved or gone: the picture shows devices only
-        snap = None
-        view.note = "snapshot not readable: links not drawn"
-    if snap is None:
+    if context.fabric is None:
+        view.note = "no LLDP links given to the report: links not drawn"
         return view
+    view.complete = context.fabric.complete
     seen: set[tuple[str, str]] = set()
-    n_leaves = len(leaf_rail)
-    view.complete = n_leaves <= DETAIL_LEAVES and len(view.spines) <= DETAIL_SPINES
-    if view.complete:
-        # Switch states name both ends of every fabric and host link; host states are not read.
-        to_read = [*view.spines, *leaf_rail]
-    else:
-        # Summarized picture: only the links with a failing end matter, so only the states of
-        # devices with failing ports are read (a 100k-GPU fabric has 1,600 switch states).
-        to_read = sorted({device for device, _ in failing if device in roles})
-    for name in to_read:
-        try:
-            doc = snap.load(name)
-        except Exception:
-            doc = None
-        if not doc:
+    for link in context.fabric.links:
+        name, port, peer, peer_port = link.device, link.port, link.peer, link.peer_port
+        if (name, port) in seen or peer not in roles or name not in roles:
             continue
-        for port, body in (doc.get("interfaces") or {}).items():
-            lldp = body.get("lldp") if isinstance(body, dict) else None
-            if not isinstance(lldp, dict) or not isinstance(lldp.get("device"), str):
-                continue
-            peer, peer_port = lldp["device"], str(lldp.get("port", ""))
-            if (name, port) in seen or peer not in roles:
-                continue
-            bad = (name, port) in failing or (peer, peer_port) in failing
-            if not view.complete and not bad:
-                continue
-            seen.add((name, port))
-            seen.add((peer, peer_port))
-            role, peer_role = roles[name], roles[peer]
-            if role == "spine" and peer in leaf_rail:
-                key = (name, peer)
-            elif role == "leaf" and peer_role == "spine":
-                key = (peer, name)
-            elif role == "leaf" and peer_role == "host":
-                key = (name, peer)
-                view.host_rail.setdefault(peer, set()).add(leaf_rail.get(name, "?"))
-            elif role == "host" and peer in leaf_rail:
-                key = (peer, name)
-                view.host_rail.setdefault(name, set()).add(leaf_rail[peer])
-            else:
-                continue
-            view.links.setdefault(key, []).append((name, port, peer, peer_port, bad))
+        bad = (name, port) in failing or (peer, peer_port) in failing
+        if not view.complete and not bad:
+            continue
+        seen.add((name, port))
+        seen.add((peer, peer_port))
+        role, peer_role = roles[name], roles[peer]
+        if role == "spine" and peer in leaf_rail:
+            key = (name, peer)
+        elif role == "leaf" and peer_role == "spine":
+            key = (peer, name)
+        elif role == "leaf" and peer_role == "host":
+            key = (name, peer)
+            view.host_rail.setdefault(peer, set()).add(leaf_rail.get(name, "?"))
+        elif role == "host" and peer in leaf_rail:
+            key = (peer, name)
+            view.host_rail.setdefault(name, set()).add(leaf_rail[peer])
+        else:
+            continue
+        view.links.setdefault(key, []).append((name, port, peer, peer_port, bad))
     return view
 
 
@@ -336,45 +322,30 @@ def _fabric_svg(view: FabricView) -> str:
 # trends
 
 
-def _trend_rows(report: Report) -> tuple[list[dict[str, Any]], str]:
-    """(points oldest first, note): from the history the run was recorded in, or the default one."""
-    from fabline.history import context_of
-    from fabline.history.store import DEFAULT_DB, HistoryStore
+def _trend_rows(report: Report, context: ReportContext) -> tuple[list[TrendPoint], str]:
+    """(points oldest first, note): the history points the runner passed, else this run alone."""
+    if context.trend:
+        return context.trend, context.trend_note
+    this = this_run_point(report)
+    return [this], context.trend_note or "run history not given to the report"
 
-    ctx = context_of(report)
-    db = ctx.db_path or (DEFAULT_DB if DEFAULT_DB.is_file() else None)
-    this = {
-        "label": "this run",
-        "fail": report.summary["by_status"]["fail"],
-        "error": report.summary["by_status"]["error"],
-        "by_check": dict(
-            Counter(r.check for r in report.outcome.results.problems if r.status is Status.FAIL)
-        ),
-    }
-    if db is None or not db.is_file():
-        return [this], "no run history (record runs with fabline check --history to see trends)"
-    try:
-        with HistoryStore(db, create=False) as store:
-            runs = store.runs(limit=TREND_RUNS)
-    except Exception as exc:  # a broken history must not stop the report
-        return [this], f"run history unreadable: {exc}"
-    points = [
-        {"label": r.started_iso[:16].replace("T", " "), "fail": r.counts["fail"], "error": r.counts["error"],
-         "by_check": r.fail_by_check}
-        for r in runs
-    ]  # fmt: skip
-    if ctx.run_id is None or all(r.run_id != ctx.run_id for r in runs):
-        points.append(this)
-        points = points[-TREND_RUNS:]
-    return points, f"{len(points)} runs from {db}"
+
+def this_run_point(report: Report) -> TrendPoint:
+    """This run as a trend point (the last one on the chart)."""
+    return TrendPoint(
+        "this run",
+        report.summary["by_status"]["fail"],
+        report.summary["by_status"]["error"],
+        dict(Counter(r.check for r in report.outcome.results.problems if r.status is Status.FAIL)),
+    )
 
 
 _PALETTE = ("#c62828", "#1565c0", "#2e7d32", "#ef6c00", "#6a1b9a", "#00838f")
 
 
-def _trend_svg(points: list[dict[str, Any]]) -> str:
+def _trend_svg(points: list[TrendPoint]) -> str:
     width, height, left, bottom = 640.0, 220.0, 40.0, 40.0
-    top = max([max(p["fail"], p["error"]) for p in points] + [1])
+    top = max([max(p.fail, p.error) for p in points] + [1])
     step = (width - left - 20) / max(len(points), 1)
     out = [
         f'<svg id="trend-failures" xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
@@ -382,26 +353,26 @@ def _trend_svg(points: list[dict[str, Any]]) -> str:
         f'<text x="4" y="14">failures per run (max {top})</text>',
     ]
     for i, p in enumerate(points):
-        h = (height - bottom - 24) * p["fail"] / top
+        h = (height - bottom - 24) * p.fail / top
         x = left + i * step
         out.append(
             f'<rect x="{x:.1f}" y="{height - bottom - h:.1f}" width="{max(step - 4, 2):.1f}" height="{h:.1f}" '
-            f'fill="#e57373" data-fail="{p["fail"]}"><title>{_e(p["label"])}: {p["fail"]} failures, '
-            f"{p['error']} errors</title></rect>"
+            f'fill="#e57373" data-fail="{p.fail}"><title>{_e(p.label)}: {p.fail} failures, '
+            f"{p.error} errors</title></rect>"
         )
     if points:
-        out.append(f'<text x="{left:.1f}" y="{height - bottom + 16:.1f}">{_e(points[0]["label"])}</text>')
+        out.append(f'<text x="{left:.1f}" y="{height - bottom + 16:.1f}">{_e(points[0].label)}</text>')
         out.append(
-            f'<text x="{width - 20:.1f}" y="{height - bottom + 16:.1f}" text-anchor="end">{_e(points[-1]["label"])}</text>'
+            f'<text x="{width - 20:.1f}" y="{height - bottom + 16:.1f}" text-anchor="end">{_e(points[-1].label)}</text>'
         )
     out.append("</svg>")
     totals: Counter[str] = Counter()
     for p in points:
-        totals.update(p["by_check"])
+        totals.update(p.by_check)
     checks = [c for c, _ in totals.most_common(len(_PALETTE))]
     if not checks:
         return "".join(out)
-    ctop = max(max(p["by_check"].get(c, 0) for p in points) for c in checks) or 1
+    ctop = max(max(p.by_check.get(c, 0) for p in points) for c in checks) or 1
     out.append(
         f'<svg id="trend-checks" xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
         f'viewBox="0 0 {width:.0f} {height:.0f}" role="img" aria-label="failures per run by check">'
@@ -410,7 +381,7 @@ def _trend_svg(points: list[dict[str, Any]]) -> str:
     for k, check in enumerate(checks):
         color = _PALETTE[k]
         coords = " ".join(
-            f"{left + i * step + step / 2:.1f},{height - bottom - (height - bottom - 24) * p['by_check'].get(check, 0) / ctop:.1f}"
+            f"{left + i * step + step / 2:.1f},{height - bottom - (height - bottom - 24) * p.by_check.get(check, 0) / ctop:.1f}"
             for i, p in enumerate(points)
         )
         out.append(
@@ -472,8 +443,9 @@ def _problem_groups(report: Report) -> list[str]:
     return out
 
 
-def render(report: Report) -> str:
-    """The HTML page."""
+def render(report: Report, context: ReportContext | None = None) -> str:
+    """The HTML page (``context``: trend points, rails and links the runner computed)."""
+    context = context or ReportContext()
     s = report.summary
     st = s["by_status"]
     verdict = {0: "PASS", 3: "ERRORS", 4: "FAIL"}.get(report.exit_code, f"EXIT {report.exit_code}")
@@ -485,9 +457,9 @@ def render(report: Report) -> str:
         ((d, c) for d, c in s["by_device"].items() if c.get("fail", 0) or c.get("error", 0)),
         key=lambda dc: (-dc[1].get("fail", 0) - dc[1].get("error", 0), dc[0]),
     )
-    view = fabric_view(report)
+    view = fabric_view(report, context)
     failing_links = view.failing_links()
-    points, trend_note = _trend_rows(report)
+    points, trend_note = _trend_rows(report, context)
     out: list[str] = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -514,7 +486,7 @@ def render(report: Report) -> str:
         ),
         "</div>",
     ]
-    for w in report.outcome.warnings[:20]:
+    for w in [*report.outcome.warnings[:20], *context.warnings]:
         out.append(f'<p class="note">warning: {_e(w)}</p>')
     out.extend(_problem_groups(report))
     out.append("<h2>Failures by check</h2>")

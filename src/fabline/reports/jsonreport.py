@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from fabline.reports import Report
+from fabline.record import Report, ReportContext
 from fabline.results import PassRun, Result, Status
 
 SCHEMA_ID = "fabline.report/1"
@@ -50,12 +50,12 @@ def document(report: Report) -> dict[str, Any]:
     return doc
 
 
-def render(report: Report) -> str:
+def render(report: Report, context: ReportContext | None = None) -> str:
     """JSON text (indented by two spaces, stable key order)."""
     return render_bytes(report).decode("utf-8")
 
 
-def render_bytes(report: Report) -> bytes:
+def render_bytes(report: Report, context: ReportContext | None = None) -> bytes:
     """The JSON text as UTF-8: exactly ``orjson.dumps(document(report))`` indented, plus a newline.
 
     A 320-device run has 200k results, nearly all passes; a dict per result cost most of a second.

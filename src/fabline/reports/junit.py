@@ -9,11 +9,11 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from fabline.reports import Report
+from fabline.record import Report, ReportContext
 from fabline.results import PassRun, Result, Status
 
 
-def render(report: Report) -> str:
+def render(report: Report, context: ReportContext | None = None) -> str:
     """JUnit XML text.
 
     Written as text rather than through ElementTree: a 320-device run has 200k test cases, and

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from fabline.reports import Report
+from fabline.record import Report, ReportContext
 from fabline.reports.console import finding_checks, inspect_text, problem_count_line
 from fabline.results import Result, Status
 
@@ -40,7 +40,7 @@ def _cell(text: object) -> str:
     return _HTML_OPEN.sub("&lt;", _ENTITY.sub("&amp;", out))
 
 
-def render(report: Report) -> str:
+def render(report: Report, context: ReportContext | None = None) -> str:
     """Markdown text."""
     s = report.summary
     st = s["by_status"]

@@ -3,7 +3,8 @@
 Point the collector's ``--collector.textfile.directory`` at the ``--out`` folder (or copy the file
 there). Every metric is a gauge describing the last run. Cardinality stays bounded on a 100k-GPU
 fabric: per-check series count only non-pass results, and per-interface counter rates are summed
-per counter (fabric-wide) and per device for the :data:`MAX_DEVICE_SERIES` busiest devices.
+per counter (fabric-wide) and per device for the :data:`MAX_DEVICE_SERIES` busiest devices. The
+counter deltas come from the runner (:class:`~fabline.record.ReportContext`); nothing is read here.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from fabline.reports import Report
+from fabline.record import Report, ReportContext
 from fabline.results import Severity, Status
 
 #: Most per-device counter-rate series written (the busiest devices first).
@@ -51,10 +52,9 @@ class _Writer:
             self.lines.append(f"{name}{_labels(labels)} {_num(value)}")
 
 
-def render(report: Report) -> str:
-    """The exposition text."""
-    from fabline.history import last_counters
-
+def render(report: Report, context: ReportContext | None = None) -> str:
+    """The exposition text (``context``: counter deltas the runner computed, and its warnings)."""
+    context = context or ReportContext()
     s = report.summary
     w = _Writer()
     w.metric("fabline_run_timestamp_seconds", "UNIX time the last fabline check finished.",
@@ -88,9 +88,10 @@ def render(report: Report) -> str:
     w.metric(
         "fabline_devices_with_problems", "Devices with at least one fail or error result.", [({}, failing)]
     )
-    counters = last_counters(report)
-    if counters is not None:
-        deltas, since = counters
+    for warning in context.warnings:  # a comment line: scrapers ignore it, a reader sees it
+        w.lines.append(f"# fabline warning: {warning}".replace("\n", " "))
+    if context.counters is not None:
+        deltas, since = context.counters.deltas, context.counters.since
         totals: dict[str, list[float]] = {}
         per_device: dict[tuple[str, str], float] = {}
         for c in deltas:

@@ -9,8 +9,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import override
 
-from fabline.checks import Check, DeviceContext, FabricContext
-from fabline.engine import natural_key
+from fabline.checks import Check, DeviceContext, FabricContext, natural_key
 from fabline.results import PassBlock, Result, Severity
 
 

@@ -16,8 +16,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import override
 
-from fabline.checks import Check, DeviceContext
-from fabline.engine import natural_key
+from fabline.checks import Check, DeviceContext, natural_key
 from fabline.results import PassBlock, Result, Severity
 
 NO_PREVIOUS = "no previous snapshot (fabline check --previous SNAPDIR): counter deltas need two"

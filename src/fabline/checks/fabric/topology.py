@@ -10,11 +10,10 @@ from typing import Any
 from pydantic import Field
 from typing_extensions import override
 
-from fabline.checks import DeviceSummary, FabricContext
+from fabline.checks import FABRIC_DEVICE, DeviceSummary, FabricContext
 from fabline.checks.fabric.cabling import load_cabling_plan
 from fabline.checks.fabric.linkgraph import PAIRED, End, LinkGraph, Peering, canonical_port, resolve_name
 from fabline.checks.fabric.links import LinkCheck, LinkParams, link_label, pass_blocks
-from fabline.engine import FABRIC_DEVICE
 from fabline.results import Result, Severity
 
 #: Ends whose peer is named by LLDP well enough to count the link (the peer may be unreadable).

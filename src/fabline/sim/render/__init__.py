@@ -8,13 +8,10 @@ every registered platform has one).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from fabline.sim.render import arista_eos, cisco_nxos, cumulus, linux, sonic
-from fabline.sim.render.common import Answer
-
-if TYPE_CHECKING:
-    from fabline.sim.device import SimDevice
+from fabline.sim.render.common import Answer, SimView
 
 
 class Renderer(NamedTuple):
@@ -26,7 +23,7 @@ class Renderer(NamedTuple):
             NX-OS: one lossless set), in place; None when every state is showable.
     """
 
-    render: Callable[[SimDevice, str], Answer]
+    render: Callable[[SimView, str], Answer]
     normalize: Callable[[dict[str, Any]], None] | None = None
 
 
@@ -52,7 +49,7 @@ def register_renderer(platform: str, renderer: Renderer) -> None:
     RENDERERS[platform] = renderer
 
 
-def render(dev: SimDevice, line: str) -> Answer:
+def render(dev: SimView, line: str) -> Answer:
     """The answer of ``dev`` to one simple command line."""
     entry = RENDERERS.get(dev.platform)
     if entry is None:

@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fabline.platforms.arista_eos import PLATFORM
-from fabline.sim.render.common import Answer
-
-if TYPE_CHECKING:
-    from fabline.sim.device import SimDevice
+from fabline.sim.render.common import Answer, SimView
 
 MODEL = "DCS-7060X6-64PE"
 #: EOS's FEC lines (the words are the platform spec's vocabulary, shared with its parsers).
@@ -53,7 +50,7 @@ def normalize(state: dict[str, Any]) -> None:
             b["dscp_to_priority"] = dict(dmap)
 
 
-def running_config(dev: SimDevice, state: dict[str, Any]) -> str:
+def running_config(dev: SimView, state: dict[str, Any]) -> str:
     """``show running-config`` of the switch."""
     f = state.get("facts", {})
     ports = _ports(state)
@@ -476,7 +473,7 @@ def _top() -> str:
     )
 
 
-def render(dev: SimDevice, line: str) -> Answer:
+def render(dev: SimView, line: str) -> Answer:
     """Run one EOS CLI command (``| no-more`` already removed by the session)."""
     state = dev.state()
     ports = _ports(state)

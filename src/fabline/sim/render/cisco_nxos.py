@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fabline.platforms.cisco_nxos import PLATFORM
-from fabline.sim.render.common import Answer
-
-if TYPE_CHECKING:
-    from fabline.sim.device import SimDevice
+from fabline.sim.render.common import Answer, SimView
 
 MODEL = "Nexus9000 C9364D-GX2A Chassis"
 #: NX-OS's FEC words (the platform spec's vocabulary, shared with its parsers).
@@ -93,7 +90,7 @@ def _queuing(tag: str, ecn: dict[str, Any]) -> list[str]:
     return out
 
 
-def running_config(dev: SimDevice, state: dict[str, Any], interfaces_only: bool = False) -> str:
+def running_config(dev: SimView, state: dict[str, Any], interfaces_only: bool = False) -> str:
     """``show running-config`` (or ``show running-config interface``)."""
     ports = _ports(state)
     f = state.get("facts", {})
@@ -152,7 +149,7 @@ def running_config(dev: SimDevice, state: dict[str, Any], interfaces_only: bool 
     return "\n".join(out)
 
 
-def _version(dev: SimDevice, state: dict[str, Any]) -> str:
+def _version(dev: SimView, state: dict[str, Any]) -> str:
     f = state.get("facts", {})
     v = f.get("os_version", "")
     return (
@@ -331,7 +328,7 @@ def _transceiver(ports: dict[str, dict[str, Any]], details: bool) -> str:
     return "\n".join(out) + "\n"
 
 
-def render(dev: SimDevice, line: str) -> Answer:
+def render(dev: SimView, line: str) -> Answer:
     """Run one NX-OS CLI command (``| no-more`` already removed by the session)."""
     state = dev.state()
     ports = _ports(state)

@@ -5,8 +5,14 @@ from __future__ import annotations
 import math
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from fabline.synthetic import DeviceSpec
+
+T = TypeVar("T")
 
 # Characters that need shlex's quoting rules; without them a command line splits on blanks.
 _QUOTING = re.compile(r"['\"\\]")
@@ -26,6 +32,36 @@ class Answer:
     out: str
     code: int = 0
     err: str = ""
+
+
+class SimView(Protocol):
+    """What a renderer needs of a simulated device (:class:`fabline.sim.device.SimDevice` is one).
+
+    A protocol, so the renderers do not import the device module that imports them.
+    """
+
+    @property
+    def name(self) -> str:
+        """The device name (also its hostname)."""
+        ...
+
+    @property
+    def platform(self) -> str:
+        """Platform id."""
+        ...
+
+    @property
+    def spec(self) -> DeviceSpec:
+        """The device as the fabric describes it."""
+        ...
+
+    def state(self) -> dict[str, Any]:
+        """The state the device shows now."""
+        ...
+
+    def derived(self, name: str, build: Callable[[], T]) -> T:
+        """A value computed from the current state once and cached (``build`` makes it)."""
+        ...
 
 
 def split_words(line: str) -> list[str]:

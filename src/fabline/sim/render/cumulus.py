@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fabline.platforms.cumulus import PLATFORM
 from fabline.sim.render import linux
-from fabline.sim.render.common import Answer, ranges
-
-if TYPE_CHECKING:
-    from fabline.sim.device import SimDevice
+from fabline.sim.render.common import Answer, SimView, ranges
 
 #: Cumulus's FEC words (the platform spec's vocabulary, shared with its parsers).
 _FEC = PLATFORM.vocabulary.fec
@@ -77,7 +74,7 @@ def _link(b: dict[str, Any]) -> dict[str, Any]:
     return link
 
 
-def nv_config(dev: SimDevice, state: dict[str, Any]) -> list[dict[str, Any]]:
+def nv_config(dev: SimView, state: dict[str, Any]) -> list[dict[str, Any]]:
     """``nv config show -o json``: the switch-wide RoCE profiles plus a port profile per deviation."""
     ports = _ports(state)
     wd = state.get("qos", {}).get("pfc_watchdog", {})
@@ -387,7 +384,7 @@ def _transceiver(b: dict[str, Any]) -> str:
     return "".join(f"{k:<23}: {v} \n" for k, v in rows)
 
 
-def _nclu_config(dev: SimDevice, ports: dict[str, dict[str, Any]]) -> str:
+def _nclu_config(dev: SimView, ports: dict[str, dict[str, Any]]) -> str:
     out = [
         f"net add hostname {dev.name}",
         "net add interface eth0 ip address dhcp",
@@ -424,7 +421,7 @@ def _nclu_interfaces(ports: dict[str, dict[str, Any]]) -> str:
     return json.dumps(doc, indent=4) + "\n"
 
 
-def render(dev: SimDevice, line: str) -> Answer:
+def render(dev: SimView, line: str) -> Answer:
     """Run one simple command line on a Cumulus switch."""
     state = dev.state()
     ports = _ports(state)

@@ -10,13 +10,10 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fabline.platforms.linux import PLATFORM
-from fabline.sim.render.common import Answer, dbm_text, mw, split_words
-
-if TYPE_CHECKING:
-    from fabline.sim.device import SimDevice
+from fabline.sim.render.common import Answer, SimView, dbm_text, mw, split_words
 
 #: ethtool's FEC words (the platform spec's vocabulary, shared with its parsers).
 _FEC_WORD = PLATFORM.vocabulary.fec
@@ -37,7 +34,7 @@ def _nics(state: dict[str, Any]) -> list[tuple[int, str, dict[str, Any]]]:
     return [(i, name, body) for i, (name, body) in enumerate(state.get("interfaces", {}).items())]
 
 
-def _mac(dev: SimDevice, i: int) -> str:
+def _mac(dev: SimView, i: int) -> str:
     h = sum(dev.name.encode()) % 256
     return f"b8:3f:d2:{h:02x}:{i // 256:02x}:{i % 256:02x}"
 
@@ -50,7 +47,7 @@ def _rdma(body: dict[str, Any], i: int) -> str:
     return str(body.get("nic", {}).get("rdma_device", f"mlx5_{i}"))
 
 
-def _ip_json(dev: SimDevice, state: dict[str, Any]) -> list[dict[str, Any]]:
+def _ip_json(dev: SimView, state: dict[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [
         {"ifindex": 1, "ifname": "lo", "flags": ["LOOPBACK", "UP", "LOWER_UP"], "mtu": 65536,
          "qdisc": "noqueue", "operstate": "UNKNOWN", "linkmode": "DEFAULT", "group": "default",
@@ -77,7 +74,7 @@ def _ip_json(dev: SimDevice, state: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _ip_text(dev: SimDevice, state: dict[str, Any], with_addr: bool) -> str:
+def _ip_text(dev: SimView, state: dict[str, Any], with_addr: bool) -> str:
     lines = []
     for e in _ip_json(dev, state):
         flags = ",".join(e["flags"])
@@ -289,7 +286,7 @@ def _ibv_devinfo(state: dict[str, Any]) -> str:
     return "\n".join(blocks)
 
 
-def _show_gids(dev: SimDevice, state: dict[str, Any]) -> str:
+def _show_gids(dev: SimView, state: dict[str, Any]) -> str:
     rows = [
         "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV",
         "---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---",
@@ -383,7 +380,7 @@ class FileTable(dict[str, str]):
 DEFAULT_KERNEL = "5.15.0-105-generic"
 
 
-def files(dev: SimDevice, state: dict[str, Any]) -> dict[str, str]:
+def files(dev: SimView, state: dict[str, Any]) -> dict[str, str]:
     """The host's readable files (sysfs, configfs, /etc) that allow-listed commands read."""
     out: dict[str, str] = {
         "/etc/hostname": f"{dev.name}\n",
@@ -504,7 +501,7 @@ def not_found(word: str) -> Answer:
     return Answer("", 127, f"bash: {word}: command not found\n")
 
 
-def render(dev: SimDevice, line: str) -> Answer:  # noqa: C901 - one flat branch per host command, like a shell
+def render(dev: SimView, line: str) -> Answer:  # noqa: C901 - one flat branch per host command, like a shell
     """Run one simple command line of a Linux GPU host against its state."""
     state = dev.state()
     try:

@@ -7,13 +7,10 @@ JSON as ``show runningconfiguration all`` prints it).
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fabline.sim.render import linux
-from fabline.sim.render.common import Answer, mw, ranges, simple_table, split_words
-
-if TYPE_CHECKING:
-    from fabline.sim.device import SimDevice
+from fabline.sim.render.common import Answer, SimView, mw, ranges, simple_table, split_words
 
 PLATFORM = "x86_64-nvidia_sn5600-r0"
 HWSKU = "Mellanox-SN5600-V256"
@@ -33,7 +30,7 @@ def _lanes(name: str) -> str:
     return ",".join(str(first + k) for k in range(8))
 
 
-def config_db(dev: SimDevice, state: dict[str, Any]) -> dict[str, Any]:
+def config_db(dev: SimView, state: dict[str, Any]) -> dict[str, Any]:
     """The device's CONFIG_DB (nested form), consistent with its state."""
     ports = _ports(state)
     db: dict[str, Any] = {
@@ -324,7 +321,7 @@ def _pfcwd_stats() -> str:
     return simple_table(headers, []) + "\n"
 
 
-def _ecn(dev: SimDevice, state: dict[str, Any]) -> str:
+def _ecn(dev: SimView, state: dict[str, Any]) -> str:
     blocks = []
     for name, prof in config_db(dev, state).get("WRED_PROFILE", {}).items():
         rows = [[k, v] for k, v in prof.items()]
@@ -479,7 +476,7 @@ def _wred(ports: dict[str, dict[str, Any]], only: str | None, as_json: bool) -> 
     return "\n\n".join(blocks) + "\n"
 
 
-def render(dev: SimDevice, line: str) -> Answer:
+def render(dev: SimView, line: str) -> Answer:
     """Run one simple command line on a SONiC switch."""
     state = dev.state()
     try:

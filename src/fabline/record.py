@@ -1,0 +1,206 @@
+"""The run record: what one check run produced, and the context its reports are given.
+
+This is the results layer between the engine and the reporters. The engine returns a
+:class:`RunOutcome`; the runner wraps it in a :class:`Report` (run metadata and exit code) and
+computes a :class:`ReportContext` (trend points from the run history, counter deltas, rails and
+LLDP links from the inventory and the snapshot) for the formats that draw them. Reporters are pure
+functions of these two values: they never open a file, a database, the inventory or the snapshot.
+A part of the context that could not be computed is a warning the reports show, never a silent gap.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fabline.problems import Problem
+from fabline.results import Result, ResultStore, Severity, Status
+
+
+@dataclass
+class RunOutcome:
+    """Everything a report needs from one check run."""
+
+    results: ResultStore
+    devices: list[dict[str, Any]]
+    warnings: list[str] = field(default_factory=list)
+    started: float = 0.0
+    finished: float = 0.0
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    #: The findings grouped by cause (:mod:`fabline.problems`), most severe first.
+    problems: list[Problem] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    """What every report format renders.
+
+    Attributes:
+        outcome: Results, devices and warnings of the run.
+        inventory: Inventory path as given.
+        baselines: Baseline files, in overlay order.
+        snapshot: Snapshot folder.
+        fail_on: Severity threshold of exit code 4.
+        exit_code: The process exit code this run ends with.
+        limit: The ``--limit`` pattern, if any.
+        version: fabline version.
+        history_db: The run history the run was recorded in (None: not recorded).
+        run_id: The run's id in that history.
+    """
+
+    outcome: RunOutcome
+    inventory: str
+    baselines: list[str]
+    snapshot: str
+    fail_on: Severity
+    exit_code: int
+    limit: str | None = None
+    version: str = ""
+    history_db: str | None = None
+    run_id: str | None = None
+    _summary: dict[str, Any] | None = field(default=None, repr=False)
+
+    @property
+    def results(self) -> ResultStore:
+        """All results, in run order (iterable; passes are materialised on the fly)."""
+        return self.outcome.results
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """Counts by status, severity and device (computed once)."""
+        if self._summary is None:
+            self._summary = self.outcome.results.summary()
+        return self._summary
+
+    @property
+    def problems(self) -> list[Problem]:
+        """The findings grouped by cause (:mod:`fabline.problems`), most severe first."""
+        return self.outcome.problems
+
+    def findings(self) -> list[Result]:
+        """Fail and error results, most severe first, then by check, device, subject."""
+        probs = [r for r in self.outcome.results.problems if r.status in (Status.FAIL, Status.ERROR)]
+        probs.sort(
+            key=lambda r: (r.status is not Status.FAIL, -r.severity, r.check, r.device, r.subject or "")
+        )
+        return probs
+
+    def timestamp(self, which: str = "started") -> str:
+        """ISO 8601 UTC time of the run's start or finish."""
+        t = self.outcome.started if which == "started" else self.outcome.finished
+        return dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True, slots=True)
+class CounterDelta:
+    """The change of one cumulative counter of one interface between the two collections."""
+
+    device: str
+    subject: str
+    counter: str
+    before: int
+    after: int
+    delta: int
+    per_second: float | None
+    reset: bool
+    seconds: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "device": self.device, "subject": self.subject, "counter": self.counter, "before": self.before,
+            "after": self.after, "delta": self.delta, "per_second": self.per_second, "reset": self.reset,
+            "seconds": self.seconds,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    """One run on a trend chart.
+
+    Attributes:
+        label: What the chart prints under it (the run's start, or ``this run``).
+        fail: Failed results.
+        error: Error results.
+        by_check: Failed results per check id.
+    """
+
+    label: str
+    fail: int
+    error: int
+    by_check: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class CounterDeltas:
+    """Counter changes since an earlier collection (for counter rates in the metrics).
+
+    Attributes:
+        deltas: One entry per interface counter.
+        since: The earlier side: a run id or a snapshot label.
+    """
+
+    deltas: list[CounterDelta]
+    since: str
+
+
+@dataclass(frozen=True)
+class Link:
+    """One LLDP neighbour as a device's state reports it (``port`` on ``device`` sees the peer)."""
+
+    device: str
+    port: str
+    peer: str
+    peer_port: str
+
+
+@dataclass(frozen=True)
+class FabricLinks:
+    """The LLDP neighbours the runner read for the fabric picture.
+
+    Attributes:
+        links: Neighbours, in the order the states were read.
+        complete: True when every spine's and leaf's state was read; False when only the states of
+            devices with a failing port were (a summarized picture of a large fabric).
+    """
+
+    links: list[Link]
+    complete: bool
+
+
+@dataclass
+class ReportContext:
+    """What reports draw beyond the run record, computed by the runner and passed in explicitly.
+
+    Each part is None when no requested format needs it or it could not be computed; ``warnings``
+    says why for the second case, and the reports that would have drawn it show the warning.
+
+    Attributes:
+        trend: Runs oldest first, ending with this one, for the trend charts.
+        trend_note: Where the trend comes from, or why there is none.
+        counters: Counter deltas since the previous collection.
+        rails: Device name -> rail (inventory variable ``rail``), for the fabric picture.
+        fabric: LLDP links for the fabric picture.
+        warnings: Parts of the context that could not be computed, one line each.
+    """
+
+    trend: list[TrendPoint] | None = None
+    trend_note: str = ""
+    counters: CounterDeltas | None = None
+    rails: Mapping[str, str] | None = None
+    fabric: FabricLinks | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+__all__ = [
+    "CounterDelta",
+    "CounterDeltas",
+    "FabricLinks",
+    "Link",
+    "Report",
+    "ReportContext",
+    "RunOutcome",
+    "TrendPoint",
+]

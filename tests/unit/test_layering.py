@@ -1,0 +1,228 @@
+"""The import graph of ``src/fabline`` has no cycles and no upward edges (docs/architecture.md).
+
+The graph is read from the source with :mod:`ast`: every ``import`` and ``from ... import`` of a
+``fabline`` module counts, at module level, inside functions (lazy imports) and under
+``TYPE_CHECKING`` alike, since each is a dependency of the importing module. The rules below are
+about layers (which package may depend on which), not a list of today's imports, so a new module
+is checked without editing this file.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "fabline"
+
+#: Cycles known and owned elsewhere; each entry must still exist (so a fixed one is removed here).
+#: platforms.base -> state (parser fragments are checked against the schema) -> platforms.spec
+#: (the schema's platform enum comes from the registry) -> platforms.base (Command): issue 12 §1.
+KNOWN_CYCLES: set[frozenset[str]] = {
+    frozenset({"fabline.platforms.base", "fabline.platforms.spec", "fabline.state"}),
+}
+
+#: (importer prefix, imported prefixes it must not depend on, why).
+RULES: list[tuple[str, tuple[str, ...], str]] = [
+    (
+        "fabline.checks",
+        ("fabline.engine", "fabline.runner", "fabline.reports", "fabline.history", "fabline.collect"),
+        "checks see only the check interface and its helpers",
+    ),
+    (
+        "fabline.reports",
+        (
+            "fabline.history",
+            "fabline.inventory",
+            "fabline.snapshot",
+            "fabline.runner",
+            "fabline.engine",
+            "fabline.collect",
+        ),
+        "reporters render the run record and the context they are given",
+    ),
+    (
+        "fabline.record",
+        (
+            "fabline.engine",
+            "fabline.runner",
+            "fabline.reports",
+            "fabline.history",
+            "fabline.inventory",
+            "fabline.snapshot",
+            "fabline.collect",
+        ),
+        "the run record is the results layer",
+    ),
+    (
+        "fabline.results",
+        ("fabline.engine", "fabline.runner", "fabline.reports", "fabline.history", "fabline.record"),
+        "results are below the run record",
+    ),
+    (
+        "fabline.engine",
+        ("fabline.runner", "fabline.reports", "fabline.history"),
+        "the engine returns results",
+    ),
+    ("fabline.history", ("fabline.runner",), "history stores and compares runs; the runner uses it"),
+]
+#: Packages whose modules read no file and no database (pure functions of what they are given).
+PURE_PACKAGES = ("fabline.reports",)
+#: Names a pure module must not call or import: they read files or databases.
+_IO_CALLS = {"open", "read_text", "read_bytes", "connect", "iterdir", "glob", "rglob"}
+_IO_MODULES = {"sqlite3", "shelve", "dbm"}
+
+
+def _modules() -> dict[str, Path]:
+    mods = {}
+    for f in SRC.rglob("*.py"):
+        parts = list(f.relative_to(SRC.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        mods[".".join(parts)] = f
+    return mods
+
+
+def _is_cli(module: str) -> bool:
+    """CLI modules sit on top of everything (as ANTA's ``cli/``): they may import the runner."""
+    return module in ("fabline.cli", "fabline.clicommon", "fabline.__main__") or module.endswith(".cli")
+
+
+@functools.cache
+def _graph() -> dict[str, set[str]]:
+    mods = _modules()
+
+    def resolve(name: str) -> str | None:
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    edges: dict[str, set[str]] = {}
+    for module, path in mods.items():
+        out: set[str | None] = set()
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Import):
+                out.update(resolve(a.name) for a in node.names if a.name.split(".")[0] == "fabline")
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                if node.module.split(".")[0] != "fabline":
+                    continue
+                for a in node.names:
+                    full = f"{node.module}.{a.name}"
+                    out.add(full if full in mods else resolve(node.module))
+        out.discard(None)
+        out.discard(module)
+        edges[module] = {m for m in out if m is not None}
+    return edges
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[frozenset[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp = set()
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    comp.add(top)
+                    if top == node:
+                        break
+                if len(comp) > 1:
+                    found.append(frozenset(comp))
+    return found
+
+
+def _under(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def test_the_graph_is_read() -> None:
+    edges = _graph()
+    assert "fabline.engine.core" in edges and "fabline.checks" in edges["fabline.engine.core"]
+    assert "fabline.record" in edges["fabline.reports"]
+
+
+def test_no_import_cycles() -> None:
+    cycles = set(_cycles(_graph()))
+    assert cycles - KNOWN_CYCLES == set(), "import cycles: " + "; ".join(
+        " <-> ".join(sorted(c)) for c in cycles - KNOWN_CYCLES
+    )
+    assert cycles >= KNOWN_CYCLES, "a known cycle is gone: remove it from KNOWN_CYCLES"
+
+
+@pytest.mark.parametrize(("importer", "forbidden", "why"), RULES, ids=[r[0] for r in RULES])
+def test_no_upward_edges(importer: str, forbidden: tuple[str, ...], why: str) -> None:
+    edges = _graph()
+    bad = sorted(
+        f"{a} -> {b}"
+        for a, targets in edges.items()
+        if _under(a, importer) and not _is_cli(a)
+        for b in targets
+        if any(_under(b, f) for f in forbidden)
+    )
+    assert bad == [], f"{why}: {bad}"
+
+
+def test_only_cli_modules_import_the_runner_or_a_cli_module() -> None:
+    edges = _graph()
+    bad = sorted(
+        f"{a} -> {b}"
+        for a, targets in edges.items()
+        if not _is_cli(a) and a != "fabline.runner"
+        for b in targets
+        if b == "fabline.runner" or _is_cli(b)
+    )
+    assert bad == [], f"feature packages do not import the runner or the CLI: {bad}"
+
+
+def test_reporters_read_no_file_or_database() -> None:
+    bad = []
+    for module, path in _modules().items():
+        if not any(_under(module, p) for p in PURE_PACKAGES):
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                bad += [f"{module} imports {n}" for n in names if n.split(".")[0] in _IO_MODULES]
+            elif isinstance(node, ast.Call):
+                fn = node.func
+                name = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else ""
+                if name in _IO_CALLS:
+                    bad.append(f"{module}:{node.lineno} calls {name}")
+    # The writer registry writes the finished files (reports/__init__: tmp.write_bytes); reading is
+    # what is forbidden.
+    assert bad == [], bad
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    """The checker itself: a cycle in a made-up graph is found, an edge into it is not one."""
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(edges) == [frozenset({"a", "b", "c"})]
+    assert _is_cli("fabline.history.cli") and not _is_cli("fabline.history.store")
