@@ -22,6 +22,16 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "fabline"
 #: (the schema's platform enum comes from the registry) -> platforms.base (Command): issue 12 §1.
 KNOWN_CYCLES: set[frozenset[str]] = {
     frozenset({"fabline.platforms.base", "fabline.platforms.spec", "fabline.state"}),
+    # The eAPI/NAPALM getter transport and the SSH collector import each other (landed with the
+    # napalm platform while this test was written; one transport interface module would end it).
+    frozenset(
+        {
+            "fabline.collect.device",
+            "fabline.collect.eapi",
+            "fabline.collect.getters",
+            "fabline.collect.transports",
+        }
+    ),
 }
 
 #: (importer prefix, imported prefixes it must not depend on, why).
