@@ -10,7 +10,7 @@ same fields, same JSON types, same enums.
 
 # No ``from __future__ import annotations``: TypedDict reads ``Required[...]`` from evaluated
 # annotations (Python 3.11).
-from typing import Literal, Required, TypedDict
+from typing import Any, Literal, Required, TypedDict
 
 Fec = Literal["rs", "fc", "none", "auto"]
 Trust = Literal["dscp", "pcp"]
@@ -144,7 +144,11 @@ class Interface(TypedDict, total=False):
 
 
 class State(TypedDict, total=False):
-    """A whole state document (one device)."""
+    """A whole state document (one device).
+
+    ``unsupported``: state paths the device's source cannot provide -> why. ``environment``: the
+    NAPALM platform's ``get_environment`` readings, free-form in the schema.
+    """
 
     schema: Required[str]
     name: Required[str]
@@ -153,10 +157,12 @@ class State(TypedDict, total=False):
     status: DeviceStatus
     errors: list[CommandError]
     collected_at: str
+    unsupported: dict[str, str]
     facts: Facts
     qos: Qos
     host: Host
     interfaces: dict[str, Interface]
+    environment: dict[str, Any]
 
 
 __all__ = [

@@ -38,6 +38,8 @@ def differences(schema: dict[str, Any], hint: Any, path: str) -> list[str]:
     if kind == "object":
         if get_origin(hint) is not dict or get_args(hint)[0] is not str:
             return [f"{path}: object of values vs {hint}"]
+        if "additionalProperties" not in schema and "properties" not in schema:  # free-form
+            return [] if get_args(hint)[1] is Any else [f"{path}: free-form object vs {hint}"]
         return differences(schema["additionalProperties"], get_args(hint)[1], f"{path}.*")
     kinds = kind if isinstance(kind, list) else [kind]
     wanted = {JSON_TYPES[k] for k in kinds}
