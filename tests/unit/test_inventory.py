@@ -3,7 +3,6 @@ test_inventory_ansible.py): structure, typing, precedence, patterns, devices, te
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -704,7 +703,7 @@ def test_unknown_host(tmp_path: Path) -> None:
 # -- performance -----------------------------------------------------------------------------------
 
 
-def test_large_inventory_loads_fast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_large_inventory_loads_and_resolves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAB_BIG_PW", "x")
     _write(
         tmp_path,
@@ -722,19 +721,16 @@ def test_large_inventory_loads_fast(tmp_path: Path, monkeypatch: pytest.MonkeyPa
             "group_vars/spine.yml": "fabline_role: spine\nansible_network_os: arista.eos.eos\n",
         },
     )
-    start = time.perf_counter()
     inv = load_inventory(tmp_path / "hosts.yml")
     listing = inv.to_ansible_list()
-    loaded = time.perf_counter() - start
     devices = inv.devices()
-    total = time.perf_counter() - start
     assert len(inv.hosts) == 12500 + 768 + 32
     assert len(listing["_meta"]["hostvars"]) == 13300
     assert len(devices) == 13300
     assert devices[-1].password == "x"
-    # Measured about 0.1 s to load and list, 0.5 s with every device templated (2-core VM).
-    assert loaded < 2.0, f"loading 13,300 hosts took {loaded:.2f} s"
-    assert total < 6.0, f"resolving 13,300 devices took {total:.2f} s"
+    assert sorted(listing["pod_a"]["hosts"])[:2] == ["gpu-00001", "gpu-00002"]
+    assert len(listing["pod_a"]["hosts"]) == 6250 + 384
+    # How long this takes is a benchmark (bench/inventory_bench.py, docs/benchmarks.md), not a test.
 
 
 def test_plugin_config_without_ansible_core_names_the_extra(
