@@ -247,3 +247,10 @@ def test_expand_ports(spec: str, ports: list[str]) -> None:
 )
 def test_size_bytes(text: str, value: int | None) -> None:
     assert size_bytes(text) == value
+
+
+def test_nvue_link_that_is_not_an_object_gives_no_fields() -> None:
+    """A damaged answer with ``"link": true`` (found by the fuzz harness) is read, not a crash."""
+    text = '{"eth0": {"link": {"mtu": 1500, "speed": "1G"}, "type": "eth"}, "swp1": {"link": true, "type": "swp"}}'
+    got = parse_output("cumulus", "nv show interface -o json", text)
+    assert got == {"interfaces": {"eth0": {"mtu": 1500, "speed_gbps": 1}, "swp1": {}}}

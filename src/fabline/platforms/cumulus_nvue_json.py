@@ -21,9 +21,11 @@ _NVUE_TYPES = frozenset(
 # --- NVUE JSON: nv show interface -o json / nv config show -o json -------------------------------
 
 
-def _link_fields(link: Mapping[str, Any]) -> dict[str, Any]:
-    """Interface fields from an NVUE ``link`` object (config or operational)."""
+def _link_fields(link: Any) -> dict[str, Any]:
+    """Interface fields from an NVUE ``link`` object (config or operational); anything else has none."""
     out: dict[str, Any] = {}
+    if not isinstance(link, Mapping):
+        return out  # e.g. "link": true in a damaged answer (found by the fuzz harness)
     if isinstance(link.get("mtu"), int):
         out["mtu"] = link["mtu"]
     if link.get("speed") is not None and speed_gbps(str(link["speed"])) is not None:
