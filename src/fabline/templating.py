@@ -1,4 +1,6 @@
-"""Jinja2 references to inventory variables inside baseline values (``{{ roce_priority }}``).
+"""The one templating helper (inventory variables and baseline values share :func:`environment`).
+
+Jinja2 references to inventory variables inside baseline values (``{{ roce_priority }}``).
 
 A string that is exactly one ``{{ expression }}`` keeps the expression's native type (as Ansible
 does): ``"{{ roce_priority }}"`` with ``roce_priority: 3`` is the integer 3, not ``"3"``; a bare
@@ -275,8 +277,48 @@ def render_text(template: Any, loops: bool = True, **context: Any) -> str:
     return str(bounded_call(generate, loops, **context))
 
 
+def _to_bool(value: Any) -> bool:
+    """Ansible's ``bool`` filter.
+
+    Example:
+        >>> [_to_bool(v) for v in (True, "yes", "On", 1, "0", "false", None)]
+        [True, True, True, True, False, False, False]
+    """
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in ("yes", "on", "1", "true", "y", "t")
+
+
+def _ternary(value: Any, true_val: Any, false_val: Any, none_val: Any = None) -> Any:
+    """Ansible's ``ternary`` filter."""
+    if value is None and none_val is not None:
+        return none_val
+    return true_val if value else false_val
+
+
+def _mandatory(value: Any, msg: str | None = None) -> Any:
+    """Ansible's ``mandatory`` filter (an undefined value already fails: StrictUndefined)."""
+    return value
+
+
+#: Ansible's filters that inventory variables and baseline values share (beside Jinja2's own).
+FILTERS: dict[str, Callable[..., Any]] = {"bool": _to_bool, "ternary": _ternary, "mandatory": _mandatory}
+
+
+def environment(**globals_: Any) -> BoundedImmutableSandbox:
+    """The one template environment: bounded, immutable sandbox, StrictUndefined, Ansible's filters.
+
+    Inventory variables add Ansible's ``lookup``/``query`` globals; baseline values add none (an
+    expected value is printed in every report, so it may not read the environment).
+    """
+    env = BoundedImmutableSandbox(undefined=StrictUndefined, autoescape=False)
+    env.filters.update(FILTERS, d=env.filters["default"])
+    env.globals.update(globals_)
+    return env
+
+
 # Sandboxed and bounded: templates come from user files, not from code.
-_TEXT_ENV = BoundedSandbox(undefined=StrictUndefined, autoescape=False)
+_TEXT_ENV = environment()
 
 
 class TemplateValueError(ValueError):

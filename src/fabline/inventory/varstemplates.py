@@ -9,9 +9,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from jinja2 import TemplateError, TemplateSyntaxError, Undefined, UndefinedError, meta
-from jinja2.runtime import StrictUndefined
 
-from fabline.templating import BoundedImmutableSandbox, TemplateLimitError, bounded_call, render_text
+from fabline.templating import TemplateLimitError, bounded_call, environment, render_text
 
 _SINGLE_EXPRESSION = re.compile(r"^\{\{((?:(?!\}\}|\{\{|\{%|\{#).)*)\}\}$", re.S)
 
@@ -51,31 +50,11 @@ def _query(plugin: str, *terms: Any, **kwargs: Any) -> Any:
     return _lookup(plugin, *terms, wantlist=True, **kwargs)
 
 
-def _to_bool(value: Any) -> bool:
-    """Ansible's ``bool`` filter."""
-    if isinstance(value, bool):
-        return value
-    return str(value).strip().lower() in ("yes", "on", "1", "true", "y", "t")
-
-
-def _ternary(value: Any, true_val: Any, false_val: Any, none_val: Any = None) -> Any:
-    if value is None and none_val is not None:
-        return none_val
-    return true_val if value else false_val
-
-
-def _mandatory(value: Any, msg: str | None = None) -> Any:
-    return value
-
-
 class VarsTemplater:
     """Renders host variables: sandboxed Jinja2, native types for ``"{{ expr }}"``, recursion guard."""
 
     def __init__(self) -> None:
-        env = BoundedImmutableSandbox(undefined=StrictUndefined, autoescape=False)
-        env.globals.update(lookup=_lookup, query=_query, q=_query)
-        env.filters.update(bool=_to_bool, ternary=_ternary, mandatory=_mandatory, d=env.filters["default"])
-        self.env = env
+        self.env = environment(lookup=_lookup, query=_query, q=_query)
         self._compiled: dict[str, tuple[Callable[..., Any], frozenset[str], bool]] = {}
         self._results: dict[tuple[Any, ...], Any] = {}
 
