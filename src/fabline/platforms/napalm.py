@@ -67,6 +67,13 @@ def _load(output: str, ctx: ParseContext, expected: str) -> dict[str, Any]:
     return doc
 
 
+def _require(doc: dict[str, Any], ctx: ParseContext, expected: str, ok: Any) -> None:
+    """Refuse a result whose values do not have this getter's shape (another getter's output)."""
+    bad = next((k for k, v in doc.items() if not ok(v)), None)
+    if bad is not None:
+        raise ctx.fail(expected, f"entry {str(bad)[:40]!r} does not have that shape")
+
+
 def _number(value: Any) -> float | None:
     """A finite number, or None (NAPALM uses -1 and 0.0 for 'unknown' in places)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
@@ -81,6 +88,8 @@ def parse_get_facts(output: str, ctx: ParseContext) -> Fragment:
     ``4.32.2F-36880683.4322F``; Junos: ``23.4R1.9``).
     """
     doc = _load(output, ctx, "NAPALM get_facts (an object with os_version)")
+    if "os_version" not in doc or "interface_list" not in doc:
+        raise ctx.fail("NAPALM get_facts (an object with os_version)", "no os_version / interface_list key")
     facts: dict[str, Any] = {}
     for key, field in (("hostname", "hostname"), ("vendor", "vendor"), ("model", "model"),
                        ("serial_number", "serial"), ("os_version", "os_version")):  # fmt: skip
@@ -100,7 +109,9 @@ def parse_get_interfaces(output: str, ctx: ParseContext) -> Fragment:
     """``get_interfaces``: ``admin_up`` (is_enabled), ``oper_up`` (is_up), ``description``, ``mtu``,
     ``speed_gbps`` (NAPALM's ``speed`` is Mbit/s; 0 or negative = unknown).
     """
-    doc = _load(output, ctx, "NAPALM get_interfaces (interface -> object)")
+    expected = "NAPALM get_interfaces (interface -> object with is_up, is_enabled)"
+    doc = _load(output, ctx, expected)
+    _require(doc, ctx, expected, lambda v: isinstance(v, dict) and "is_up" in v and "is_enabled" in v)
     interfaces: dict[str, Any] = {}
     for name, body in doc.items():
         if not isinstance(body, dict):
@@ -131,7 +142,9 @@ def parse_get_interfaces_counters(output: str, ctx: ParseContext) -> Fragment:
     """``get_interfaces_counters``: added ``counters.rx_errors, tx_errors, rx_discards, tx_discards,
     rx_octets, tx_octets`` (NAPALM's -1 = not supported: absent).
     """
-    doc = _load(output, ctx, "NAPALM get_interfaces_counters (interface -> counters)")
+    expected = "NAPALM get_interfaces_counters (interface -> counters with rx_octets, tx_octets)"
+    doc = _load(output, ctx, expected)
+    _require(doc, ctx, expected, lambda v: isinstance(v, dict) and "rx_octets" in v and "tx_octets" in v)
     interfaces: dict[str, Any] = {}
     for name, body in doc.items():
         if not isinstance(body, dict):
@@ -147,7 +160,9 @@ def parse_get_lldp_neighbors_detail(output: str, ctx: ParseContext) -> Fragment:
     """``get_lldp_neighbors_detail``: ``lldp.device, port, port_description, chassis_id`` (first
     neighbour of a port; a MAC or numeric (ifIndex) port id gives way to the port description).
     """
-    doc = _load(output, ctx, "NAPALM get_lldp_neighbors_detail (interface -> list of neighbours)")
+    expected = "NAPALM get_lldp_neighbors_detail (interface -> list of neighbours)"
+    doc = _load(output, ctx, expected)
+    _require(doc, ctx, expected, lambda v: isinstance(v, list) and all(isinstance(n, dict) for n in v))
     interfaces: dict[str, Any] = {}
     for name, neighbours in doc.items():
         if not isinstance(neighbours, list) or not neighbours or not isinstance(neighbours[0], dict):
@@ -174,7 +189,9 @@ def parse_get_optics(output: str, ctx: ParseContext) -> Fragment:
     """``get_optics``: ``optics.rx_power_dbm`` and ``tx_power_dbm``, one value per channel (the
     ``instant`` reading, in channel-index order).
     """
-    doc = _load(output, ctx, "NAPALM get_optics (interface -> physical_channels)")
+    expected = "NAPALM get_optics (interface -> physical_channels)"
+    doc = _load(output, ctx, expected)
+    _require(doc, ctx, expected, lambda v: isinstance(v, dict) and "physical_channels" in v)
     interfaces: dict[str, Any] = {}
     for name, body in doc.items():
         channels = (
@@ -207,7 +224,10 @@ def parse_get_environment(output: str, ctx: ParseContext) -> Fragment:
     """``get_environment``: the added facet ``environment`` (temperatures in C, alerts, fans and
     power supplies failed, CPU and memory use).
     """
-    doc = _load(output, ctx, "NAPALM get_environment (fans, temperature, power, cpu, memory)")
+    expected = "NAPALM get_environment (fans, temperature, power, cpu, memory)"
+    doc = _load(output, ctx, expected)
+    if not {"fans", "temperature", "power", "cpu", "memory"} <= set(doc):
+        raise ctx.fail(expected, "not the five get_environment keys")
     env: dict[str, Any] = {}
     temps = {str(k): _number(v.get("temperature")) for k, v in (doc.get("temperature") or {}).items()
              if isinstance(v, dict)}  # fmt: skip
