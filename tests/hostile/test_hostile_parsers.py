@@ -258,9 +258,7 @@ def _commands(platform: str) -> list[tuple[str, str]]:
 
 
 #: Platforms whose parsers still accept another command's sample (each entry is a known defect).
-_CROSS_ACCEPT_KNOWN = {
-    "napalm": "the NAPALM getters (added after this test) accept each other's documents: issue 11 item 7",
-}
+_CROSS_ACCEPT_KNOWN: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(
