@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -73,61 +75,67 @@ def run_check(
 
     inv = load_inventory(inventory)
     devices = inv.devices(limit)
-    if intended is not None:
-        from fabline.design.intended import intended_snapshot
+    with ExitStack() as stack:
+        if intended is not None:
+            from fabline.design.intended import intended_snapshot
 
-        snapshot = intended_snapshot(intended, devices)
-    notes: list[str] = []
-    if reparse:
-        from fabline.collect.reparse import reparse_snapshot
+            # The parsed configs are this run's snapshot only: they live until the reports (the
+            # HTML map reads their LLDP) are written, then the folder goes, whatever happened.
+            tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="fabline-intended-")))
+            snapshot = intended_snapshot(intended, devices, tmp)
+        notes: list[str] = []
+        if reparse:
+            from fabline.collect.reparse import reparse_snapshot
 
-        reparse_snapshot(snapshot, devices, notes.append)
-    snap = Snapshot(snapshot)
-    # Rendered configs have no operational state (link up, optics, counters): those rules stay out.
-    exclude = frozenset({OPERATIONAL_TAG}) if intended is not None else frozenset()
-    engine = build_engine(
-        baselines, checks_dir, lambda pattern: set(inv.select(pattern, strict=False)), today, exclude
-    )
-    if cabling is not None and not cabling.is_file():
-        raise ConfigError("cabling plan not found", file=cabling)
-    if cabling is not None:
-        from fabline.checks.fabric.cabling import load_cabling_plan
-
-        load_cabling_plan(cabling)  # a malformed plan is a one-line error (exit 2) before any work
-    outcome = engine.run(
-        devices, snap, Snapshot(previous) if previous is not None else None, {"cabling_plan": cabling}
-    )
-    outcome.warnings.extend(notes)
-    known = {d.name for d in devices}
-    if limit is None:
-        extra = [n for n in snap.device_names() if n not in known]
-        if extra:
-            shown = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
-            outcome.warnings.append(f"snapshot has states of devices not in the inventory (ignored): {shown}")
-    severity = Severity.parse(fail_on)
-    code = exit_code(outcome.results.problems, severity)
-    report = Report(
-        outcome=outcome,
-        inventory=sources_label(inventory),
-        baselines=[str(b) for b in baselines],
-        snapshot=str(snapshot),
-        fail_on=severity,
-        exit_code=int(code),
-        limit=limit,
-        version=__version__,
-    )
-    failed: str | None = None
-    if history is not None:
-        failed = _record_history(report, snapshot, history)
-    written = []
-    if out is not None:
-        written = write_reports(report, formats, out, context=report_context(report, formats, devices))
-    if failed is not None:
-        # The run itself is done and reported; only the history step failed.
-        raise ConfigError(
-            f"run not recorded in the history (the reports were written): {failed}", file=history
+            reparse_snapshot(snapshot, devices, notes.append)
+        snap = Snapshot(snapshot)
+        # Rendered configs have no operational state (link up, optics, counters): those rules stay out.
+        exclude = frozenset({OPERATIONAL_TAG}) if intended is not None else frozenset()
+        engine = build_engine(
+            baselines, checks_dir, lambda pattern: set(inv.select(pattern, strict=False)), today, exclude
         )
-    return report, written
+        if cabling is not None and not cabling.is_file():
+            raise ConfigError("cabling plan not found", file=cabling)
+        if cabling is not None:
+            from fabline.checks.fabric.cabling import load_cabling_plan
+
+            load_cabling_plan(cabling)  # a malformed plan is a one-line error (exit 2) before any work
+        outcome = engine.run(
+            devices, snap, Snapshot(previous) if previous is not None else None, {"cabling_plan": cabling}
+        )
+        outcome.warnings.extend(notes)
+        known = {d.name for d in devices}
+        if limit is None:
+            extra = [n for n in snap.device_names() if n not in known]
+            if extra:
+                shown = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+                outcome.warnings.append(
+                    f"snapshot has states of devices not in the inventory (ignored): {shown}"
+                )
+        severity = Severity.parse(fail_on)
+        code = exit_code(outcome.results.problems, severity)
+        report = Report(
+            outcome=outcome,
+            inventory=sources_label(inventory),
+            baselines=[str(b) for b in baselines],
+            snapshot=str(snapshot),
+            fail_on=severity,
+            exit_code=int(code),
+            limit=limit,
+            version=__version__,
+        )
+        failed: str | None = None
+        if history is not None:
+            failed = _record_history(report, snapshot, history)
+        written = []
+        if out is not None:
+            written = write_reports(report, formats, out, context=report_context(report, formats, devices))
+        if failed is not None:
+            # The run itself is done and reported; only the history step failed.
+            raise ConfigError(
+                f"run not recorded in the history (the reports were written): {failed}", file=history
+            )
+        return report, written
 
 
 def _record_history(report: Report, snapshot: Path, history: Path) -> str | None:

@@ -93,6 +93,27 @@ def test_operational_rules_do_not_run_on_intended_configs(fab: Path, tmp_path: P
     assert {"switch-mtu", "host-mtu", "switch-dscp-roce"} <= ran
 
 
+def test_check_intended_leaves_no_temporary_folder(fab: Path, tmp_path: Path) -> None:
+    # A private TMPDIR: only this run's folders can appear in it. Reports include HTML, which reads
+    # the parsed configs' LLDP, so the folder must outlive the report writing and go after it.
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    args = ["check", "-i", fab / "inventory.yml", "--intended", fab / "configs", "-b", BASELINE, "-q"]
+    ok = subprocess.run(
+        [sys.executable, "-m", "fabline", *map(str, args), "-o", tmp_path / "out", "-f", "json,html"],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    assert "links not drawn" not in (tmp_path / "out" / "report.html").read_text()
+    bad = subprocess.run(  # fails after the configs were parsed: the folder still goes
+        [sys.executable, "-m", "fabline", *map(str, args), "--cabling", tmp_path / "no-plan.csv"],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "cabling plan not found" in bad.stderr, bad.stderr
+    assert list(tmp.glob("fabline-intended-*")) == []
+
+
 BREAKS = [
     ("leaf-r0-000", "config_db.json", '"pfc_enable": "3"', '"pfc_enable": "3,4"', "switch-pfc-priorities"),
     ("spine-000", "config_db.json", '"26": "3"', '"26": "0"', "switch-dscp-roce"),

@@ -78,7 +78,7 @@ def test_snapshot_states_load(configs: Path, tmp_path: Path) -> None:
     for d in devices:
         assert load_state_file(snap / "state" / f"{d.name}.json")["name"] == d.name
     with pytest.raises(ConfigError, match="rendered configs folder not found"):
-        intended_snapshot(tmp_path / "nope", devices)
+        intended_snapshot(tmp_path / "nope", devices, tmp_path / "out")
 
 
 def test_missing_and_unparseable_configs_are_error_states(configs: Path, tmp_path: Path) -> None:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -203,18 +202,19 @@ def exc_command(exc: ParseError) -> str | None:
     return str(command) if command is not None else None
 
 
-def intended_snapshot(configs_dir: Path, devices: list[Device], out: Path | None = None) -> Path:
+def intended_snapshot(configs_dir: Path, devices: list[Device], out: Path) -> Path:
     """Parse the rendered configs of ``devices`` into ``OUT/state/<device>.json``; returns OUT.
 
-    ``out`` defaults to a new temporary folder. A device whose config is missing or does not parse
-    gets a state with ``status: error`` (its rules become ``error`` results; the run goes on).
+    The caller owns ``out`` (``fabline check --intended`` gives a temporary folder it removes after
+    the run). A device whose config is missing or does not parse gets a state with ``status:
+    error`` (its rules become ``error`` results; the run goes on).
 
     Raises:
         ConfigError: ``configs_dir`` is not a folder.
     """
     if not configs_dir.is_dir():
         raise ConfigError("rendered configs folder not found (fabline render --out DIR)", file=configs_dir)
-    root = out if out is not None else Path(tempfile.mkdtemp(prefix="fabline-intended-"))
+    root = out
     state_dir = root / "state"
     state_dir.mkdir(parents=True, exist_ok=True)
     names = {d.name for d in devices}
