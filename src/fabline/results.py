@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from enum import IntEnum, StrEnum
 from typing import Any
 
@@ -138,6 +138,150 @@ class Result:
 
     def __repr__(self) -> str:
         return f"Result({self.id}, {self.status.value}, {self.message!r})"
+
+
+#: At most this many items of one list or mapping in a result's ``expected``/``actual`` (a full
+#: 64-entry DSCP map stays whole); the rest is replaced by a count.
+MAX_ITEMS = 64
+#: At most this many values in all of one ``expected`` or ``actual`` (nested lists and mappings).
+MAX_NODES = 256
+#: At most this many characters of one string value in ``expected``/``actual``.
+MAX_VALUE_CHARS = 200
+#: At most this many characters of a result's message.
+MAX_MESSAGE_CHARS = 2000
+
+
+def more_items(total: int, shown: int) -> str:
+    """The marker that stands for the items left out of a capped list.
+
+    Example:
+        >>> more_items(3000, 64)
+        '... and 2936 more (3000 in all)'
+    """
+    return f"... and {total - shown} more ({total} in all)"
+
+
+def capped_join(items: Sequence[str], sep: str = "; ", limit: int = 8) -> str:
+    """The first ``limit`` items joined by ``sep``, then how many more: the text of a capped list.
+
+    Example:
+        >>> capped_join(["a", "b", "c"], limit=2)
+        'a; b; and 1 more'
+    """
+    shown = sep.join(items[:limit])
+    return shown + (f"{sep}and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def _cap_text(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters in all, the cut saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    keep = limit - 40  # room for the suffix, so a capped text is within the limit (capping twice is a no-op)
+    return f"{text[:keep]}... ({len(text) - keep} more characters)"
+
+
+def bounded(value: Any) -> Any:
+    """``value`` with every list and mapping capped: what a result may carry in ``expected``/``actual``.
+
+    A list or tuple longer than :data:`MAX_ITEMS` keeps its first items and ends with
+    :func:`more_items` (``MAX_ITEMS`` entries in all); a mapping keeps its first keys and gets a
+    ``"..."`` key with the same count; strings longer than :data:`MAX_VALUE_CHARS` are cut with a
+    count; in all about :data:`MAX_NODES` values are kept. Small values come back unchanged (the
+    same object), and so does a value already bounded.
+
+    Example:
+        >>> capped = bounded(list(range(100)))
+        >>> len(capped), capped[-1], bounded(capped) is capped
+        (64, '... and 37 more (100 in all)', True)
+        >>> x = {"mtu": 9216}
+        >>> bounded(x) is x
+        True
+    """
+    if value is None or type(value) in _SCALARS:
+        return value
+    # A capped value has at most one marker per container on top of its MAX_NODES values, so it
+    # passes this test: bounding a bounded value returns it unchanged.
+    if _small(value, [2 * MAX_NODES + 64]):
+        return value
+    return _cap(value, [MAX_NODES])
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})
+
+
+def _small(value: Any, budget: list[int]) -> bool:
+    """Whether ``value`` is within every bound (then it is kept as it is)."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        return False
+    kind = type(value)
+    if kind in _SCALARS:
+        return True
+    if kind is list or kind is tuple:
+        return len(value) <= MAX_ITEMS and all(_small(v, budget) for v in value)
+    if kind is dict:
+        return len(value) <= MAX_ITEMS and all(
+            _small(k, budget) and _small(v, budget) for k, v in value.items()
+        )
+    if isinstance(value, str):
+        return len(value) <= MAX_VALUE_CHARS
+    # Sets and other containers are rebuilt as lists; any other object is kept as it is.
+    return not isinstance(value, Mapping | set | frozenset)
+
+
+def _cap(value: Any, budget: list[int]) -> Any:
+    budget[0] -= 1
+    if isinstance(value, str):
+        return _cap_text(value, MAX_VALUE_CHARS)
+    if isinstance(value, Mapping):
+        out: dict[Any, Any] = {}
+        for i, (k, v) in enumerate(value.items()):
+            if (i >= MAX_ITEMS - 1 and len(value) > MAX_ITEMS) or budget[0] <= 0:
+                out["..."] = more_items(len(value), i)
+                break
+            out[_cap(k, budget)] = _cap(v, budget)
+        return out
+    if isinstance(value, list | tuple | set | frozenset):
+        kept: list[Any] = []
+        for i, v in enumerate(value):
+            if (i >= MAX_ITEMS - 1 and len(value) > MAX_ITEMS) or budget[0] <= 0:
+                kept.append(more_items(len(value), i))
+                break
+            kept.append(_cap(v, budget))
+        return kept
+    return value
+
+
+def bound_result(r: Result) -> Result:
+    """Cap ``r``'s ``expected``, ``actual`` (:func:`bounded`) and message in place; returns ``r``.
+
+    Applied where results are built (the :class:`fabline.checks.Check` helpers, the engine for
+    everything a Python check yields, the declarative rules' failures), so no result carries an
+    unbounded list, whatever the fabric's size.
+
+    Example:
+        >>> r = bound_result(Result("x", "d", None, Status.FAIL, Severity.MAJOR, None, ["p"] * 500, "m" * 5000))
+        >>> len(r.actual), len(r.message)
+        (64, 1986)
+    """
+    expected, actual = r.expected, r.actual
+    if expected is not None and type(expected) not in _SCALARS:
+        r.expected = bounded(expected)
+    if actual is not None and type(actual) not in _SCALARS:
+        r.actual = bounded(actual)
+    if len(r.message) > MAX_MESSAGE_CHARS:
+        r.message = _cap_text(r.message, MAX_MESSAGE_CHARS)
+    return r
+
+
+def bounded_results(results: Iterable[Result]) -> Iterator[Result]:
+    """Each of ``results`` through :func:`bound_result` (a :class:`PassBlock` as it is).
+
+    The engine reads every Python check's results through this, so a check that builds
+    :class:`Result` objects itself is bounded like one that uses the ``Check`` helpers.
+    """
+    for r in results:
+        yield r if type(r) is PassBlock else bound_result(r)
 
 
 def summarize(results: Iterable[Result]) -> dict[str, Any]:

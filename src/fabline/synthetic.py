@@ -52,6 +52,8 @@ class Fabric:
 
     devices: list[DeviceSpec]
     links: list[tuple[str, str, str, str]]
+    #: Spines belong to one plane each (:func:`plane_fabric`): the inventory gives them ``plane`` too.
+    spine_planes: bool = False
 
     def peers(self) -> dict[tuple[str, str], tuple[str, str]]:
         """Both directions of every link: (device, port) -> (peer, peer port)."""
@@ -135,6 +137,87 @@ def rail_fabric(
                     spine.ports += 1
     devices = [*spines, *leaves, *hosts]
     return Fabric(devices, links)
+
+
+def plane_fabric(
+    servers: int,
+    *,
+    rails: int = 8,
+    planes_per_rail: int = 2,
+    radix: int = 128,
+    leaf_platforms: Sequence[str] = ("sonic",),
+    spine_platforms: Sequence[str] = ("sonic",),
+) -> Fabric:
+    """A buildable rail-optimized two-tier Clos: every rail split into planes, each its own leaf-spine pod.
+
+    ``servers`` hosts with one NIC per rail; the servers are split into ``planes_per_rail``
+    equal groups, and rail *r* of group *g* is plane ``r * planes_per_rail + g``. Each plane has
+    ``ceil(group / (radix/2))`` leaves (``radix/2`` host ports, ``radix/2`` uplinks) and ``radix/2``
+    spines of ``radix`` ports; every leaf has exactly one link to every spine of its plane (1:1).
+    12,500 servers at the defaults is the 100k-GPU fabric of issue 14: 16 planes of 98 leaves
+    and 64 spines, 15,092 devices.
+
+    Raises:
+        ValueError: A plane needs more leaves than a spine has ports (not buildable in two tiers).
+
+    Example:
+        >>> f = plane_fabric(8, rails=2, planes_per_rail=2, radix=4)
+        >>> sorted({(d.role, d.plane) for d in f.devices if d.role != "host"})[:3]
+        [('leaf', 0), ('leaf', 1), ('leaf', 2)]
+        >>> len([d for d in f.devices if d.role == "spine"]), len(f.links)
+        (8, 32)
+    """
+    down = radix // 2
+    group = math.ceil(servers / planes_per_rail)
+    per_plane = math.ceil(group / down)
+    if per_plane > radix:
+        raise ValueError(f"{per_plane} leaves per plane exceed the {radix}-port spines: not a two-tier Clos")
+    host_ifaces = [port_name(host_platform(), r) for r in range(rails)]
+    hosts = [
+        DeviceSpec(f"gpu-{h:05d}", "host", host_platform(), ports=rails, rail_interfaces=list(host_ifaces))
+        for h in range(servers)
+    ]
+    leaves: list[DeviceSpec] = []
+    spines: list[DeviceSpec] = []
+    links: list[tuple[str, str, str, str]] = []
+    for rail in range(rails):
+        for g in range(planes_per_rail):
+            plane = rail * planes_per_rail + g
+            members = hosts[g * group : (g + 1) * group]
+            plane_spines = [
+                DeviceSpec(
+                    f"spine-p{plane:02d}-{s:03d}",
+                    "spine",
+                    spine_platforms[(plane * down + s) % len(spine_platforms)],
+                    plane=plane,
+                    ports=radix,
+                )
+                for s in range(down)
+            ]
+            spines.extend(plane_spines)
+            for k in range(per_plane):
+                idx = plane * per_plane + k
+                leaf = DeviceSpec(
+                    f"leaf-p{plane:02d}-{k:03d}",
+                    "leaf",
+                    leaf_platforms[idx % len(leaf_platforms)],
+                    rail=rail,
+                    plane=plane,
+                    ports=radix,
+                )
+                leaves.append(leaf)
+                for p, host in enumerate(members[k * down : (k + 1) * down]):
+                    links.append((host.name, host_ifaces[rail], leaf.name, port_name(leaf.platform, p)))
+                for u, spine in enumerate(plane_spines):
+                    links.append(
+                        (
+                            leaf.name,
+                            port_name(leaf.platform, down + u),
+                            spine.name,
+                            port_name(spine.platform, k),
+                        )
+                    )
+    return Fabric([*spines, *leaves, *hosts], links, spine_planes=True)
 
 
 def lab_fabric() -> Fabric:
@@ -285,8 +368,11 @@ def _set_path(target: dict[str, Any], path: str, value: Any) -> None:
     target[parts[-1]] = value
 
 
-def inventory(fabric: Fabric, *, address_base: str = "127.10") -> dict[str, Any]:
-    """An Ansible YAML inventory (as a dict) for the fabric, with the vars the checks use."""
+def inventory(fabric: Fabric, *, address_base: str = "127.10", planes: bool = True) -> dict[str, Any]:
+    """An Ansible YAML inventory (as a dict) for the fabric, with the vars the checks use.
+
+    ``planes=False`` leaves out every ``plane`` variable (as an inventory that never set them).
+    """
     groups: dict[str, dict[str, Any]] = {
         "spine": {"hosts": {}},
         "leaf": {"hosts": {}},
@@ -300,6 +386,7 @@ def inventory(fabric: Fabric, *, address_base: str = "127.10") -> dict[str, Any]
         }
         if dev.rail is not None:
             hv["rail"] = dev.rail
+        if planes and (dev.rail is not None or (dev.role == "spine" and fabric.spine_planes)):
             hv["plane"] = dev.plane
         if dev.rail_interfaces:
             hv["rail_interfaces"] = dev.rail_interfaces
@@ -349,7 +436,7 @@ def swap_ports(fabric: Fabric, device: str, port_a: str, port_b: str) -> Fabric:
         elif b == device and bp in swap:
             bp = swap[bp]
         links.append((a, ap, b, bp))
-    return Fabric(fabric.devices, links)
+    return Fabric(fabric.devices, links, fabric.spine_planes)
 
 
 def remove_link(fabric: Fabric, device: str, port: str) -> Fabric:
@@ -364,7 +451,7 @@ def remove_link(fabric: Fabric, device: str, port: str) -> Fabric:
         for link in fabric.links
         if (link[0], link[1]) != (device, port) and (link[2], link[3]) != (device, port)
     ]
-    return Fabric(fabric.devices, links)
+    return Fabric(fabric.devices, links, fabric.spine_planes)
 
 
 def cabling_plan_csv(fabric: Fabric) -> str:

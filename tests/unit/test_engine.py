@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -10,7 +11,16 @@ import pytest
 
 from fabline.checks import Check, DeviceContext, FabricContext
 from fabline.checks.builtin import DeviceCollectionCheck
-from fabline.results import ExitCode, Result, Severity, Status, exit_code
+from fabline.results import (
+    MAX_ITEMS,
+    MAX_MESSAGE_CHARS,
+    ExitCode,
+    Result,
+    Severity,
+    Status,
+    exit_code,
+    more_items,
+)
 from tests.helpers import FakeDevice, by_id, run, state
 
 MTU_RULE = """
@@ -522,3 +532,32 @@ def test_excluded_tags_keep_rules_out(tmp_path: Path) -> None:
         [FakeDevice("gpu1")], snap
     )
     assert [(r.check, r.status) for r in intended.results] == [("mtu", Status.PASS)]
+
+
+class _SiteListCheck(Check):
+    """A site check that builds its results itself, with long lists (test check)."""
+
+    id = "site-list"
+    roles = ("leaf",)
+
+    def check_device(self, device: DeviceContext) -> Iterable[Result]:
+        ports = [f"Ethernet{i}" for i in range(5000)]
+        yield Result(
+            self.id, device.name, "raw", Status.FAIL, Severity.MAJOR, {"ports": ports}, ports, "x" * 10**5
+        )
+        yield self.failed(
+            device.name, "helper", "; ".join(ports), expected=set(ports), actual={p: [p] * 300 for p in ports}
+        )
+
+
+def test_site_check_results_are_bounded_whether_built_raw_or_by_the_helpers(tmp_path: Path) -> None:
+    docs = [state("leaf1", interfaces={})]
+    res = by_id(run(tmp_path, "rules: []", [FakeDevice("leaf1")], docs, checks={"site-list": _SiteListCheck}))
+    raw, helper = res["leaf1::site-list::raw"], res["leaf1::site-list::helper"]
+    assert raw.actual[:2] == ["Ethernet0", "Ethernet1"] and raw.actual[-1] == more_items(5000, MAX_ITEMS - 1)
+    assert raw.expected["ports"][-1] == "... and 4937 more (5000 in all)"
+    assert len(raw.message) <= MAX_MESSAGE_CHARS and raw.message.endswith(" more characters)")
+    assert len(helper.expected) == MAX_ITEMS and helper.actual["..."] == more_items(5000, 4)
+    assert helper.actual["Ethernet0"][-1] == more_items(300, MAX_ITEMS - 1)  # capped once, not twice
+    for r in (raw, helper):
+        assert len(json.dumps(r.to_dict())) < 100_000

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -9,9 +10,10 @@ import pytest
 from fabline import synthetic
 from fabline.checks.fabric.cabling import load_cabling_plan
 from fabline.errors import ConfigError
-from fabline.results import Status
+from fabline.results import MAX_ITEMS, Status, more_items
 from fabline.synthetic import DeviceSpec, Fabric, Fault
 from tests.conftest import REPO_ROOT
+from tests.helpers import FakeDevice
 from tests.unit.test_fabric_support import devices_of, one, run_fabric, table
 
 LAB = synthetic.lab_fabric()
@@ -307,3 +309,83 @@ def test_cli_rejects_a_malformed_plan_before_checking(tmp_path: Path) -> None:
         if r["check"] == "cabling-plan"
     ]
     assert len(plan) == 32 and {r["status"] for r in plan} == {"pass"}
+
+
+def _wide_plane(n_leaves: int) -> Fabric:
+    """One plane: two spines and ``n_leaves`` leaves, each with one link to each spine."""
+    spines = [DeviceSpec(f"spine-{s}", "spine", "sonic", plane=0, ports=n_leaves) for s in range(2)]
+    leaves = [DeviceSpec(f"leaf-{k:04d}", "leaf", "sonic", rail=0, plane=0, ports=2) for k in range(n_leaves)]
+    links = [
+        (leaf.name, synthetic.port_name("sonic", s), spine.name, synthetic.port_name("sonic", k))
+        for k, leaf in enumerate(leaves)
+        for s, spine in enumerate(spines)
+    ]
+    return Fabric([*spines, *leaves], links, spine_planes=True)
+
+
+def test_thousands_of_missing_links_give_bounded_results(tmp_path: Path) -> None:
+    # spine-1 lost every link: 2,000 leaves miss it, and it misses 2,000 leaves
+    wide = _wide_plane(2000)
+    cut = Fabric(wide.devices, [link for link in wide.links if link[2] != "spine-1"], spine_planes=True)
+    devices = devices_of(cut, spine_0={"plane": 0}, spine_1={"plane": 0})
+    out = run_fabric(tmp_path, cut, checks=["clos-shape"], devices=devices)
+    spine = one(out, "clos-shape", "spine-1", "downlinks")
+    assert spine.status is Status.FAIL
+    assert spine.actual[:2] == ["no link to leaf-0000", "no link to leaf-0001"]
+    assert spine.actual[-1] == more_items(2000, MAX_ITEMS - 1) and len(spine.actual) == MAX_ITEMS
+    assert spine.message.startswith("spine-1 downlinks: no link to leaf-0000; no link to leaf-0001;")
+    assert "; and 1992 more" in spine.message
+    assert len(table(out, Status.FAIL)) == 2001  # every leaf, and the spine
+    assert max(len(json.dumps(r.to_dict())) for r in out.results) < 8_000
+
+
+# ------------------------------------------------------------------------------ planes inferred from LLDP
+
+
+def _no_planes(fabric: Fabric) -> list[FakeDevice]:
+    return [FakeDevice(d.name, d.platform, d.role, (), {k: v for k, v in d.vars.items() if k != "plane"})
+            for d in devices_of(fabric)]  # fmt: skip
+
+
+def test_planes_are_inferred_from_lldp_when_the_inventory_has_no_plane_variables(tmp_path: Path) -> None:
+    # 2 rails x 2 planes: 4 isolated pods of 2 leaves and 2 spines each
+    fabric = synthetic.plane_fabric(8, rails=2, planes_per_rail=2, radix=4)
+    inv = synthetic.inventory(fabric, planes=False)
+    assert "plane" not in json.dumps(inv)
+    out = run_fabric(tmp_path, fabric, checks=["clos-shape"], devices=_no_planes(fabric))
+    assert table(out, Status.FAIL) == set() and table(out, Status.ERROR) == set()
+    assert len(table(out, Status.PASS)) == 16  # 8 leaves and 8 spines, each judged in its own plane
+    (note,) = [w for w in out.warnings if w.startswith("clos-shape")]
+    assert "8 leaves and 8 spines have no 'plane' inventory variable; inferred 4 planes from LLDP" in note
+    assert "4 of 2 leaves x 2 spines" in note and "Set 'plane' on every leaf and spine" in note
+    # with the variables, the same fabric passes the same way and nothing is inferred
+    declared = run_fabric(tmp_path / "declared", fabric, checks=["clos-shape"])
+    assert len(table(declared, Status.PASS)) == 16 and not declared.warnings
+
+
+def test_inferred_planes_still_find_a_missing_link_and_an_unconnected_leaf(tmp_path: Path) -> None:
+    fabric = synthetic.plane_fabric(8, rails=2, planes_per_rail=2, radix=4)
+    leaf, port, spine, _ = next(link for link in fabric.links if link[0] == "leaf-p01-000")
+    cut = synthetic.remove_link(fabric, leaf, port)
+    out = run_fabric(tmp_path, cut, checks=["clos-shape"], devices=_no_planes(fabric))
+    assert table(out, Status.FAIL) == {("clos-shape", leaf, "uplinks"), ("clos-shape", spine, "downlinks")}
+    assert one(out, "clos-shape", leaf, "uplinks").actual == [f"no link to {spine}"]
+    # a leaf with no uplink at all: one failure naming the variable, not one per spine of the fabric
+    lone = Fabric(
+        cut.devices, [link for link in fabric.links if link[0] != "leaf-p02-001" or link[2].startswith("gpu")]
+    )
+    out = run_fabric(tmp_path / "lone", lone, checks=["clos-shape"], devices=_no_planes(fabric))
+    r = one(out, "clos-shape", "leaf-p02-001", "uplinks")
+    assert r.status is Status.FAIL and "set its 'plane' variable" in r.message and len(r.actual) == 1
+    assert table(out, Status.FAIL) == {("clos-shape", "leaf-p02-001", "uplinks")}
+
+
+def test_spines_take_the_plane_declared_in_their_component(tmp_path: Path) -> None:
+    # leaves declare their planes, spines do not: each spine serves its component's plane only
+    fabric = synthetic.plane_fabric(8, rails=2, planes_per_rail=2, radix=4)
+    devices = [
+        d if d.role != "spine" else FakeDevice(d.name, d.platform, d.role, (), {}) for d in devices_of(fabric)
+    ]
+    out = run_fabric(tmp_path, fabric, checks=["clos-shape"], devices=devices)
+    assert table(out, Status.FAIL) == set() and len(table(out, Status.PASS)) == 16
+    assert not [w for w in out.warnings if w.startswith("clos-shape")]  # nothing had to be inferred

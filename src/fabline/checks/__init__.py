@@ -35,7 +35,7 @@ from typing import Any, ClassVar, Generic, Literal, cast, get_args
 from pydantic import BaseModel, ConfigDict
 from typing_extensions import TypeVar
 
-from fabline.results import RULE_ID, Result, Severity, Status
+from fabline.results import RULE_ID, Result, Severity, Status, bound_result
 from fabline.state import unsupported_reason
 
 
@@ -206,10 +206,15 @@ class Check(Generic[P]):
         return ()
 
     # -- result helpers -----------------------------------------------------------------------
+    # Every result they build is capped (:func:`fabline.results.bound_result`): long lists in
+    # ``expected``/``actual`` keep their first items and a count, long messages are cut.
     def _result(
         self, status: Status, device: str, subject: str | None, message: str, expected: Any, actual: Any
     ) -> Result:
-        return Result(self.id, device, subject, status, self.effective_severity, expected, actual, message)
+        # Bounded here so that no check, built-in or site-local, can put an unbounded list in a report.
+        return bound_result(
+            Result(self.id, device, subject, status, self.effective_severity, expected, actual, message)
+        )
 
     def passed(self, device: str, subject: str | None, *, expected: Any = None, actual: Any = None) -> Result:
         """A pass result."""
@@ -264,9 +269,13 @@ class FabricContext:
         options: Run-wide inputs from the command line, e.g. ``cabling_plan`` (a Path to the
             expected-links CSV given with ``--cabling``) and ``previous`` (True when an earlier
             snapshot was given).
+        notes: What a check wants the user told once about the run (for example what it
+            inferred because the inventory did not say): the engine makes each a run warning,
+            which the console and every report show.
     """
 
     devices: Mapping[str, DeviceSummary]
     collected: Mapping[str, Any]
     roles_by_name: Mapping[str, str]
     options: Mapping[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)

@@ -8,7 +8,7 @@ from typing_extensions import override
 
 from fabline.checks import AnyCheck, Check, DeviceContext
 from fabline.checks.fabric import FABRIC_CHECKS
-from fabline.results import Result, Severity
+from fabline.results import Result, Severity, capped_join
 
 
 class DeviceCollectionCheck(Check):
@@ -34,7 +34,7 @@ class DeviceCollectionCheck(Check):
             if isinstance(err, dict):
                 cmd = err.get("command")
                 parts.append(f"{cmd}: {err.get('message', '')}" if cmd else str(err.get("message", "")))
-        detail = "; ".join(parts[:5]) + (f"; and {len(parts) - 5} more" if len(parts) > 5 else "")
+        detail = capped_join(parts, limit=5)
         yield self.failed(
             device.name,
             None,

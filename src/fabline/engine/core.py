@@ -24,7 +24,7 @@ from fabline.engine.waivers import WaiverMatcher, apply_waivers
 from fabline.errors import ConfigError, did_you_mean
 from fabline.problems import Problem, group
 from fabline.record import RunOutcome
-from fabline.results import Result, ResultStore, Severity, Status
+from fabline.results import Result, ResultStore, Severity, Status, bounded_results
 from fabline.secret_keys import public_vars
 from fabline.snapshot import Snapshot
 from fabline.state import UNREADABLE_STATUSES, StateError
@@ -198,7 +198,7 @@ class Engine:
                 continue
             fabric.collected = collected[pc.check.id]
             try:
-                results.extend(pc.check.check_fabric(fabric))
+                results.extend(bounded_results(pc.check.check_fabric(fabric)))
             except Exception as exc:  # a check bug is an error result, never a crash
                 results.append(
                     Result(
@@ -212,6 +212,7 @@ class Engine:
                         _exc_message(exc),
                     )
                 )
+        warnings.extend(fabric.notes)
         warnings.extend(apply_waivers(self.waivers, results.problems))
         problems = _group_problems(fabric, device_rows, results.problems)
         return RunOutcome(
@@ -359,7 +360,7 @@ class Engine:
                 if pc.check.scope == "fabric":
                     collected[pc.check.id][dev.name] = pc.check.collect(ctx)
                 else:
-                    results.extend(pc.check.check_device(ctx))
+                    results.extend(bounded_results(pc.check.check_device(ctx)))
             except Exception as exc:  # a check bug is an error result, never a crash
                 results.append(
                     Result(

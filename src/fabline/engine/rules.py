@@ -16,7 +16,7 @@ from fabline.checks import peer_role
 from fabline.errors import ConfigError
 from fabline.inventory import Named
 from fabline.operators import OperandError, Predicate, compile_operators
-from fabline.results import Result, Severity, Status
+from fabline.results import Result, Severity, Status, bound_result
 from fabline.state import Invalid, unsupported_reason
 from fabline.templating import TemplateValueError, render, variables_of
 
@@ -300,17 +300,21 @@ class RuleProgram:
                     problems.append(f"{e.path} {reason}")
                     failing[e.path] = e.ops
         if problems:
-            return Result(
-                self.id, device, subject, Status.FAIL, self.severity, failing,
-                {p: actual[p] for p in failing}, "; ".join(problems),
+            return bound_result(
+                Result(
+                    self.id, device, subject, Status.FAIL, self.severity, failing,
+                    {p: actual[p] for p in failing}, "; ".join(problems),
+                )
             )  # fmt: skip
         if missing:
             kinds = {e.on_missing for e in missing}
             paths = ", ".join(e.path for e in missing)
             if "fail" in kinds:
-                return Result(
-                    self.id, device, subject, Status.FAIL, self.severity,
-                    {e.path: e.ops for e in missing}, None, f"{paths} not present",
+                return bound_result(
+                    Result(
+                        self.id, device, subject, Status.FAIL, self.severity,
+                        {e.path: e.ops for e in missing}, None, f"{paths} not present",
+                    )
                 )  # fmt: skip
             if "error" in kinds:
                 prefix = "" if subject is None or not self.per_interface else "interfaces.*."

@@ -14,7 +14,7 @@ from fabline.checks import FABRIC_DEVICE, DeviceSummary, FabricContext
 from fabline.checks.fabric.cabling import load_cabling_plan
 from fabline.checks.fabric.linkgraph import PAIRED, End, LinkGraph, Peering, canonical_port, resolve_name
 from fabline.checks.fabric.links import LinkCheck, LinkParams, link_label, pass_blocks
-from fabline.results import Result, Severity
+from fabline.results import Result, Severity, capped_join
 
 #: Ends whose peer is named by LLDP well enough to count the link (the peer may be unreadable).
 _NAMED = PAIRED | {Peering.PEER_UNREADABLE, Peering.PEER_PORT_UNKNOWN}
@@ -288,8 +288,11 @@ class ClosShapeCheck(LinkCheck):
     A two-tier Clos is non-blocking only when every leaf connects to every spine of its plane
     (pod) evenly (DOMAIN "The fabric"): a missing or extra leaf-spine link makes ECMP paths
     asymmetric and concentrates traffic; a leaf-leaf or spine-spine link does not belong on the
-    compute fabric. Planes come from the ``plane`` inventory variable (a spine without it serves
-    every plane). One result per leaf and per spine; wrong-tier links at both ends' ports.
+    compute fabric. Planes come from the ``plane`` inventory variable; a leaf or spine without it
+    takes the plane of its connected leaf-spine component in the LLDP graph (the one plane
+    declared in that component, or an inferred plane when none is), and the run says once what
+    was inferred. A spine without it in a component of several declared planes serves every
+    plane. One result per leaf and per spine; wrong-tier links at both ends' ports.
     """
 
     id = "clos-shape"
@@ -334,44 +337,81 @@ class ClosShapeCheck(LinkCheck):
         if not spines or not leaves:
             yield self.skipped(FABRIC_DEVICE, None, "the inventory has no leaf-spine tier to check")
             return
-        plane = {n: _int_var(devices[n], "plane") for n in (*leaves, *spines)}
-        norm: dict[int | None, tuple[int, float]] = {}
-        by_plane: dict[int | None, Counter[tuple[int, float]]] = {}
+        yield from self._judge(fabric, leaves, spines, pairs, gbps)
+
+    def _judge(
+        self, fabric: FabricContext, leaves: list[str], spines: list[str],
+        pairs: Mapping[tuple[str, str], int], gbps: Mapping[tuple[str, str], float],
+    ) -> Iterator[Result]:  # fmt: skip
+        """One result per leaf and per spine, each judged against the spines (leaves) of its plane."""
+        plane = planes_of(fabric, leaves, spines, pairs)
+        by_plane: dict[Plane, Counter[tuple[int, float]]] = {}
+        uplinks: dict[str, dict[str, tuple[int, float]]] = {}
+        downlinks: dict[str, dict[str, tuple[int, float]]] = {}
         for (leaf, spine), n in pairs.items():
-            by_plane.setdefault(plane[leaf], Counter())[(n, gbps[(leaf, spine)])] += 1
-        for p, counts in by_plane.items():
-            norm[p] = counts.most_common(1)[0][0]
+            got = (n, gbps[(leaf, spine)])
+            by_plane.setdefault(plane[leaf], Counter())[got] += 1
+            uplinks.setdefault(leaf, {})[spine] = got
+            downlinks.setdefault(spine, {})[leaf] = got
+        norm = {p: counts.most_common(1)[0][0] for p, counts in by_plane.items()}
+        spines_of: dict[Plane, list[str]] = {}
+        leaves_of: dict[Plane, list[str]] = {}
+        for spine in spines:
+            spines_of.setdefault(plane[spine], []).append(spine)
+        for leaf in leaves:
+            leaves_of.setdefault(plane[leaf], []).append(leaf)
+        free_spines = spines_of.get(None, [])
+        free_leaves = leaves_of.get(None, [])
 
         def serves(spine: str, leaf: str) -> bool:
             return plane[spine] is None or plane[leaf] is None or plane[spine] == plane[leaf]
 
         for leaf in leaves:
             want = norm.get(plane[leaf])
-            problems = []
-            for spine in spines:
-                got = (pairs.get((leaf, spine), 0), gbps.get((leaf, spine), 0.0))
-                if not serves(spine, leaf):
-                    if got[0]:
-                        problems.append(f"{got[0]} link(s) to {spine} of plane {plane[spine]}")
-                elif got[0] == 0:
-                    problems.append(f"no link to {spine}")
-                elif want is not None and got != want:
-                    problems.append(f"{got[0]} link(s) / {got[1]:g}G to {spine}")
-            yield self._device(fabric, leaf, "uplinks", problems, want)
-        for spine in spines:
-            problems = []
-            for leaf in leaves:
-                if not serves(spine, leaf):
-                    continue
-                want = norm.get(plane[leaf])
-                got = (pairs.get((leaf, spine), 0), gbps.get((leaf, spine), 0.0))
+            links = uplinks.get(leaf, {})
+            if plane[leaf] == UNCONNECTED:
+                yield self._device(
+                    fabric, leaf, "uplinks",
+                    ["no link to any spine (its plane cannot be inferred from LLDP: set its 'plane' variable)"],
+                    None,
+                )  # fmt: skip
+                continue
+            # Only the spines that serve the leaf's plane, and the spines it is cabled to: a plane
+            # is judged on its own, never against every spine of the fabric.
+            candidates = spines if plane[leaf] is None else [*spines_of.get(plane[leaf], []), *free_spines]
+            problems: list[tuple[str, str]] = []
+            for spine in candidates:
+                got = links.get(spine, _NONE)
                 if got[0] == 0:
-                    problems.append(f"no link to {leaf}")
+                    problems.append((spine, f"no link to {spine}"))
                 elif want is not None and got != want:
-                    problems.append(f"{got[0]} link(s) / {got[1]:g}G to {leaf}")
+                    problems.append((spine, f"{got[0]} link(s) / {got[1]:g}G to {spine}"))
+            for spine, got in links.items():
+                if not serves(spine, leaf):
+                    problems.append((spine, f"{got[0]} link(s) to {spine} of plane {plane[spine]}"))
+            yield self._device(fabric, leaf, "uplinks", [text for _, text in sorted(problems)], want)
+        for spine in spines:
+            links = downlinks.get(spine, {})
+            if plane[spine] == UNCONNECTED:
+                yield self._device(
+                    fabric, spine, "downlinks",
+                    ["no link to any leaf (its plane cannot be inferred from LLDP: set its 'plane' variable)"],
+                    None,
+                )  # fmt: skip
+                continue
+            candidates = leaves if plane[spine] is None else [*leaves_of.get(plane[spine], []), *free_leaves]
+            found: list[tuple[str, str]] = []
+            for leaf in candidates:
+                want = norm.get(plane[leaf])
+                got = links.get(leaf, _NONE)
+                if got[0] == 0:
+                    found.append((leaf, f"no link to {leaf}"))
+                elif want is not None and got != want:
+                    found.append((leaf, f"{got[0]} link(s) / {got[1]:g}G to {leaf}"))
             yield self._device(
-                fabric, spine, "downlinks", problems, None if plane[spine] is None else norm.get(plane[spine])
-            )
+                fabric, spine, "downlinks", [text for _, text in sorted(found)],
+                None if plane[spine] is None else norm.get(plane[spine]),
+            )  # fmt: skip
 
     def _device(
         self,
@@ -389,11 +429,98 @@ class ClosShapeCheck(LinkCheck):
             )
         if not problems:
             return self.passed(name, subject, expected=expected or None)
-        shown = "; ".join(problems[:8]) + (f"; and {len(problems) - 8} more" if len(problems) > 8 else "")
+        shown = capped_join(problems)
         norm = f" (plane norm: {want[0]} link(s) / {want[1]:g}G per pair)" if want else ""
         return self.failed(
             name, subject, f"{name} {subject}: {shown}{norm}", expected=expected, actual=problems
         )
+
+
+#: A plane: the ``plane`` inventory variable, an inferred plane's label, or None (serves every plane).
+Plane = int | str | None
+#: The plane of a leaf or spine without ``plane`` and without any leaf-spine link (nothing to infer).
+UNCONNECTED = "unconnected"
+_NONE = (0, 0.0)
+
+
+def _components(nodes: Iterable[str], pairs: Iterable[tuple[str, str]]) -> list[list[str]]:
+    """Connected components of the leaf-spine graph (union-find), each sorted, in order of their first name.
+
+    Example:
+        >>> _components(["l1", "l2", "l3", "s1", "s2"], [("l1", "s1"), ("l2", "s1")])
+        [['l1', 'l2', 's1'], ['l3'], ['s2']]
+    """
+    parent: dict[str, str] = {n: n for n in nodes}
+
+    def root(n: str) -> str:
+        while parent[n] != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    for a, b in pairs:
+        ra, rb = root(a), root(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    groups: dict[str, list[str]] = {}
+    for n in sorted(parent):
+        groups.setdefault(root(n), []).append(n)
+    return sorted(groups.values())
+
+
+def planes_of(
+    fabric: FabricContext, leaves: list[str], spines: list[str], pairs: Mapping[tuple[str, str], int]
+) -> dict[str, Plane]:
+    """The plane of every leaf and spine: its ``plane`` variable, else inferred from the LLDP graph.
+
+    A device without the variable takes the plane of its connected leaf-spine component: the one
+    plane declared in it, or, when none is, an inferred plane ``inferred-K`` (numbered in the order
+    of the components' first names). In a component of several declared planes it keeps None (a
+    spine then serves every plane, as before). A device with no leaf-spine link at all is
+    :data:`UNCONNECTED`. When planes were inferred and there are several, one note says what was
+    inferred and which variable to set (``fabric.notes``: a warning of the run).
+    """
+    declared: dict[str, Plane] = {n: _int_var(fabric.devices[n], "plane") for n in (*leaves, *spines)}
+    missing = [n for n, p in declared.items() if p is None]
+    if not missing:
+        return declared
+    plane = dict(declared)
+    inferred: list[tuple[str, list[str]]] = []
+    for comp in _components(plane, pairs):
+        if len(comp) == 1 and declared[comp[0]] is None:
+            plane[comp[0]] = UNCONNECTED
+            continue
+        named = {declared[n] for n in comp} - {None}
+        if len(named) > 1:
+            continue
+        label: Plane = named.pop() if named else f"inferred-{len(inferred)}"
+        if not named and isinstance(label, str):
+            inferred.append((label, comp))
+        for n in comp:
+            if plane[n] is None:
+                plane[n] = label
+    if inferred and len({p for p in plane.values() if p != UNCONNECTED}) > 1:
+        fabric.notes.append(_inferred_note(fabric, missing, inferred))
+    return plane
+
+
+def _inferred_note(fabric: FabricContext, missing: list[str], inferred: list[tuple[str, list[str]]]) -> str:
+    """One line: what ``clos-shape`` inferred, and the variable that would make it unnecessary."""
+    roles = Counter(fabric.devices[n].role for n in missing)
+    shapes: Counter[tuple[int, int]] = Counter()
+    for _, comp in inferred:
+        n_leaves = sum(1 for n in comp if fabric.devices[n].role == "leaf")
+        shapes[(n_leaves, len(comp) - n_leaves)] += 1
+    sizes = capped_join(
+        [f"{k} of {lv} leaves x {sp} spines" for (lv, sp), k in sorted(shapes.items(), reverse=True)], ", ", 4
+    )
+    first = capped_join([f"{label}: {comp[0]}, ..." for label, comp in inferred], "; ", 3)
+    return (
+        f"clos-shape: {roles.get('leaf', 0)} leaves and {roles.get('spine', 0)} spines have no 'plane' "
+        f"inventory variable; inferred {len(inferred)} planes from LLDP (connected leaf-spine components: "
+        f"{sizes}; {first}) and judged each on its own. Set 'plane' on every leaf and spine "
+        "(docs/inventory.md) to check the planes you intended."
+    )
 
 
 class OversubscriptionParams(LinkParams):
