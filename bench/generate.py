@@ -1,10 +1,20 @@
 """Generate synthetic rail-optimized fabrics in state schema v1 for the benchmarks.
 
     python bench/generate.py --gpus 100000 --out bench/out/100k
+    python bench/generate.py --gpus 100000 --fabric clos --fault-rate 0 --out bench/out/clos-100k
+    python bench/generate.py --gpus 100000 --fabric clos --fault-rate 0 --no-planes --out bench/out/clos-100k-np
 
-writes ``OUT/inventory.yml`` (Ansible YAML inventory) and ``OUT/snapshot/state/<device>.json``:
-hosts x 8 NICs, leaves (radix/2 down, radix/2 up), spines; every state clean except a sprinkling of
-planted faults, so the check does real failure reporting too.
+writes ``OUT/inventory.yml`` (Ansible YAML inventory) and ``OUT/snapshot/state/<device>.json``.
+``--fabric rail`` (the default, the older speed figures): hosts x 8 NICs, leaves (radix/2 down,
+radix/2 up), one spine layer shared by every leaf (not a buildable Clos above 64 spines).
+``--fabric clos``: the buildable fabric of issue 14 (``synthetic.plane_fabric``): 8 rails, each
+split into ``--planes-per-rail`` planes, per plane ``ceil(servers / planes_per_rail / (radix/2))``
+leaves with radix/2 host ports and one link to each of the plane's radix/2 spines; at 100,000 GPUs
+and radix 128: 12,500 hosts, 16 planes of 98 leaves and 64 spines (15,092 devices). ``rail`` and
+``plane`` on the leaves, ``plane`` on the spines, unless ``--no-planes``. Every up port carries
+what a collection yields (the full 64-entry DSCP map, PFC priorities, an ECN profile on switch
+ports, 4-lane optics, counters, LLDP, and on hosts the ``nic`` block). Every state is clean
+except ``--fault-rate`` of the hosts (a wrong MTU), so the check does real failure reporting too.
 """
 
 from __future__ import annotations
@@ -22,6 +32,8 @@ from fabline import synthetic
 
 def planted_faults(fabric: synthetic.Fabric, rate: float, seed: int = 7) -> list[synthetic.Fault]:
     """About ``rate`` of the hosts get a wrong MTU on one rail NIC (deterministic)."""
+    if rate <= 0:
+        return []
     rng = random.Random(seed)
     hosts = [d for d in fabric.devices if d.role == "host"]
     picked = rng.sample(hosts, max(1, int(len(hosts) * rate))) if hosts else []
@@ -39,12 +51,31 @@ def plane_dscp_fault(fabric: synthetic.Fabric, priority: int = 4) -> list[synthe
 
 
 def generate(
-    gpus: int, out: Path, radix: int, fault_rate: float, plane_fault: bool = False
+    gpus: int,
+    out: Path,
+    radix: int,
+    fault_rate: float,
+    plane_fault: bool = False,
+    *,
+    shape: str = "rail",
+    planes_per_rail: int = 2,
+    planes: bool = True,
 ) -> dict[str, int]:
-    """Write the fabric; returns its counts. ``plane_fault`` adds :func:`plane_dscp_fault`."""
-    fabric = synthetic.rail_fabric(gpus, radix=radix, leaf_platforms=("sonic",), spine_platforms=("sonic",))
+    """Write the fabric; returns its counts.
+
+    ``plane_fault`` adds :func:`plane_dscp_fault`; ``shape`` is ``rail`` (one shared spine layer)
+    or ``clos`` (:func:`fabline.synthetic.plane_fabric`); ``planes=False`` leaves every ``plane``
+    variable out of the inventory.
+    """
+    if shape == "clos":
+        fabric = synthetic.plane_fabric(-(-gpus // 8), rails=8, planes_per_rail=planes_per_rail, radix=radix)
+    else:
+        fabric = synthetic.rail_fabric(
+            gpus, radix=radix, leaf_platforms=("sonic",), spine_platforms=("sonic",)
+        )
     out.mkdir(parents=True, exist_ok=True)
-    (out / "inventory.yml").write_text(yaml.safe_dump(synthetic.inventory(fabric), sort_keys=False), "utf-8")
+    inventory = synthetic.inventory(fabric, planes=planes)
+    (out / "inventory.yml").write_text(yaml.safe_dump(inventory, sort_keys=False), "utf-8")
     state_dir = out / "snapshot" / "state"
     state_dir.mkdir(parents=True, exist_ok=True)
     n_ifaces = 0
@@ -54,7 +85,7 @@ def generate(
         # Compact JSON, as a collector writes it.
         (state_dir / f"{doc['name']}.json").write_text(json.dumps(doc, separators=(",", ":")), "utf-8")
     roles = {r: sum(1 for d in fabric.devices if d.role == r) for r in ("host", "leaf", "spine")}
-    return {"gpus": gpus, **roles, "interfaces": n_ifaces, "links": len(fabric.links)}
+    return {"gpus": gpus, **roles, "interfaces": n_ifaces, "links": len(fabric.links), "faults": len(faults)}
 
 
 def main() -> None:
@@ -67,9 +98,30 @@ def main() -> None:
     ap.add_argument(
         "--plane-fault", action="store_true", help="every leaf host port maps DSCP 26 to priority 4"
     )
+    ap.add_argument(
+        "--fabric",
+        choices=("rail", "clos"),
+        default="rail",
+        help="rail: one shared spine layer (older figures); clos: the buildable multi-plane fabric",
+    )
+    ap.add_argument(
+        "--planes-per-rail", type=int, default=2, help="--fabric clos: planes each rail is split into"
+    )
+    ap.add_argument(
+        "--no-planes", action="store_true", help="leave every 'plane' variable out of the inventory"
+    )
     args = ap.parse_args()
     t0 = time.perf_counter()
-    counts = generate(args.gpus, args.out, args.radix, args.fault_rate, args.plane_fault)
+    counts = generate(
+        args.gpus,
+        args.out,
+        args.radix,
+        args.fault_rate,
+        args.plane_fault,
+        shape=args.fabric,
+        planes_per_rail=args.planes_per_rail,
+        planes=not args.no_planes,
+    )
     print(json.dumps({**counts, "seconds": round(time.perf_counter() - t0, 1)}))
 
 

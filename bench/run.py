@@ -1,11 +1,16 @@
 """Time ``fabline check`` on generated fabrics against the floor of merely loading the states.
 
     python bench/run.py --sizes 1000,10000,100000 --runs 3
+    python bench/run.py --sizes 100000 --fabric clos --reports json,junit,md --runs 3 [--no-planes]
 
-For each size: generate the fabric once (bench/out/<size>), then alternate N runs of
+For each size: generate the fabric once (bench/out/<size>, or bench/out/clos-<size>[-noplanes] for
+``--fabric clos``: the buildable multi-plane fabric of bench/generate.py, zero faults), then
+alternate N runs of
   * floor: a fresh Python that loads every state file with the JSON parser and nothing else
     (stdlib json, and orjson, which fabline itself uses), and
-  * check: ``fabline check -i inventory.yml --snapshot snapshot -q`` (console summary only),
+  * check: ``fabline check -i inventory.yml --snapshot snapshot -q`` (console summary only), or
+    with ``--reports FORMATS`` ``... --format FORMATS --out DIR``, the report files written and
+    their sizes recorded (DIR is emptied before each run),
 each under ``/usr/bin/time -v`` for wall time and peak RSS. Prints medians as a Markdown table
 (the figures go into docs/benchmarks.md) and writes bench/out/results.json.
 """
@@ -16,10 +21,12 @@ import argparse
 import json
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 FLOOR = (
@@ -69,6 +76,14 @@ def main() -> None:
     ap.add_argument("--regenerate", action="store_true")
     ap.add_argument("--extra", default="", help="extra arguments for fabline check, e.g. '-f json -o /tmp/r'")
     ap.add_argument(
+        "--fabric", choices=("rail", "clos"), default="rail", help="the fabric of bench/generate.py"
+    )
+    ap.add_argument("--no-planes", action="store_true", help="--fabric clos without 'plane' variables")
+    ap.add_argument(
+        "--radix", type=int, default=128, help="switch ports at the NIC speed (bench/generate.py)"
+    )
+    ap.add_argument("--reports", default="", help="write these report formats, e.g. json,junit,md")
+    ap.add_argument(
         "--rules-only",
         action="store_true",
         help="switch the Python fabric checks off (declarative rules only)",
@@ -79,13 +94,23 @@ def main() -> None:
     if args.rules_only:
         baseline_args = ["-b", str(HERE.parent / "baseline" / "roce.yml"), "-b", str(rules_only_overlay())]
     for size in (int(s) for s in args.sizes.split(",")):
-        out = HERE / "out" / str(size)
+        gen_args: list[str] = [] if args.radix == 128 else ["--radix", str(args.radix)]
+        name = str(size) if args.radix == 128 else f"{size}-r{args.radix}"
+        if args.fabric == "clos":
+            gen_args += ["--fabric", "clos", "--fault-rate", "0"] + (
+                ["--no-planes"] if args.no_planes else []
+            )
+            name = f"clos-{name}" + ("-noplanes" if args.no_planes else "")
+        out = HERE / "out" / name
         if args.regenerate or not (out / "inventory.yml").exists():
             gen = subprocess.run(
-                [sys.executable, str(HERE / "generate.py"), "--gpus", str(size), "--out", str(out)],
+                [sys.executable, str(HERE / "generate.py"), "--gpus", str(size), "--out", str(out), *gen_args],
                 capture_output=True, text=True, check=True,
             )  # fmt: skip
             print(gen.stdout.strip(), file=sys.stderr)
+        report_dir = out / "reports"
+        report_args = ["--format", args.reports, "--out", str(report_dir)] if args.reports else []
+        sizes: dict[str, float] = {}
         floor, floor_or, check = [], [], []
         for _ in range(args.runs):
             floor.append(
@@ -95,13 +120,17 @@ def main() -> None:
                 timed([sys.executable, "-c", FLOOR.format(mod="orjson"), str(out / "snapshot" / "state")])
             )
             cmd = [sys.executable, "-m", "fabline", "check", "-i", str(out / "inventory.yml"),
-                   "--snapshot", str(out / "snapshot"), "-q", *baseline_args, *args.extra.split()]  # fmt: skip
+                   "--snapshot", str(out / "snapshot"), "-q", *baseline_args, *report_args,
+                   *args.extra.split()]  # fmt: skip
+            shutil.rmtree(report_dir, ignore_errors=True)
             result = timed(cmd)
             if result[2] not in (0, 3, 4):
                 raise RuntimeError(f"fabline check exited {result[2]}")
             check.append(result)
+            if report_dir.is_dir():
+                sizes = {p.name: p.stat().st_size / 1e6 for p in sorted(report_dir.iterdir())}
         states = len(list((out / "snapshot" / "state").glob("*.json")))
-        row = {
+        row: dict[str, Any] = {
             "gpus": size,
             "devices": states,
             "floor_s": statistics.median(f[0] for f in floor),
@@ -109,6 +138,8 @@ def main() -> None:
             "floor_orjson_s": statistics.median(f[0] for f in floor_or),
             "check_s": statistics.median(c[0] for c in check),
             "check_rss_mib": statistics.median(c[1] for c in check),
+            "fabric": name,
+            "report_mb": {k: round(v, 2) for k, v in sizes.items()},
         }
         row["ratio"] = row["check_s"] / row["floor_s"]
         row["ratio_orjson"] = row["check_s"] / row["floor_orjson_s"]
@@ -119,14 +150,15 @@ def main() -> None:
         json.dumps({"machine": platform.platform(), "python": sys.version.split()[0], "rows": rows}, indent=1)
     )
     print(
-        "| GPUs | devices | floor json (s) | floor orjson (s) | check (s) | check RSS (MiB) "
-        "| check / json floor | check / orjson floor |"
+        "| fabric | GPUs | devices | floor json (s) | floor orjson (s) | check (s) | check RSS (MiB) "
+        "| check / json floor | check / orjson floor | report files (MB) |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:
+        files = ", ".join(f"{k} {v:,.1f}" for k, v in r["report_mb"].items()) or "-"
         print(
-            f"| {r['gpus']:,} | {r['devices']:,} | {r['floor_s']:.2f} | {r['floor_orjson_s']:.2f} | "
-            f"{r['check_s']:.2f} | {r['check_rss_mib']:.0f} | {r['ratio']:.2f} | {r['ratio_orjson']:.2f} |"
+            f"| {r['fabric']} | {r['gpus']:,} | {r['devices']:,} | {r['floor_s']:.2f} | {r['floor_orjson_s']:.2f} | "
+            f"{r['check_s']:.2f} | {r['check_rss_mib']:.0f} | {r['ratio']:.2f} | {r['ratio_orjson']:.2f} | {files} |"
         )
 
 
