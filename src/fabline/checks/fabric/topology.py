@@ -476,8 +476,8 @@ def planes_of(
     A device without the variable takes the plane of its connected leaf-spine component: the one
     plane declared in it, or, when none is, an inferred plane ``inferred-K`` (numbered in the order
     of the components' first names). In a component of several declared planes it keeps None (a
-    spine then serves every plane, as before). A device with no leaf-spine link at all is
-    :data:`UNCONNECTED`. When planes were inferred and there are several, one note says what was
+    spine then serves every plane, as before), and so does an unreadable device with no link seen.
+    A readable device with no leaf-spine link at all is :data:`UNCONNECTED`. When planes were inferred and there are several, one note says what was
     inferred and which variable to set (``fabric.notes``: a warning of the run).
     """
     declared: dict[str, Plane] = {n: _int_var(fabric.devices[n], "plane") for n in (*leaves, *spines)}
@@ -488,7 +488,10 @@ def planes_of(
     inferred: list[tuple[str, list[str]]] = []
     for comp in _components(plane, pairs):
         if len(comp) == 1 and declared[comp[0]] is None:
-            plane[comp[0]] = UNCONNECTED
+            # Readable and without a single leaf-spine link: it says so itself. An unreadable one
+            # may just be dark: it keeps serving every plane, so its peers' missing links name it.
+            if fabric.devices[comp[0]].readable:
+                plane[comp[0]] = UNCONNECTED
             continue
         named = {declared[n] for n in comp} - {None}
         if len(named) > 1:
