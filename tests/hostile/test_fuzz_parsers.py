@@ -214,9 +214,7 @@ def _check(platform: str, command: str, text: str) -> None:
 
 
 #: Platforms the fuzzer still breaks (known defects, not yet fixed; each says where it stands).
-KNOWN = {
-    "napalm": "NAPALM getters (added late in issue 11's work) not yet hardened; the fuzzer has failed them"
-}
+KNOWN: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(

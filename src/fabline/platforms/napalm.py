@@ -19,13 +19,12 @@ counters) end ``skipped`` with the reason, never ``pass`` and never ``error``
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from typing import Any
 
 from fabline.errors import CommandUnavailable
-from fabline.platforms.base import Command, Fragment, ParseContext, check_text, may_be_empty
+from fabline.platforms.base import Command, Fragment, ParseContext, check_text, load_json, may_be_empty
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
 from fabline.platforms.toolkit import lldp_entry
 
@@ -58,10 +57,7 @@ def _load(output: str, ctx: ParseContext, expected: str) -> dict[str, Any]:
     text = check_text(output, ctx, expected)
     if text.startswith(NOT_IMPLEMENTED):
         raise CommandUnavailable(ctx.platform, ctx.command, expected, text.strip().splitlines()[0])
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ctx.fail(expected, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    doc = load_json(text, ctx, expected)  # bounded: size, nesting, digits, finite numbers
     if not isinstance(doc, dict):
         raise ctx.fail(expected, f"a JSON {type(doc).__name__}, not an object")
     return doc
@@ -72,6 +68,13 @@ def _require(doc: dict[str, Any], ctx: ParseContext, expected: str, ok: Any) -> 
     bad = next((k for k, v in doc.items() if not ok(v)), None)
     if bad is not None:
         raise ctx.fail(expected, f"entry {str(bad)[:40]!r} does not have that shape")
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty one (a getter field of the wrong type is
+    read as absent, never dereferenced).
+    """
+    return value if isinstance(value, dict) else {}
 
 
 def _number(value: Any) -> float | None:
@@ -194,9 +197,7 @@ def parse_get_optics(output: str, ctx: ParseContext) -> Fragment:
     _require(doc, ctx, expected, lambda v: isinstance(v, dict) and "physical_channels" in v)
     interfaces: dict[str, Any] = {}
     for name, body in doc.items():
-        channels = (
-            ((body or {}).get("physical_channels") or {}).get("channel") if isinstance(body, dict) else None
-        )
+        channels = _obj(_obj(body).get("physical_channels")).get("channel")
         if not isinstance(channels, list):
             continue
         rx: list[float] = []
@@ -204,9 +205,9 @@ def parse_get_optics(output: str, ctx: ParseContext) -> Fragment:
         for ch in sorted(
             (c for c in channels if isinstance(c, dict)), key=lambda c: _number(c.get("index")) or 0
         ):
-            state = ch.get("state") or {}
+            state = _obj(ch.get("state"))
             for key, into in (("input_power", rx), ("output_power", tx)):
-                value = _number((state.get(key) or {}).get("instant"))
+                value = _number(_obj(state.get(key)).get("instant"))
                 if value is not None:
                     into.append(value)
         optics: dict[str, Any] = {}
@@ -229,13 +230,13 @@ def parse_get_environment(output: str, ctx: ParseContext) -> Fragment:
     if not {"fans", "temperature", "power", "cpu", "memory"} <= set(doc):
         raise ctx.fail(expected, "not the five get_environment keys")
     env: dict[str, Any] = {}
-    temps = {str(k): _number(v.get("temperature")) for k, v in (doc.get("temperature") or {}).items()
+    temps = {str(k): _number(v.get("temperature")) for k, v in _obj(doc.get("temperature")).items()
              if isinstance(v, dict)}  # fmt: skip
     known = {k: v for k, v in temps.items() if v is not None}
     if known:
         env["temperature_c"] = known
         env["temperature_max_c"] = max(known.values())
-    temp_items = (doc.get("temperature") or {}).items()
+    temp_items = _obj(doc.get("temperature")).items()
     env["temperature_alerts"] = sorted(
         str(k) for k, v in temp_items if isinstance(v, dict) and v.get("is_alert")
     )
@@ -245,10 +246,10 @@ def parse_get_environment(output: str, ctx: ParseContext) -> Fragment:
             env[key] = sorted(
                 str(k) for k, v in items.items() if isinstance(v, dict) and v.get("status") is False
             )
-    cpus = [_number(v.get("%usage")) for v in (doc.get("cpu") or {}).values() if isinstance(v, dict)]
+    cpus = [_number(v.get("%usage")) for v in _obj(doc.get("cpu")).values() if isinstance(v, dict)]
     if any(c is not None for c in cpus):
         env["cpu_pct"] = max(c for c in cpus if c is not None)
-    memory = doc.get("memory") or {}
+    memory = _obj(doc.get("memory"))
     total, used = _number(memory.get("available_ram")), _number(memory.get("used_ram"))
     if total and used is not None and total > 0:
         env["memory_used_pct"] = round(100 * used / total, 1)
