@@ -12,6 +12,7 @@ from collections import Counter
 from typing import Any
 
 from fabline.platforms.cisco_nxos import PLATFORM
+from fabline.platforms.toolkit import compress_ints
 from fabline.sim.render.common import Answer, SimView
 
 MODEL = "Nexus9000 C9364D-GX2A Chassis"
@@ -43,28 +44,13 @@ def normalize(state: dict[str, Any]) -> None:
             b["pfc_priorities"] = sorted(lossless)
 
 
-def _ranges(values: list[int]) -> str:
-    out: list[str] = []
-    run: list[int] = []
-    for v in sorted(values):
-        if run and v == run[-1] + 1:
-            run.append(v)
-            continue
-        if run:
-            out.append(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}")
-        run = [v]
-    if run:
-        out.append(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}")
-    return ",".join(out)
-
-
 def _classify(tag: str, dmap: dict[str, int]) -> list[str]:
     by_group: dict[int, list[int]] = {}
     for d, p in dmap.items():
         by_group.setdefault(int(p), []).append(int(d))
     out = []
     for g, codes in sorted(by_group.items()):
-        out += [f"class-map type qos match-any {tag}_QG{g}", f"  match dscp {_ranges(codes)}"]
+        out += [f"class-map type qos match-any {tag}_QG{g}", f"  match dscp {compress_ints(codes)}"]
     out.append(f"policy-map type qos {tag}")
     for g in sorted(by_group):
         out += [f"  class {tag}_QG{g}", f"    set qos-group {g}"]
