@@ -44,7 +44,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from fabline.collect.transports import CommandFailure, ConnectFailure, ConnectOptions, Output, _too_large
+from fabline.collect.transports import (
+    CommandFailure,
+    ConnectFailure,
+    ConnectOptions,
+    Output,
+    _too_large,
+    exception_chain,
+)
 from fabline.errors import ConfigError
 from fabline.inventory import Device
 
@@ -283,15 +290,6 @@ def _connection_class(platform: str | None) -> type[Any]:
     return GuardedEapiConnection
 
 
-def _chain(exc: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    cur: BaseException | None = exc
-    while cur is not None and id(cur) not in seen:
-        seen.add(id(cur))
-        yield cur
-        cur = cur.__cause__ or cur.__context__
-
-
 def classify_eapi_error(exc: BaseException, connection: Any, where: str, timeout: float) -> ConnectFailure:
     """Map a failure to open an eAPI session to a :class:`ConnectFailure` (same statuses as SSH).
 
@@ -303,7 +301,7 @@ def classify_eapi_error(exc: BaseException, connection: Any, where: str, timeout
     https = getattr(connection, "transport", None)
     phase = getattr(https, "phase", "tcp")
     status = getattr(https, "status", None)
-    causes = list(_chain(exc))
+    causes = list(exception_chain(exc))
     inner = getattr(connection, "socket_error", None)
     if isinstance(inner, BaseException):
         causes = [inner, *causes]
@@ -478,7 +476,7 @@ class EapiSession:
     def _failure(self, exc: BaseException) -> CommandFailure:
         connection = getattr(self._node, "connection", None)
         inner = getattr(connection, "socket_error", None)
-        for e in [inner, *_chain(exc)]:
+        for e in [inner, *exception_chain(exc)]:
             if isinstance(e, AnswerTooLarge):
                 return _too_large(self.options.max_output, fatal=True)
             if isinstance(e, AnswerTooSlow):

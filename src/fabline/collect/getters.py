@@ -27,7 +27,6 @@ from typing import Any
 from fabline.collect.eapi import (
     AnswerTooLarge,
     TlsPolicy,
-    _chain,
     _connection_class,
     classify_eapi_error,
     eapi_port,
@@ -39,6 +38,7 @@ from fabline.collect.transports import (
     Output,
     _too_large,
     classify_connect_error,
+    exception_chain,
 )
 from fabline.errors import ConfigError
 from fabline.inventory import Device
@@ -75,7 +75,7 @@ def driver_name(device: Device) -> str:
 
 def classify_driver_error(exc: BaseException, where: str, timeout: float) -> ConnectFailure:
     """A non-EOS driver's failure to open: authentication by the exception's name, the rest as SSH."""
-    for e in _chain(exc):
+    for e in exception_chain(exc):
         if "auth" in type(e).__name__.lower():
             return ConnectFailure(
                 "auth_failed", "auth_failed", f"authentication failed at {where} (not retried)", retry=False
@@ -141,7 +141,7 @@ class NapalmSession:
         except NotImplementedError:
             return Output(f"{NOT_IMPLEMENTED} NAPALM driver {self.name!r} does not implement {getter}\n")
         except Exception as exc:
-            causes = list(_chain(exc))
+            causes = list(exception_chain(exc))
             inner = getattr(
                 getattr(getattr(self.driver, "device", None), "connection", None), "socket_error", None
             )

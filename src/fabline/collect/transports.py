@@ -237,7 +237,7 @@ class _Login:
         if self.options.sessions is not None and self.options.sessions.closed:
             return ConnectFailure("error", "interrupted", "collection interrupted", retry=False)
         if self.expired:
-            said = " ".join(str(e) for e in _chain(exc)).lower()
+            said = " ".join(str(e) for e in exception_chain(exc)).lower()
             step = " (no SSH banner)" if "banner" in said else ""
             return ConnectFailure(
                 "timeout", "timeout",
@@ -395,7 +395,8 @@ def split_shell_output(
     return out
 
 
-def _chain(exc: BaseException) -> Iterator[BaseException]:
+def exception_chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and every exception it was raised from or during, outermost first, each once."""
     seen: set[int] = set()
     cur: BaseException | None = exc
     while cur is not None and id(cur) not in seen:
@@ -412,7 +413,7 @@ def classify_connect_error(exc: BaseException, where: str, timeout: float) -> Co
         >>> f.status, f.retry, f.message
         ('unreachable', True, 'connection refused by 10.0.0.1:22')
     """
-    chain = list(_chain(exc))
+    chain = list(exception_chain(exc))
     for e in chain:
         if isinstance(e, paramiko.AuthenticationException) and "timeout" in str(e).lower():
             # paramiko's "Authentication timeout.": the device did not answer, it did not refuse.
