@@ -190,6 +190,15 @@ def problem_text(problem: str) -> str:
     return problem
 
 
+def first_problem(doc: Any) -> str | None:
+    """The first problem of a state document or fragment against the state schema (``path: message``), or None.
+
+    :func:`fabline.state.schema_problem` is the public name; the parse dispatcher calls it here.
+    """
+    found = state_check()(doc)
+    return problem_text(found) if found else None
+
+
 @functools.cache
 def state_check() -> Check:
     """The compiled state schema (without its required keys: a fragment is a partial state)."""

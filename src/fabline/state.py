@@ -219,10 +219,9 @@ def schema_problem(doc: Any) -> str | None:
         'interfaces.Ethernet0.pfc_priorities[1]: 9 is greater than the maximum of 7'
         >>> schema_problem({"interfaces": {"Ethernet0": {"mtu": 9100}}})
     """
-    from fabline.schema_check import problem_text, state_check
+    from fabline.schema_check import first_problem
 
-    found = state_check()(doc)
-    return problem_text(found) if found else None
+    return first_problem(doc)
 
 
 def _short(exc: Exception) -> str:

@@ -438,3 +438,37 @@ def test_reparse_over_worker_processes_writes_the_same_states(
     manifest = json.loads((out / "manifest.json").read_text())
     assert "reparsed_at" in manifest
     assert {n: e["status"] for n, e in manifest["devices"].items()} == statuses
+
+
+def test_a_fragment_the_schema_refuses_is_left_out_and_its_command_is_a_parse_error(tmp_path: Path) -> None:
+    """The device's fragments are checked against the state schema once, merged (``checked_merge``).
+
+    One output holding a value no device has (an MTU of 99,999,999) makes that command a parse
+    error naming the value; the other commands' fragments still build the state, which is valid,
+    in a collection and in a re-parse of the same raw evidence alike.
+    """
+    from fabline.state import schema_problem
+
+    links = json.loads(HOST_FILES["ip -j -d link show"].read_text())
+    for link in links:
+        if link["ifname"] == "eth2":
+            link["mtu"] = 99_999_999
+    session = FakeSession(HOST_FILES, extra={"ip -j -d link show": json.dumps(links)})
+    device = host(rail_interfaces=["eth2"])
+    result = collect_device(device, factory_for(session))
+    bad = next(r for r in result.records if r.command == "ip -j -d link show")
+    assert bad.status == "parse_error"
+    assert "values valid in the state schema" in (bad.message or "") and "mtu" in (bad.message or "")
+    assert {"command": "ip -j -d link show", "kind": "parse"}.items() <= next(
+        e for e in result.state["errors"] if e["command"] == "ip -j -d link show"
+    ).items()
+    eth2 = result.state["interfaces"]["eth2"]
+    assert "mtu" not in eth2 and eth2["nic"]["rdma_device"] == "mlx5_0"
+    assert schema_problem(result.state) is None
+    out = tmp_path / "snap"
+    collect([device], out, session_factory=factory_for(FakeSession(HOST_FILES, extra=session.extra)))
+    (out / "state" / "gpu-1.json").write_text("{}")
+    assert reparse_snapshot(out, [device]) == 1
+    state = json.loads((out / "state" / "gpu-1.json").read_text())
+    assert "mtu" not in state["interfaces"]["eth2"] and schema_problem(state) is None
+    assert [e["kind"] for e in state["errors"] if e["command"] == "ip -j -d link show"] == ["parse"]

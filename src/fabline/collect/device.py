@@ -11,7 +11,7 @@ import datetime as dt
 import functools
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +27,14 @@ from fabline.collect.writer import unique_file
 from fabline.errors import CommandUnavailable, FablineError, ParseError
 from fabline.inventory import Device, Named
 from fabline.platforms import PLATFORMS
-from fabline.platforms.base import Command, ParseContext, merge_fragments, run_parser
+from fabline.platforms.base import (
+    SCHEMA_EXPECTED,
+    Command,
+    ParseContext,
+    checked_merge,
+    merge_fragments,
+    run_parser,
+)
 from fabline.state import SCHEMA_ID
 
 #: Command-record statuses; only ``ok`` feeds the state.
@@ -192,7 +199,11 @@ def now_iso() -> str:
 
 
 def parse_record(platform: str, record: CommandRecord, output: Output) -> dict[str, Any] | None:
-    """Parse one command's output; sets the record's status and message. Returns the fragment."""
+    """Parse one command's output; sets the record's status and message. Returns the fragment.
+
+    The fragment is bounded and clean but not yet checked against the state schema: the device's
+    fragments are checked once, merged (:func:`assemble_state`).
+    """
     if output.exit_code == 127 or (output.exit_code and "command not found" in output.stderr):
         record.status = "unavailable"
         record.message = f"command not found on the device (exit {output.exit_code})"
@@ -207,7 +218,9 @@ def parse_record(platform: str, record: CommandRecord, output: Output) -> dict[s
         if matched is None:
             raise ParseError(platform, record.command, "a command on the platform's read-only allow-list")
         command, params = matched
-        fragment = run_parser(command.parser, output.text, ParseContext(platform, record.command, params))
+        fragment = run_parser(
+            command.parser, output.text, ParseContext(platform, record.command, params), validate=False
+        )
     except CommandUnavailable as exc:
         record.status = "unavailable"
         record.message = str(exc)
@@ -273,16 +286,25 @@ class DeviceRef:
 def assemble_state(
     device: Named,
     profile: Profile,
-    fragments: Iterable[Mapping[str, Any]],
+    parsed: Sequence[tuple[CommandRecord, Mapping[str, Any]]],
     records: list[CommandRecord],
     collected_at: str,
     failure: ConnectFailure | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """Merge fragments into a state-schema-v1 document; returns ``(status, state)``.
+    """Merge parsed fragments into a state-schema-v1 document; returns ``(status, state)``.
+
+    ``parsed`` pairs each fragment (from :func:`parse_record`) with its command's record. The
+    merged fragments are checked against the state schema once; a fragment holding a value the
+    schema refuses is left out and its record becomes a ``parse_error`` naming the value.
 
     Status: the connect failure's when the device could not be logged into; ``ok`` when every
     command gave a parsed answer; ``error`` when none did; ``partial`` otherwise.
     """
+    merged, refused = checked_merge([fragment for _, fragment in parsed])
+    for index, problem in refused.items():
+        record = parsed[index][0]
+        record.status = "parse_error"
+        record.message = str(ParseError(device.platform, record.command, SCHEMA_EXPECTED, problem))
     errors: list[dict[str, Any]] = []
     if failure is not None:
         errors.append({"command": None, "kind": failure.kind, "message": failure.message})
@@ -295,7 +317,7 @@ def assemble_state(
                 )
         good = sum(1 for r in records if r.status == "ok")
         status = "ok" if not errors else ("partial" if good else "error")
-    body = PLATFORMS[profile.platform].finish(merge_fragments(fragments))
+    body = PLATFORMS[profile.platform].finish(merged)
     state: dict[str, Any] = {
         "schema": SCHEMA_ID,
         "name": device.name,
@@ -520,7 +542,7 @@ def finish_device(gathered: Gathered) -> DeviceResult:
             ref.name, ref.platform, ref.role, status, state,
             attempts=gathered.attempts, started_at=gathered.started_at, duration_s=gathered.duration_s,
         )  # fmt: skip
-    fragments = []
+    parsed = []
     for index, record in enumerate(gathered.records):
         if index in gathered.fragments:
             fragment = gathered.fragments[index]
@@ -529,8 +551,8 @@ def finish_device(gathered: Gathered) -> DeviceResult:
         else:
             continue
         if fragment is not None:
-            fragments.append(fragment)
-    status, state = assemble_state(ref, profile, fragments, gathered.records, gathered.started_at)
+            parsed.append((record, fragment))
+    status, state = assemble_state(ref, profile, parsed, gathered.records, gathered.started_at)
     return DeviceResult(
         ref.name, ref.platform, ref.role, status, state, gathered.raw, gathered.records,
         attempts=gathered.attempts, started_at=gathered.started_at, duration_s=gathered.duration_s,

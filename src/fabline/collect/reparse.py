@@ -85,9 +85,9 @@ _FORKED: tuple[Path, list[tuple[Device, dict[str, Any]]]] | None = None
 def _reparse_one(snapshot: Path, device: Device, entry: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """Re-parse one device, write its state; returns the manifest fields that changed."""
     profile = PROFILES[device.platform]
-    records, fragments = _reparse_commands(snapshot, device.name, device.platform, entry["commands"])
+    records, parsed = _reparse_commands(snapshot, device.name, device.platform, entry["commands"])
     collected_at = entry.get("started_at") or now_iso()
-    status, state = assemble_state(device, profile, fragments, records, collected_at)
+    status, state = assemble_state(device, profile, parsed, records, collected_at)
     write_json_atomic(under(snapshot, "state", f"{device.name}.json"), state)
     return device.name, {
         "status": status,
@@ -150,9 +150,9 @@ def _record(doc: Any) -> CommandRecord:
 
 def _reparse_commands(
     snapshot: Path, name: str, platform: str, commands: list[dict[str, Any]]
-) -> tuple[list[CommandRecord], list[dict[str, Any]]]:
+) -> tuple[list[CommandRecord], list[tuple[CommandRecord, dict[str, Any]]]]:
     records: list[CommandRecord] = []
-    fragments: list[dict[str, Any]] = []
+    parsed: list[tuple[CommandRecord, dict[str, Any]]] = []
     for doc in commands:
         record = _record(doc)
         records.append(record)
@@ -178,5 +178,5 @@ def _reparse_commands(
             continue  # decided by the exit code (stderr is not evidence kept in raw/)
         fragment = parse_record(platform, record, Output(data.decode("utf-8", "replace"), record.exit_code))
         if fragment is not None:
-            fragments.append(fragment)
-    return records, fragments
+            parsed.append((record, fragment))
+    return records, parsed

@@ -24,11 +24,10 @@ from fabline.platforms.base import (
     Command,
     Fragment,
     ParseContext,
-    check_text,
-    load_json,
-    may_be_empty,
+    json_parser,
     table_rows,
     text_blocks,
+    text_parser,
 )
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
 from fabline.platforms.toolkit import gbps, lldp_entry, speed_gbps, text_field, uptime_seconds
@@ -73,12 +72,11 @@ def _interfaces_of(
 # --- facts ---------------------------------------------------------------------------------
 
 
-def parse_show_version_json(output: str, ctx: ParseContext) -> Fragment:
+@json_parser("an eAPI 'show version' object with 'version' and 'modelName'")
+def parse_show_version_json(doc: Any, ctx: ParseContext) -> Fragment:
     """``show version | json``: facts (model, os_version, serial, vendor, uptime_s)."""
-    expected = "an eAPI 'show version' object with 'version' and 'modelName'"
-    doc = load_json(output, ctx, expected)
     if not isinstance(doc, dict) or "version" not in doc or "modelName" not in doc:
-        raise ctx.fail(expected)
+        raise ctx.reject()
     facts: dict[str, Any] = {"os_version": str(doc["version"]), "model": str(doc["modelName"])}
     if doc.get("serialNumber"):
         facts["serial"] = str(doc["serialNumber"])
@@ -89,13 +87,12 @@ def parse_show_version_json(output: str, ctx: ParseContext) -> Fragment:
     return {"facts": facts}
 
 
-def parse_show_version(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("EOS 'show version' text with a 'Software image version' line")
+def parse_show_version(text: str, ctx: ParseContext) -> Fragment:
     """``show version`` (text): facts (model, os_version, serial, vendor, uptime_s)."""
-    expected = "EOS 'show version' text with a 'Software image version' line"
-    text = check_text(output, ctx, expected)
     version = re.search(r"^Software image version:\s*(\S.*?)\s*$", text, re.MULTILINE)
     if not version:
-        raise ctx.fail(expected)
+        raise ctx.reject()
     facts: dict[str, Any] = {"os_version": version.group(1)}
     first = text.strip().splitlines()[0].strip()
     m = re.fullmatch(r"(Arista)\s+(\S+)", first)
@@ -113,19 +110,17 @@ def parse_show_version(output: str, ctx: ParseContext) -> Fragment:
 # --- interfaces ----------------------------------------------------------------------------
 
 
-@may_be_empty
-def parse_show_interfaces_json(output: str, ctx: ParseContext) -> Fragment:
+@json_parser("an eAPI 'show interfaces' object with 'interfaces'", may_be_empty=True)
+def parse_show_interfaces_json(doc: Any, ctx: ParseContext) -> Fragment:
     """``show interfaces | json``: admin/oper state, mtu, l2_mtu, speed, autoneg, description, CRC.
 
     ``interfaceStatus`` ``disabled`` is admin down; ``lineProtocolStatus`` ``up`` is oper up.
     ``bandwidth`` (bit/s) of 0 means unknown (virtual labs) and is left out; ``autoNegotiate``
     ``unknown`` is left out.
     """
-    expected = "an eAPI 'show interfaces' object with 'interfaces'"
-    doc = load_json(output, ctx, expected)
     interfaces: dict[str, Any] = {}
     marks = ("interfaceStatus", "lineProtocolStatus")
-    for name, body in _interfaces_of(doc, "interfaces", ctx, expected, marks).items():
+    for name, body in _interfaces_of(doc, "interfaces", ctx, ctx.expected, marks).items():
         if not kept(name):
             continue
         entry: dict[str, Any] = {}
@@ -161,14 +156,12 @@ _TEXT_IF_HEAD = re.compile(
 )
 
 
-@may_be_empty
-def parse_show_interfaces(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("EOS 'show interfaces' text ('<name> is up, line protocol is up' blocks)", may_be_empty=True)
+def parse_show_interfaces(text: str, ctx: ParseContext) -> Fragment:
     """``show interfaces`` (text): admin/oper state, mtu, speed, autoneg, description, CRC."""
-    expected = "EOS 'show interfaces' text ('<name> is up, line protocol is up' blocks)"
-    text = check_text(output, ctx, expected)
     blocks = text_blocks(text, _TEXT_IF_HEAD)
     if not blocks:
-        raise ctx.fail(expected)
+        raise ctx.reject()
     interfaces: dict[str, Any] = {}
     for head, block in blocks:
         name = canonical_name(head["name"])
@@ -205,17 +198,16 @@ _STATUS_ROW = re.compile(
 )
 
 
-def parse_show_interfaces_status(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("EOS 'show interfaces status' table (Port Name Status Vlan Duplex Speed Type)")
+def parse_show_interfaces_status(text: str, ctx: ParseContext) -> Fragment:
     """``show interfaces status``: admin/oper state, speed, autoneg, description.
 
     Speed ``a-100G`` is an auto-negotiated result (``autoneg: true``), ``100G`` a forced
     speed (``autoneg: false``), ``auto`` autoneg with no link (no speed), ``unconf`` nothing.
     Rows are matched from the status word, since long names overflow their column.
     """
-    expected = "EOS 'show interfaces status' table (Port Name Status Vlan Duplex Speed Type)"
-    text = check_text(output, ctx, expected)
     interfaces: dict[str, Any] = {}
-    for m in table_rows(text, ctx, expected, r"^Port\s+Name\s+Status", _STATUS_ROW, "Port Name Status"):
+    for m in table_rows(text, ctx, ctx.expected, r"^Port\s+Name\s+Status", _STATUS_ROW, "Port Name Status"):
         name = canonical_name(m["port"])
         if not kept(name):
             continue
@@ -230,22 +222,19 @@ def parse_show_interfaces_status(output: str, ctx: ParseContext) -> Fragment:
         if m["name"]:
             entry["description"] = m["name"]
         interfaces[name] = entry
-    if not interfaces:
-        raise ctx.fail(expected, "no interface rows")
     return {"interfaces": interfaces}
 
 
-def parse_show_interfaces_description(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("EOS 'show interfaces description' table (Interface Status Protocol Description)")
+def parse_show_interfaces_description(text: str, ctx: ParseContext) -> Fragment:
     """``show interfaces description`` (text): description, admin_up, oper_up."""
-    expected = "EOS 'show interfaces description' table (Interface Status Protocol Description)"
-    text = check_text(output, ctx, expected)
     lines = text.splitlines()
     start = next(
         (i for i, ln in enumerate(lines) if re.match(r"^Interface\s+Status\s+Protocol\s+Description", ln)),
         None,
     )
     if start is None:
-        raise ctx.fail(expected, "no 'Interface Status Protocol Description' header")
+        raise ctx.reject("no 'Interface Status Protocol Description' header")
     header = lines[start]
     cols = [header.index(w) for w in ("Status", "Protocol", "Description")]
     interfaces: dict[str, Any] = {}
@@ -256,7 +245,7 @@ def parse_show_interfaces_description(output: str, ctx: ParseContext) -> Fragmen
         status = line[cols[0] : cols[1]].strip()
         proto = line[cols[1] : cols[2]].strip()
         if not name or not status or not proto:
-            raise ctx.fail(expected, f"unreadable row {line.strip()!r}")
+            raise ctx.reject(f"unreadable row {line.strip()!r}")
         if not kept(name):
             continue
         entry: dict[str, Any] = {"admin_up": status != "admin down", "oper_up": proto == "up"}
@@ -266,13 +255,11 @@ def parse_show_interfaces_description(output: str, ctx: ParseContext) -> Fragmen
     return {"interfaces": interfaces}
 
 
-@may_be_empty
-def parse_show_interfaces_description_json(output: str, ctx: ParseContext) -> Fragment:
+@json_parser("an eAPI 'show interfaces description' object with 'interfaceDescriptions'", may_be_empty=True)
+def parse_show_interfaces_description_json(doc: Any, ctx: ParseContext) -> Fragment:
     """``show interfaces description | json``: description, admin_up, oper_up."""
-    expected = "an eAPI 'show interfaces description' object with 'interfaceDescriptions'"
-    doc = load_json(output, ctx, expected)
     interfaces: dict[str, Any] = {}
-    for name, body in _interfaces_of(doc, "interfaceDescriptions", ctx, expected).items():
+    for name, body in _interfaces_of(doc, "interfaceDescriptions", ctx, ctx.expected).items():
         if not kept(name) or not isinstance(body, dict):
             continue
         entry: dict[str, Any] = {}
@@ -286,13 +273,13 @@ def parse_show_interfaces_description_json(output: str, ctx: ParseContext) -> Fr
     return {"interfaces": interfaces}
 
 
-@may_be_empty
-def parse_show_interfaces_counters_errors_json(output: str, ctx: ParseContext) -> Fragment:
+@json_parser(
+    "an eAPI 'show interfaces counters errors' object with 'interfaceErrorCounters'", may_be_empty=True
+)
+def parse_show_interfaces_counters_errors_json(doc: Any, ctx: ParseContext) -> Fragment:
     """``show interfaces counters errors | json``: ``counters.crc_errors`` (EOS ``fcsErrors``)."""
-    expected = "an eAPI 'show interfaces counters errors' object with 'interfaceErrorCounters'"
-    doc = load_json(output, ctx, expected)
     interfaces: dict[str, Any] = {}
-    for name, body in _interfaces_of(doc, "interfaceErrorCounters", ctx, expected).items():
+    for name, body in _interfaces_of(doc, "interfaceErrorCounters", ctx, ctx.expected).items():
         if kept(name) and isinstance(body, dict) and isinstance(body.get("fcsErrors"), int):
             interfaces[name] = {"counters": {"crc_errors": body["fcsErrors"]}}
     return {"interfaces": interfaces}
@@ -301,18 +288,18 @@ def parse_show_interfaces_counters_errors_json(output: str, ctx: ParseContext) -
 # --- LLDP ----------------------------------------------------------------------------------
 
 
-@may_be_empty
-def parse_show_lldp_neighbors(output: str, ctx: ParseContext) -> Fragment:
+@text_parser(
+    "EOS 'show lldp neighbors' table (Port  Neighbor Device ID  Neighbor Port ID  TTL)", may_be_empty=True
+)
+def parse_show_lldp_neighbors(text: str, ctx: ParseContext) -> Fragment:
     """``show lldp neighbors`` (text): ``lldp.device`` and ``lldp.port`` per local port.
 
     The summary has no port description, so a MAC port id stays a MAC here; the ``detail``
     commands replace it with the description.
     """
-    expected = "EOS 'show lldp neighbors' table (Port  Neighbor Device ID  Neighbor Port ID  TTL)"
-    text = check_text(output, ctx, expected)
     interfaces: dict[str, Any] = {}
     for m in table_rows(
-        text, ctx, expected, r"^Port\s+Neighbor Device ID", _LLDP_ROW, "Port  Neighbor Device ID"
+        text, ctx, ctx.expected, r"^Port\s+Neighbor Device ID", _LLDP_ROW, "Port  Neighbor Device ID"
     ):
         name = canonical_name(m.group(1))
         if kept(name):
@@ -320,17 +307,15 @@ def parse_show_lldp_neighbors(output: str, ctx: ParseContext) -> Fragment:
     return {"interfaces": interfaces}
 
 
-@may_be_empty
-def parse_show_lldp_neighbors_json(output: str, ctx: ParseContext) -> Fragment:
+@json_parser("an eAPI 'show lldp neighbors' object with an 'lldpNeighbors' list", may_be_empty=True)
+def parse_show_lldp_neighbors_json(doc: Any, ctx: ParseContext) -> Fragment:
     """``show lldp neighbors | json``: ``lldp.device`` and ``lldp.port`` per local port."""
-    expected = "an eAPI 'show lldp neighbors' object with an 'lldpNeighbors' list"
-    doc = load_json(output, ctx, expected)
     if not isinstance(doc, dict) or not isinstance(doc.get("lldpNeighbors"), list):
-        raise ctx.fail(expected)
+        raise ctx.reject()
     interfaces: dict[str, Any] = {}
     for row in doc["lldpNeighbors"]:
         if not isinstance(row, dict):
-            raise ctx.fail(expected, "a neighbour entry that is not an object")
+            raise ctx.reject("a neighbour entry that is not an object")
         name = canonical_name(str(row.get("port", "")))
         if kept(name) and name not in interfaces:
             interfaces[name] = {
@@ -339,17 +324,17 @@ def parse_show_lldp_neighbors_json(output: str, ctx: ParseContext) -> Fragment:
     return {"interfaces": interfaces}
 
 
-@may_be_empty
-def parse_show_lldp_neighbors_detail(output: str, ctx: ParseContext) -> Fragment:
+@text_parser(
+    "EOS 'show lldp neighbors detail' text ('Interface X detected N LLDP neighbors')", may_be_empty=True
+)
+def parse_show_lldp_neighbors_detail(text: str, ctx: ParseContext) -> Fragment:
     """``show lldp neighbors detail`` (text): lldp device, port, port_description, chassis_id.
 
     Only the first neighbour of a port is kept (a fabric link has one).
     """
-    expected = "EOS 'show lldp neighbors detail' text ('Interface X detected N LLDP neighbors')"
-    text = check_text(output, ctx, expected)
     blocks = text_blocks(text, r"^Interface (\S+) detected (\d+) LLDP neighbors?:")
     if not blocks:
-        raise ctx.fail(expected)
+        raise ctx.reject()
     interfaces: dict[str, Any] = {}
     for head, block in blocks:
         name = canonical_name(head.group(1))
@@ -370,16 +355,14 @@ def parse_show_lldp_neighbors_detail(output: str, ctx: ParseContext) -> Fragment
     return {"interfaces": interfaces}
 
 
-@may_be_empty
-def parse_show_lldp_neighbors_detail_json(output: str, ctx: ParseContext) -> Fragment:
+@json_parser("an eAPI 'show lldp neighbors detail' object with 'lldpNeighbors'", may_be_empty=True)
+def parse_show_lldp_neighbors_detail_json(doc: Any, ctx: ParseContext) -> Fragment:
     """``show lldp neighbors detail | json``: lldp device, port, port_description, chassis_id.
 
     EOS quotes interface-name port ids (``"et-0/0/20"``); the quotes are removed.
     """
-    expected = "an eAPI 'show lldp neighbors detail' object with 'lldpNeighbors'"
-    doc = load_json(output, ctx, expected)
     interfaces: dict[str, Any] = {}
-    for name, body in _interfaces_of(doc, "lldpNeighbors", ctx, expected).items():
+    for name, body in _interfaces_of(doc, "lldpNeighbors", ctx, ctx.expected).items():
         infos = body.get("lldpNeighborInfo")
         if not kept(name) or not isinstance(infos, list) or not infos or not isinstance(infos[0], dict):
             continue
@@ -401,17 +384,17 @@ def parse_show_lldp_neighbors_detail_json(output: str, ctx: ParseContext) -> Fra
 # --- optics --------------------------------------------------------------------------------
 
 
-@may_be_empty
-def parse_show_interfaces_transceiver(output: str, ctx: ParseContext) -> Fragment:
+@text_parser(
+    "EOS 'show interfaces transceiver' table (Port Temp Voltage Bias TxPower RxPower)", may_be_empty=True
+)
+def parse_show_interfaces_transceiver(text: str, ctx: ParseContext) -> Fragment:
     """``show interfaces transceiver`` (text): optics temperature_c, tx/rx_power_dbm.
 
     EOS prints one row per lane interface (``Et3/17/1``, ``Et3/17/2``...), each with its own
     single-lane power; ``N/A`` cells are left out, and a row with nothing readable is skipped.
     """
-    expected = "EOS 'show interfaces transceiver' table (Port Temp Voltage Bias TxPower RxPower)"
-    text = check_text(output, ctx, expected)
     if not re.search(r"^Port\s+\(Celsius\)\s+\(Volts\)", text, re.MULTILINE):
-        raise ctx.fail(expected, "no 'Port (Celsius) (Volts)' header")
+        raise ctx.reject("no 'Port (Celsius) (Volts)' header")
     interfaces: dict[str, Any] = {}
     row_rx = re.compile(r"^((?:Et|Ethernet)\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+")
     for line in text.splitlines():
@@ -431,16 +414,14 @@ def parse_show_interfaces_transceiver(output: str, ctx: ParseContext) -> Fragmen
     return {"interfaces": interfaces}
 
 
-@may_be_empty
-def parse_show_interfaces_transceiver_json(output: str, ctx: ParseContext) -> Fragment:
+@json_parser("an eAPI 'show interfaces transceiver' object with 'interfaces'", may_be_empty=True)
+def parse_show_interfaces_transceiver_json(doc: Any, ctx: ParseContext) -> Fragment:
     """``show interfaces transceiver | json``: optics type, serial, temperature_c, tx/rx_power_dbm."""
-    expected = "an eAPI 'show interfaces transceiver' object with 'interfaces'"
-    doc = load_json(output, ctx, expected)
     interfaces: dict[str, Any] = {}
     marks = ("rxPower", "txPower", "txBias", "temperature", "voltage")
-    for name, body in _interfaces_of(doc, "interfaces", ctx, expected, marks).items():
+    for name, body in _interfaces_of(doc, "interfaces", ctx, ctx.expected, marks).items():
         if "parameters" in body:
-            raise ctx.fail(expected, "per-parameter objects: this is 'dom thresholds' output")
+            raise ctx.reject("per-parameter objects: this is 'dom thresholds' output")
         optics: dict[str, Any] = {}
         if body.get("mediaType"):
             optics["type"] = str(body["mediaType"])
@@ -457,13 +438,15 @@ def parse_show_interfaces_transceiver_json(output: str, ctx: ParseContext) -> Fr
     return {"interfaces": interfaces}
 
 
-@may_be_empty
-def parse_show_interfaces_transceiver_dom_thresholds_json(output: str, ctx: ParseContext) -> Fragment:
+@json_parser(
+    "an eAPI 'show interfaces transceiver dom thresholds' object with 'interfaces'", may_be_empty=True
+)
+def parse_show_interfaces_transceiver_dom_thresholds_json(doc: Any, ctx: ParseContext) -> Fragment:
     """``show interfaces transceiver dom thresholds | json``: optics type, serial, per-lane rx/tx power."""
-    expected = "an eAPI 'show interfaces transceiver dom thresholds' object with 'interfaces'"
-    doc = load_json(output, ctx, expected)
     interfaces: dict[str, Any] = {}
-    for name, body in _interfaces_of(doc, "interfaces", ctx, expected, ("displayName", "parameters")).items():
+    for name, body in _interfaces_of(
+        doc, "interfaces", ctx, ctx.expected, ("displayName", "parameters")
+    ).items():
         optics: dict[str, Any] = {}
         if body.get("mediaType"):
             optics["type"] = str(body["mediaType"])
@@ -484,15 +467,13 @@ def parse_show_interfaces_transceiver_dom_thresholds_json(output: str, ctx: Pars
 _DETAIL_SECTIONS = {"Temperature": "temperature_c", "Tx Power": "tx_power_dbm", "Rx Power": "rx_power_dbm"}
 
 
-@may_be_empty
-def parse_show_interfaces_transceiver_detail(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("EOS 'show interfaces transceiver detail' tables (Temperature ... Rx Power)", may_be_empty=True)
+def parse_show_interfaces_transceiver_detail(text: str, ctx: ParseContext) -> Fragment:
     """``show interfaces transceiver detail`` (text): optics temperature_c, tx/rx_power_dbm.
 
     The output is one table per measurement (temperature, voltage, current, tx power,
     rx power), each row a lane interface with its current value and its thresholds.
     """
-    expected = "EOS 'show interfaces transceiver detail' tables (Temperature ... Rx Power)"
-    text = check_text(output, ctx, expected)
     interfaces: dict[str, Any] = {}
     section: str | None = None
     seen = False
@@ -510,22 +491,21 @@ def parse_show_interfaces_transceiver_detail(output: str, ctx: ParseContext) -> 
         optics = interfaces.setdefault(canonical_name(m.group(1)), {"optics": {}})["optics"]
         optics[section] = value if section == "temperature_c" else [value]
     if not seen:
-        raise ctx.fail(expected, "no '<measurement> Threshold' table header")
+        raise ctx.reject("no '<measurement> Threshold' table header")
     return {"interfaces": interfaces}
 
 
-def parse_show_interfaces_transceiver_hardware(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("EOS 'show interfaces transceiver hardware' blocks ('Name: EtX' / 'Media type: ...')")
+def parse_show_interfaces_transceiver_hardware(text: str, ctx: ParseContext) -> Fragment:
     """``show interfaces transceiver hardware``: ``optics.type`` (media type) per port."""
-    expected = "EOS 'show interfaces transceiver hardware' blocks ('Name: EtX' / 'Media type: ...')"
-    text = check_text(output, ctx, expected)
     blocks = re.split(r"^Name:\s*", text, flags=re.MULTILINE)[1:]
     if not blocks:
-        raise ctx.fail(expected)
+        raise ctx.reject()
     interfaces: dict[str, Any] = {}
     for block in blocks:
         words = block.split(None, 1)
         if not words:
-            raise ctx.fail(expected, "a 'Name:' line without a name")
+            raise ctx.reject("a 'Name:' line without a name")
         name = canonical_name(words[0])
         media = re.search(r"^Media type:\s*(\S.*?)\s*$", block, re.MULTILINE)
         if media:
@@ -536,18 +516,18 @@ def parse_show_interfaces_transceiver_hardware(output: str, ctx: ParseContext) -
 # --- PFC / ECN -----------------------------------------------------------------------------
 
 
-@may_be_empty
-def parse_show_priority_flow_control_counters_json(output: str, ctx: ParseContext) -> Fragment:
+@json_parser(
+    "an eAPI 'show priority-flow-control counters' object with 'interfaceCounters'", may_be_empty=True
+)
+def parse_show_priority_flow_control_counters_json(doc: Any, ctx: ParseContext) -> Fragment:
     """``show priority-flow-control counters | json``: PFC frames per port, all priorities.
 
     EOS's summary counters are not per priority, so they go to the added fields
     ``counters.pfc_rx_frames`` / ``counters.pfc_tx_frames`` (the per-priority ``pfc_rx_pause``
     stays absent).
     """
-    expected = "an eAPI 'show priority-flow-control counters' object with 'interfaceCounters'"
-    doc = load_json(output, ctx, expected)
     interfaces: dict[str, Any] = {}
-    for name, body in _interfaces_of(doc, "interfaceCounters", ctx, expected).items():
+    for name, body in _interfaces_of(doc, "interfaceCounters", ctx, ctx.expected).items():
         if not isinstance(body, dict):
             continue
         counters = {
@@ -560,17 +540,17 @@ def parse_show_priority_flow_control_counters_json(output: str, ctx: ParseContex
     return {"interfaces": interfaces}
 
 
-@may_be_empty
-def parse_show_qos_interfaces_ecn_counters_queue_json(output: str, ctx: ParseContext) -> Fragment:
+@json_parser(
+    "an eAPI 'show qos interfaces ecn counters queue' object with 'intfQueueCounters'", may_be_empty=True
+)
+def parse_show_qos_interfaces_ecn_counters_queue_json(doc: Any, ctx: ParseContext) -> Fragment:
     """``show qos interfaces ecn counters queue | json``: ``counters.ecn_marked`` per port.
 
     EOS counts ECN-marked packets per tx-queue; the state counter is their sum. ``-`` marks a
     queue without a counter; a port with no numeric queue counter is left out.
     """
-    expected = "an eAPI 'show qos interfaces ecn counters queue' object with 'intfQueueCounters'"
-    doc = load_json(output, ctx, expected)
     interfaces: dict[str, Any] = {}
-    for name, body in _interfaces_of(doc, "intfQueueCounters", ctx, expected).items():
+    for name, body in _interfaces_of(doc, "intfQueueCounters", ctx, ctx.expected).items():
         queues = _obj(body.get("queueCounters"))
         values = [int(v) for v in queues.values() if str(v).isdigit()]
         if values:
@@ -578,7 +558,8 @@ def parse_show_qos_interfaces_ecn_counters_queue_json(output: str, ctx: ParseCon
     return {"interfaces": interfaces}
 
 
-def parse_show_priority_flow_control(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("EOS 'show priority-flow-control' text with a 'Port  Status  Priorities' table")
+def parse_show_priority_flow_control(text: str, ctx: ParseContext) -> Fragment:
     """``show priority-flow-control`` (text): pfc_priorities, pfc_watchdog per port; watchdog action.
 
     A port whose status is ``D`` (PFC disabled) has no lossless priority (``[]``); an ``E``
@@ -587,10 +568,8 @@ def parse_show_priority_flow_control(output: str, ctx: ParseContext) -> Fragment
     ``qos.pfc_watchdog.action``; whether the watchdog is enabled is a per-port property on
     EOS, so ``qos.pfc_watchdog.enabled`` is not set from this command.
     """
-    expected = "EOS 'show priority-flow-control' text with a 'Port  Status  Priorities' table"
-    text = check_text(output, ctx, expected)
     if not re.search(r"^Port\s+Status\s+Priorities", text, re.MULTILINE):
-        raise ctx.fail(expected, "no 'Port Status Priorities' header")
+        raise ctx.reject("no 'Port Status Priorities' header")
     fragment: Fragment = {}
     if m := re.search(r"The PFC watchdog action is (\S+)", text):
         fragment["qos"] = {"pfc_watchdog": {"action": m.group(1)}}
@@ -606,7 +585,7 @@ def parse_show_priority_flow_control(output: str, ctx: ParseContext) -> Fragment
             prios = sorted(int(p) for p in rest[0].split(",") if p.isdigit()) if rest else []
         interfaces[name] = {"pfc_priorities": prios, "pfc_watchdog": m.group(4) == "W"}
     if not interfaces:
-        raise ctx.fail(expected, "no port rows")
+        raise ctx.reject("no port rows")
     fragment["interfaces"] = interfaces
     return fragment
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fabline.platforms.arista_eos_names import VOCABULARY, canonical_name, kept
-from fabline.platforms.base import Fragment, ParseContext, check_text
+from fabline.platforms.base import Fragment, ParseContext, text_parser
 from fabline.platforms.toolkit import DSCP, expand_ints, gbps, mbps_to_gbps, on_line
 
 _BYTE_UNITS = {"bytes": 1, "kbytes": 1000, "mbytes": 1_000_000}
@@ -188,14 +188,13 @@ def _interface_state(s: PortSettings, global_pfc_off: bool) -> dict[str, Any]:
     return entry
 
 
-def parse_show_running_config(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("an EOS running-config with 'interface' sections or a 'hostname' line")
+def parse_show_running_config(text: str, ctx: ParseContext) -> Fragment:
     """``show running-config``: interface settings, QoS chain, PFC watchdog, hostname.
 
     Raises:
         ParseError: The output has neither ``interface`` sections nor a ``hostname`` line.
     """
-    expected = "an EOS running-config with 'interface' sections or a 'hostname' line"
-    text = check_text(output, ctx, expected)
     tree = config_tree(text)
     profiles: dict[str, PortSettings] = {}
     interfaces_raw: dict[str, PortSettings] = {}
@@ -228,7 +227,7 @@ def parse_show_running_config(output: str, ctx: ParseContext) -> Fragment:
         elif m := re.fullmatch(r"priority-flow-control pause watchdog action (\S+)", line):
             watchdog["action"] = m.group(1)
     if not interfaces_raw and hostname is None:
-        raise ctx.fail(expected)
+        raise ctx.reject()
 
     interfaces: dict[str, Any] = {}
     for name, own in interfaces_raw.items():

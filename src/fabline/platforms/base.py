@@ -1,9 +1,26 @@
 """The shape every platform module fills in: read-only commands, each with its parser.
 
 A platform is data: a tuple of :class:`Command` entries (the read-only allow-list), each naming
-the parser that turns its output into a state-schema-v1 fragment. Parsers are pure functions
-``parse_x(output, ctx) -> fragment``; they raise :class:`~fabline.errors.ParseError` (through
-``ctx.fail``) when the output does not have the expected shape, never return an empty success.
+the parser that turns its output into a state-schema-v1 fragment. A parser declares what it reads
+and what it expects (:func:`text_parser`, :func:`json_parser`), and the dispatcher owns the rest:
+it bounds and checks the text (:func:`check_text`) or loads the JSON (:func:`load_json`), hands the
+parser the checked text or the document, and turns an empty result into the command's
+:class:`~fabline.errors.ParseError` (unless the parser is declared ``may_be_empty``). A parser raises
+``ctx.reject(detail)`` when the output does not have the expected shape.
+
+Example:
+    >>> @text_parser("one 'mtu N' line")
+    ... def parse_mtu(text: str, ctx: ParseContext) -> Fragment:
+    ...     m = re.search(r"^mtu (\\d+)$", text, re.MULTILINE)
+    ...     if not m:
+    ...         raise ctx.reject("no mtu line")
+    ...     return {"interfaces": {"eth0": {"mtu": int(m[1])}}}
+    >>> run_parser(parse_mtu, "mtu 9000\\n", ParseContext("linux", "x"))
+    {'interfaces': {'eth0': {'mtu': 9000}}}
+    >>> run_parser(parse_mtu, "", ParseContext("linux", "x"))
+    Traceback (most recent call last):
+    ...
+    fabline.errors.ParseError: linux: 'x': expected one 'mtu N' line (empty output)
 """
 
 from __future__ import annotations
@@ -11,13 +28,13 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from fabline.errors import CommandUnavailable, ParseError
 from fabline.platforms.toolkit import ValueProblem, clip, dash_tables
-from fabline.schema_check import problem_text, state_check
+from fabline.schema_check import first_problem
 
 Fragment = dict[str, Any]
 
@@ -37,6 +54,8 @@ class ParseContext:
     params: Mapping[str, str] = field(default_factory=dict)
     #: What the shared readers learned while parsing (``json``: load_json read the output).
     notes: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
+    #: What the parser expects, as it declared (:func:`text_parser`, :func:`json_parser`).
+    expected: str = field(default="", compare=False)
 
     @property
     def interface(self) -> str | None:
@@ -57,8 +76,82 @@ class ParseContext:
         """Build the ParseError for this command (``raise ctx.fail("...")``)."""
         return ParseError(self.platform, self.command, expected, detail)
 
+    def reject(self, detail: str | None = None) -> ParseError:
+        """Build the ParseError for this command, expecting what its parser declared (``raise ctx.reject()``)."""
+        return ParseError(self.platform, self.command, self.expected or "this command's output", detail)
+
+    def expecting(self, expected: str) -> ParseContext:
+        """This context with what a declared parser expects (the dispatcher sets it)."""
+        return ParseContext(self.platform, self.command, self.params, self.notes, expected)
+
 
 Parser = Callable[[str, ParseContext], Fragment]
+
+#: The input kinds a parser declares: ``text`` (checked by :func:`check_text`) or ``json``
+#: (loaded by :func:`load_json`).
+InputKind = Literal["text", "json"]
+
+
+class DeclaredParser:
+    """A parser that declared its input kind and what it expects; called as any :data:`Parser`.
+
+    Calling it with a command's output does the part every parser shares: the text is checked
+    (empty, binary, over-long, an error banner) or the JSON document loaded and bounded, and the
+    parser's body gets the checked text or the document, with ``ctx.expected`` set. The
+    dispatcher (:func:`run_parser`) adds the rest: the empty-result ``ParseError``, the bounds and
+    the clean strings of the fragment.
+
+    Attributes:
+        body: The parser's own function, ``body(text_or_document, ctx) -> fragment``.
+        reads: ``text`` or ``json``.
+        expected: What the output should be, for every ``ParseError`` of the command.
+        may_be_empty: The output can truly hold nothing (no LLDP neighbour): an empty fragment is
+            a result, not a ``ParseError``.
+        lines: Text only: refuse lines longer than :data:`MAX_LINE_CHARS` (regexes run on lines).
+    """
+
+    def __init__(
+        self, body: Callable[[Any, ParseContext], Fragment], reads: InputKind, expected: str, *,
+        may_be_empty: bool = False, lines: bool = True,
+    ) -> None:  # fmt: skip
+        self.body = body
+        self.reads = reads
+        self.expected = expected
+        self.may_be_empty = may_be_empty
+        self.lines = lines
+        functools.update_wrapper(self, body)
+
+    def __call__(self, output: str, ctx: ParseContext) -> Fragment:
+        """Check or load the output, then run the parser's body on it."""
+        ctx = ctx.expecting(self.expected)
+        if self.reads == "json":
+            return self.body(load_json(output, ctx, self.expected), ctx)
+        return self.body(check_text(output, ctx, self.expected, lines=self.lines), ctx)
+
+    def __repr__(self) -> str:
+        return f"<{self.reads} parser {self.body.__module__}.{self.body.__name__}>"
+
+
+def text_parser(
+    expected: str, *, may_be_empty: bool = False, lines: bool = True
+) -> Callable[[Callable[[str, ParseContext], Fragment]], DeclaredParser]:
+    """Declare a parser of text output: its body gets the checked text (see :class:`DeclaredParser`)."""
+
+    def declare(body: Callable[[str, ParseContext], Fragment]) -> DeclaredParser:
+        return DeclaredParser(body, "text", expected, may_be_empty=may_be_empty, lines=lines)
+
+    return declare
+
+
+def json_parser(
+    expected: str, *, may_be_empty: bool = False
+) -> Callable[[Callable[[Any, ParseContext], Fragment]], DeclaredParser]:
+    """Declare a parser of JSON output: its body gets the loaded document (see :class:`DeclaredParser`)."""
+
+    def declare(body: Callable[[Any, ParseContext], Fragment]) -> DeclaredParser:
+        return DeclaredParser(body, "json", expected, may_be_empty=may_be_empty)
+
+    return declare
 
 
 def _literal_rx(text: str) -> str:
@@ -325,21 +418,30 @@ _CONTROL_IN_STRING = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]+")
 def may_be_empty(parser: Parser) -> Parser:
     """Mark a parser whose output can truly hold nothing (no LLDP neighbour, no pinned NCCL setting).
 
-    Any other parser's empty result is a ``ParseError``: a truncated table reads as no rows.
+    Any other parser's empty result is a ``ParseError``: a truncated table reads as no rows. A
+    declared parser says it with ``may_be_empty=True`` (:func:`text_parser`, :func:`json_parser`).
     """
     parser.may_be_empty = True  # type: ignore[attr-defined]
     return parser
 
 
-def run_parser(parser: Parser, output: str, ctx: ParseContext) -> Fragment:
+#: Why an empty fragment is a ParseError (the dispatcher's words for every parser).
+EMPTY_DETAIL = "nothing readable in it (truncated, or another command's output?)"
+
+
+def run_parser(parser: Parser, output: str, ctx: ParseContext, *, validate: bool = True) -> Fragment:
     """Run one parser with what every parser needs around it: bounds, validation, clean strings.
 
-    The parser reads the output (``check_text``/``load_json`` bound its size and JSON nesting);
-    here a value outside its domain (:class:`~fabline.platforms.toolkit.ValueProblem`) or
-    nesting that exhausts the stack becomes the command's ``ParseError``; an empty result is one
-    too unless the parser is marked :func:`may_be_empty`; the fragment must be valid state (types
-    and ranges of the state JSON Schema) with bounded nesting and strings; control characters
-    are stripped from its strings.
+    The parser reads the output (a declared parser gets it checked or loaded: ``check_text`` and
+    ``load_json`` bound its size and JSON nesting); here a value outside its domain
+    (:class:`~fabline.platforms.toolkit.ValueProblem`) or nesting that exhausts the stack becomes
+    the command's ``ParseError``; an empty result is one too unless the parser may be empty; the
+    fragment's nesting and strings are bounded and control characters stripped from its strings;
+    with ``validate`` the fragment must be valid state (types and ranges of the state JSON Schema).
+
+    A device's collection passes ``validate=False`` and checks the device's merged fragments once
+    (:func:`checked_merge`): an interface that several commands fill is checked once, not once per
+    command.
 
     Raises:
         ParseError: The output is not this command's, or holds values no device has.
@@ -357,21 +459,49 @@ def run_parser(parser: Parser, output: str, ctx: ParseContext) -> Fragment:
     if not isinstance(fragment, dict) or not _has_value(fragment):
         if getattr(parser, "may_be_empty", False) and isinstance(fragment, dict):
             return fragment
-        raise ctx.fail(
-            "output holding data", "nothing readable in it (truncated, or another command's output?)"
-        )
+        raise ctx.fail(getattr(parser, "expected", None) or "output holding data", EMPTY_DETAIL)
     dirty = _CONTROL_RAW.search(output) is not None or (
         "\\" in output and _CONTROL_ESCAPED.search(output) is not None
     )
     # Strings and nesting taken from a text output are bounded by its line cap and the parser's
     # own structure; JSON can carry anything, so its fragments (and dirty ones) are walked.
     problem = _bound_fragment(fragment, dirty) if dirty or ctx.notes.get("json") else None
-    if problem is None:
-        found = state_check()(fragment)
-        problem = problem_text(found) if found else None
+    if problem is None and validate:
+        problem = first_problem(fragment)
     if problem:
-        raise ctx.fail("values valid in the state schema", problem)
+        raise ctx.fail(SCHEMA_EXPECTED, problem)
     return fragment
+
+
+#: What a fragment the state schema refuses was expected to hold.
+SCHEMA_EXPECTED = "values valid in the state schema"
+
+
+def checked_merge(fragments: Sequence[Mapping[str, Any]]) -> tuple[Fragment, dict[int, str]]:
+    """Merge one device's fragments (parsed with ``validate=False``), checking the state schema once.
+
+    The merged body is checked as a whole: valid (the usual case) means every value that reaches
+    the state is valid, at the cost of one pass over it. Invalid means some fragment is (merging
+    only adds keys and replaces values, so it cannot make valid fragments invalid): each fragment
+    is then checked alone, and the invalid ones are left out of the merge. A value a later
+    fragment replaced is not checked: it reaches nothing.
+
+    Returns:
+        The merged body and, by position in ``fragments``, the problem of each fragment left out.
+
+    Example:
+        >>> merged, refused = checked_merge([{"interfaces": {"e1": {"mtu": 9000}}},
+        ...                                  {"interfaces": {"e1": {"fec": "rs", "mtu": "big"}}}])
+        >>> merged, refused
+        ({'interfaces': {'e1': {'mtu': 9000}}}, {1: "interfaces.e1.mtu: 'big' is not of type 'integer'"})
+    """
+    merged = merge_fragments(fragments)
+    if first_problem(merged) is None:
+        return merged, {}
+    refused = {i: problem for i, f in enumerate(fragments) if (problem := first_problem(f)) is not None}
+    if not refused:  # cannot happen (see above); never write what the schema refuses
+        refused = dict.fromkeys(range(len(fragments)), "the merged state is not valid state")
+    return merge_fragments(f for i, f in enumerate(fragments) if i not in refused), refused
 
 
 def _has_value(node: Any) -> bool:

@@ -22,10 +22,9 @@ from fabline.platforms.base import (
     Command,
     Fragment,
     ParseContext,
-    check_text,
-    may_be_empty,
     table_rows,
     text_blocks,
+    text_parser,
 )
 from fabline.platforms.cisco_nxos_config import parse_show_running_config
 from fabline.platforms.cisco_nxos_names import VOCABULARY, canonical_name, kept
@@ -35,17 +34,16 @@ from fabline.platforms.toolkit import lldp_entry, speed_gbps, uptime_seconds
 # --- facts ---------------------------------------------------------------------------------
 
 
-def parse_show_version(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("NX-OS 'show version' text with an 'NXOS: version' or 'system: version' line")
+def parse_show_version(text: str, ctx: ParseContext) -> Fragment:
     """``show version``: facts hostname, os_version, model, serial, vendor, uptime_s.
 
     ``model`` is the chassis line without ``cisco``/``Chassis`` (``Nexus9000 C9300v``);
     ``serial`` is the ``Processor Board ID``.
     """
-    expected = "NX-OS 'show version' text with an 'NXOS: version' or 'system: version' line"
-    text = check_text(output, ctx, expected)
     version = re.search(r"^\s*(?:NXOS|system|NX-OS):\s+version\s+(\S+)", text, re.MULTILINE)
     if not version:
-        raise ctx.fail(expected)
+        raise ctx.reject()
     facts: dict[str, Any] = {"os_version": version.group(1), "vendor": "Cisco"}
     if m := re.search(r"^\s*cisco (.+?) [Cc]hassis", text, re.MULTILINE):
         facts["model"] = m.group(1).strip()
@@ -65,19 +63,17 @@ _IF_HEAD = re.compile(
 )
 
 
-@may_be_empty
-def parse_show_interface(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("NX-OS 'show interface' text ('<name> is up|down' blocks)", may_be_empty=True)
+def parse_show_interface(text: str, ctx: ParseContext) -> Fragment:
     """``show interface``: admin/oper state, mtu, speed, autoneg, fec, fec_admin, description, CRC.
 
     ``admin_up`` comes from ``admin state is up|down`` (or a head line ``is down
     (Administratively down)``); a port that is down for another reason and prints no admin
     state has no ``admin_up``.
     """
-    expected = "NX-OS 'show interface' text ('<name> is up|down' blocks)"
-    text = check_text(output, ctx, expected)
     blocks = text_blocks(text, _IF_HEAD)
     if not blocks:
-        raise ctx.fail(expected)
+        raise ctx.reject()
     interfaces: dict[str, Any] = {}
     for head, block in blocks:
         name = canonical_name(head["name"])
@@ -119,7 +115,8 @@ _STATUS_ROW = re.compile(
 )
 
 
-def parse_show_interface_status(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("NX-OS 'show interface status' table (Port Name Status Vlan Duplex Speed Type)")
+def parse_show_interface_status(text: str, ctx: ParseContext) -> Fragment:
     """``show interface status``: admin/oper state, speed, description.
 
     Status ``disabled`` is admin down, ``connected`` is oper up. A speed without unit is Mb/s
@@ -127,14 +124,12 @@ def parse_show_interface_status(output: str, ctx: ParseContext) -> Fragment:
     overflow their column; ``--`` is an empty name. Some releases print ``mgmt0`` in a block of its
     own, each block under its own header: the repeated headers are skipped.
     """
-    expected = "NX-OS 'show interface status' table (Port Name Status Vlan Duplex Speed Type)"
-    text = check_text(output, ctx, expected)
     header = r"^Port\s+Name\s+Status"
     lines = text.splitlines()
     first = next((i for i, ln in enumerate(lines) if re.match(header, ln)), -1)
     text = "\n".join(ln for i, ln in enumerate(lines) if i <= first or not re.match(header, ln))
     interfaces: dict[str, Any] = {}
-    for m in table_rows(text, ctx, expected, header, _STATUS_ROW, "Port Name Status"):
+    for m in table_rows(text, ctx, ctx.expected, header, _STATUS_ROW, "Port Name Status"):
         name = canonical_name(m["port"])
         if not kept(name):
             continue
@@ -144,26 +139,25 @@ def parse_show_interface_status(output: str, ctx: ParseContext) -> Fragment:
         if m["name"] and m["name"] != "--":
             entry["description"] = m["name"]
         interfaces[name] = entry
-    if not interfaces:
-        raise ctx.fail(expected, "no interface rows")
     return {"interfaces": interfaces}
 
 
 # --- LLDP ----------------------------------------------------------------------------------
 
 
-@may_be_empty
-def parse_show_lldp_neighbors(output: str, ctx: ParseContext) -> Fragment:
+@text_parser(
+    "NX-OS 'show lldp neighbors' table (Device ID  Local Intf  Hold-time  Capability  Port ID)",
+    may_be_empty=True,
+)
+def parse_show_lldp_neighbors(text: str, ctx: ParseContext) -> Fragment:
     """``show lldp neighbors``: ``lldp.device`` and ``lldp.port`` per local port.
 
     NX-OS wraps a long Device ID onto its own line, the rest of the row on the next.
     """
-    expected = "NX-OS 'show lldp neighbors' table (Device ID  Local Intf  Hold-time  Capability  Port ID)"
-    text = check_text(output, ctx, expected)
     lines = text.splitlines()
     start = next((i for i, ln in enumerate(lines) if re.match(r"^\s*Device ID\s+Local Intf", ln)), None)
     if start is None:
-        raise ctx.fail(expected, "no 'Device ID  Local Intf' header")
+        raise ctx.reject("no 'Device ID  Local Intf' header")
     row = re.compile(
         r"^(?P<dev>\S.*?)?\s+(?P<intf>\S+)\s+(?P<hold>\d+)\s+(?P<cap>[A-Z, ]*?)\s*(?P<port>\S+)\s*$"
     )
@@ -185,21 +179,19 @@ def parse_show_lldp_neighbors(output: str, ctx: ParseContext) -> Fragment:
         elif not line[0].isspace() and len(line.split()) == 1:
             pending = line.strip()
         else:
-            raise ctx.fail(expected, f"unreadable row {line.strip()!r}")
+            raise ctx.reject(f"unreadable row {line.strip()!r}")
     return {"interfaces": interfaces}
 
 
-@may_be_empty
-def parse_show_lldp_neighbors_detail(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("NX-OS 'show lldp neighbors detail' text ('Chassis id:' blocks)", may_be_empty=True)
+def parse_show_lldp_neighbors_detail(text: str, ctx: ParseContext) -> Fragment:
     """``show lldp neighbors detail``: lldp device, port, port_description, chassis_id.
 
     ``not advertised`` and ``null`` (what NX-OS prints for an empty System Name) are absent.
     """
-    expected = "NX-OS 'show lldp neighbors detail' text ('Chassis id:' blocks)"
-    text = check_text(output, ctx, expected)
     blocks = re.split(r"^\s*Chassis id:", text, flags=re.MULTILINE)[1:]
     if not blocks:
-        raise ctx.fail(expected, "no 'Chassis id:' block")
+        raise ctx.reject("no 'Chassis id:' block")
     interfaces: dict[str, Any] = {}
     for block in blocks:
         chassis = block.splitlines()[0].strip()
@@ -211,7 +203,7 @@ def parse_show_lldp_neighbors_detail(output: str, ctx: ParseContext) -> Fragment
 
         local = field("Local Port id")
         if not local:
-            raise ctx.fail(expected, "a neighbour block without 'Local Port id'")
+            raise ctx.reject("a neighbour block without 'Local Port id'")
         name = canonical_name(local)
         if kept(name):
             interfaces[name] = {
@@ -236,19 +228,20 @@ def _dom_value(block: str, label: str, unit: str) -> list[float]:
     ]
 
 
-@may_be_empty
-def parse_show_interface_transceiver(output: str, ctx: ParseContext) -> Fragment:
+@text_parser(
+    "NX-OS 'show interface transceiver' text ('EthernetX/Y' / 'transceiver is present' blocks)",
+    may_be_empty=True,
+)
+def parse_show_interface_transceiver(text: str, ctx: ParseContext) -> Fragment:
     """``show interface transceiver [details]``: optics vendor, part_number, serial, type, DOM.
 
     ``name is`` is the vendor. With DOM (``details``), each ``Lane Number`` table gives one
     tx/rx power value (``N/A`` lanes are left out) and the first lane's temperature is
     ``temperature_c``. Ports without a transceiver are left out.
     """
-    expected = "NX-OS 'show interface transceiver' text ('EthernetX/Y' / 'transceiver is present' blocks)"
-    text = check_text(output, ctx, expected)
     blocks = text_blocks(text, r"^(Ethernet\S+)\s*$")
     if not blocks or "transceiver is" not in text:
-        raise ctx.fail(expected)
+        raise ctx.reject()
     interfaces: dict[str, Any] = {}
     for head, block in blocks:
         if not re.search(r"transceiver is present", block):

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fabline.platforms.arista_eos_config import Node, config_tree
-from fabline.platforms.base import Fragment, ParseContext, check_text
+from fabline.platforms.base import Fragment, ParseContext, text_parser
 from fabline.platforms.cisco_nxos_names import VOCABULARY, canonical_name, kept
 from fabline.platforms.toolkit import DSCP, PCP, PRIORITY, expand_ints, mbps_to_gbps, on_line
 
@@ -201,14 +201,13 @@ def _interface(node: Node) -> tuple[dict[str, Any], dict[str, str]]:
     return entry, attached
 
 
-def parse_show_running_config(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("an NX-OS running-config with 'interface' sections, 'system qos' or a 'hostname' line")
+def parse_show_running_config(text: str, ctx: ParseContext) -> Fragment:
     """``show running-config`` / ``show running-config interface``: interfaces, QoS chain, hostname.
 
     Raises:
         ParseError: No ``interface`` section, ``system qos`` or ``hostname`` in the output.
     """
-    expected = "an NX-OS running-config with 'interface' sections, 'system qos' or a 'hostname' line"
-    text = check_text(output, ctx, expected)
     tree = config_tree(text)
     pol = _read_policies(tree)
     hostname = next(
@@ -218,7 +217,7 @@ def parse_show_running_config(output: str, ctx: ParseContext) -> Fragment:
         (canonical_name(n.text.split()[1]), n) for n in tree if re.fullmatch(r"interface \S+", n.text)
     ]
     if not sections and hostname is None and not pol.system:
-        raise ctx.fail(expected)
+        raise ctx.reject()
     lossless = pol.lossless(pol.system["network-qos"]) if "network-qos" in pol.system else None
     interfaces: dict[str, Any] = {}
     for name, node in sections:

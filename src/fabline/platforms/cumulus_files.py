@@ -10,7 +10,7 @@ import copy
 import re
 from typing import Any
 
-from fabline.platforms.base import Fragment, ParseContext, check_text
+from fabline.platforms.base import Fragment, ParseContext, text_parser
 from fabline.platforms.cumulus_values import expand_ports, flag, trust_fields
 from fabline.platforms.toolkit import DSCP, PCP, PRIORITY, int_in
 
@@ -19,13 +19,12 @@ _TLV_ROW = re.compile(
 )
 
 
-def parse_decode_syseeprom(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("an ONIE TlvInfo EEPROM dump (TLV Name / Code / Len / Value rows)")
+def parse_decode_syseeprom(text: str, ctx: ParseContext) -> Fragment:
     """``decode-syseeprom``: model (Product Name), serial, vendor, part number, base MAC (ONIE TLVs)."""
-    expected = "an ONIE TlvInfo EEPROM dump (TLV Name / Code / Len / Value rows)"
-    text = check_text(output, ctx, expected)
     tlvs = {m["name"].strip(): m["value"].strip() for m in map(_TLV_ROW.match, text.splitlines()) if m}
     if not tlvs:
-        raise ctx.fail(expected, "no TLV rows")
+        raise ctx.reject("no TLV rows")
     facts: dict[str, Any] = {}
     for tlv, field in (
         ("Product Name", "model"),
@@ -36,8 +35,6 @@ def parse_decode_syseeprom(output: str, ctx: ParseContext) -> Fragment:
     ):
         if tlvs.get(tlv):
             facts[field] = tlvs[tlv]
-    if not facts:
-        raise ctx.fail(expected, "no Product Name, Serial Number or Vendor Name TLV")
     return {"facts": facts}
 
 
@@ -51,7 +48,8 @@ def _conf_value(raw: str) -> Any:
     return raw
 
 
-def parse_traffic_conf(output: str, ctx: ParseContext) -> Fragment:  # noqa: C901 - one branch per traffic.conf key family
+@text_parser("a Cumulus traffic.conf (traffic.* = ... lines)")
+def parse_traffic_conf(text: str, ctx: ParseContext) -> Fragment:  # noqa: C901 - one branch per traffic.conf key family
     """``cat /etc/cumulus/datapath/traffic.conf`` (Cumulus 3.x/4.x): classification, PFC, ECN.
 
     Classification (``packet_priority_source_set`` and the ``cos_N.priority_source`` lists) is
@@ -60,8 +58,6 @@ def parse_traffic_conf(output: str, ctx: ParseContext) -> Fragment:  # noqa: C90
     the internal cos. A map whose header field is not in the source set is not in effect and
     is left out.
     """
-    expected = "a Cumulus traffic.conf (traffic.* = ... lines)"
-    text = check_text(output, ctx, expected)
     conf: dict[str, Any] = {}
     for line in text.splitlines():
         line = line.strip()
@@ -70,7 +66,7 @@ def parse_traffic_conf(output: str, ctx: ParseContext) -> Fragment:  # noqa: C90
         key, _, value = line.partition("=")
         conf[key.strip()] = _conf_value(value)
     if not any(k.startswith("traffic.") for k in conf):
-        raise ctx.fail(expected, "no traffic.* setting")
+        raise ctx.reject("no traffic.* setting")
 
     defaults: dict[str, Any] = {}
     sources = conf.get("traffic.packet_priority_source_set", [])
@@ -126,5 +122,5 @@ def parse_traffic_conf(output: str, ctx: ParseContext) -> Fragment:  # noqa: C90
     if interfaces:
         fragment["interfaces"] = interfaces
     if not fragment:
-        raise ctx.fail(expected, "no classification, PFC or ECN settings")
+        raise ctx.reject("no classification, PFC or ECN settings")
     return fragment

@@ -9,27 +9,26 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from fabline.platforms.base import Fragment, ParseContext, check_text, load_json
+from fabline.platforms.base import Fragment, ParseContext, json_parser, text_parser
 from fabline.platforms.cumulus_values import expand_ports, fec_mode, flag
 from fabline.platforms.toolkit import add_neighbor, lldp_entry, mbps_to_gbps, speed_gbps
 
 # --- net show interface all json (NCLU) ----------------------------------------------------------
 
 
-def parse_net_show_interface_all_json(output: str, ctx: ParseContext) -> Fragment:
+@json_parser("NCLU interface JSON (an object of interfaces with iface_obj)")
+def parse_net_show_interface_all_json(doc: Any, ctx: ParseContext) -> Fragment:
     """``net show interface all json`` (NCLU, Cumulus 3.x/4.x): link state, MTU, speed, LLDP.
 
     NCLU lists every neighbour heard on a port; the first is ``lldp``, any others go to the
     added ``lldp.other_neighbors`` list (several neighbours on one port: a shared segment).
     """
-    expected = "NCLU interface JSON (an object of interfaces with iface_obj)"
-    doc = load_json(output, ctx, expected)
     if not isinstance(doc, dict) or not doc:
-        raise ctx.fail(expected, "not a non-empty JSON object")
+        raise ctx.reject("not a non-empty JSON object")
     interfaces: dict[str, Any] = {}
     for name, body in doc.items():
         if not isinstance(body, dict) or not isinstance(body.get("iface_obj"), dict):
-            raise ctx.fail(expected, f"interface {name!r} has no iface_obj")
+            raise ctx.reject(f"interface {name!r} has no iface_obj")
         obj = body["iface_obj"]
         fields: dict[str, Any] = {}
         state = str(body.get("linkstate", "")).upper()
@@ -70,17 +69,16 @@ def _nclu_neighbor(entry: Mapping[str, Any]) -> dict[str, str]:
 _NCLU_IFACE = re.compile(r"^net add (?:interface|bond|loopback) (?P<ports>\S+) (?P<rest>.+?)\s*$")
 
 
-def parse_net_show_configuration_commands(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("an NCLU command list ('net add ...' lines)")
+def parse_net_show_configuration_commands(text: str, ctx: ParseContext) -> Fragment:
     """``net show configuration commands`` (NCLU): hostname and configured port MTU/alias/link.
 
     The MTU is the configured value (NCLU has no operational column). QoS is not in NCLU on
     Cumulus 3.x: read ``/etc/cumulus/datapath/traffic.conf`` for PFC/ECN.
     """
-    expected = "an NCLU command list ('net add ...' lines)"
-    text = check_text(output, ctx, expected)
     lines = [line.strip() for line in text.splitlines()]
     if not any(line.startswith("net add ") for line in lines):
-        raise ctx.fail(expected, "no 'net add' line")
+        raise ctx.reject("no 'net add' line")
     facts: dict[str, Any] = {}
     interfaces: dict[str, dict[str, Any]] = {}
     for line in lines:
@@ -111,5 +109,5 @@ def parse_net_show_configuration_commands(output: str, ctx: ParseContext) -> Fra
     if interfaces:
         fragment["interfaces"] = interfaces
     if not fragment:
-        raise ctx.fail(expected, "no hostname, mtu, alias or link line")
+        raise ctx.reject("no hostname, mtu, alias or link line")
     return fragment

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from fabline.platforms.base import Fragment, ParseContext, check_text, split_dashed_table
+from fabline.platforms.base import Fragment, ParseContext, split_dashed_table, text_parser
 from fabline.platforms.cumulus_values import fec_mode, flag, size_bytes, trust_fields
 from fabline.platforms.toolkit import (
     DSCP,
@@ -165,7 +165,8 @@ def record(
 # --- nv show interface <if> link ---------------------------------------------------------------
 
 
-def parse_nv_show_interface_link(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("an NVUE link table (operational/applied columns with mtu, speed, fec)")
+def parse_nv_show_interface_link(text: str, ctx: ParseContext) -> Fragment:
     """``nv show interface <if> link``: admin state, speed, FEC, autoneg, MTU (L2 frame).
 
     Example:
@@ -176,9 +177,8 @@ def parse_nv_show_interface_link(output: str, ctx: ParseContext) -> Fragment:
         ... ''', ParseContext("cumulus", "nv show interface swp1 link", {"interface": "swp1"}))
         {'interfaces': {'swp1': {'fec': 'rs', 'mtu': 9216, 'applied': {'fec': 'auto'}}}}
     """
-    expected = "an NVUE link table (operational/applied columns with mtu, speed, fec)"
-    name = ctx.require_interface(expected)
-    table = read_tree_table(check_text(output, ctx, expected), ctx, expected)
+    name = ctx.require_interface(ctx.expected)
+    table = read_tree_table(text, ctx, ctx.expected)
     fields: dict[str, Any] = {}
     applied: dict[str, Any] = {}
     record(fields, applied, "admin_up", table.get("state"), flag)
@@ -189,7 +189,7 @@ def parse_nv_show_interface_link(output: str, ctx: ParseContext) -> Fragment:
     record(fields, applied, "mtu", table.get("mtu"), _int_or_none)
     if not set(fields) - {"admin_up"}:
         # A lone 'state' row is the PFC watchdog view (or another knob's), not the link.
-        raise ctx.fail(expected, "none of speed, fec, mtu, auto-negotiate, oper-status found")
+        raise ctx.reject("none of speed, fec, mtu, auto-negotiate, oper-status found")
     return {"interfaces": {name: with_applied(fields, applied)}}
 
 
@@ -277,20 +277,20 @@ def _roce_profile(table: TreeTable) -> dict[str, Any]:
     return with_applied(roce, applied)
 
 
-def parse_nv_show_qos_roce(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("the NVUE RoCE profile table (mode, pfc, congestion-control, trust)")
+def parse_nv_show_qos_roce(text: str, ctx: ParseContext) -> Fragment:
     """``nv show qos roce``: the switch-wide RoCE profile.
 
     Feeds ``qos.roce`` (enabled, mode, priority_to_tc, tc_scheduler, ...), ``qos.buffer_mode``,
     ``qos.lossless_priorities`` and ``qos.port_defaults`` (trust, DSCP/PCP -> switch priority,
     PFC priorities, ECN per traffic class) that apply to every switch port.
     """
-    expected = "the NVUE RoCE profile table (mode, pfc, congestion-control, trust)"
-    table = read_tree_table(check_text(output, ctx, expected), ctx, expected)
+    table = read_tree_table(text, ctx, ctx.expected)
     if table.get("mode") is None:
-        raise ctx.fail(expected, "no 'mode' row")
+        raise ctx.reject("no 'mode' row")
     if table.get("enable") is None:
         # The per-port 'qos roce status' view has the same rows but no 'enable' knob.
-        raise ctx.fail(expected, "no 'enable' row (the per-port status view?)")
+        raise ctx.reject("no 'enable' row (the per-port status view?)")
     roce = _roce_profile(table)
     qos: dict[str, Any] = {"roce": roce}
     defaults = _roce_fields(table)
@@ -304,38 +304,38 @@ def parse_nv_show_qos_roce(output: str, ctx: ParseContext) -> Fragment:
     return {"qos": qos}
 
 
-def parse_nv_show_interface_qos_roce_status(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("the NVUE per-port RoCE status table (congestion-control, pfc, trust, mode)")
+def parse_nv_show_interface_qos_roce_status(text: str, ctx: ParseContext) -> Fragment:
     """``nv show interface <if> qos roce status``: the RoCE settings one port actually runs with.
 
     Feeds the port's trust, dscp_to_priority/pcp_to_priority (only the RoCE and CNP rows NVUE
     lists), pfc_priorities, pfc_rx/pfc_tx, ecn and ``roce_mode``.
     """
-    expected = "the NVUE per-port RoCE status table (congestion-control, pfc, trust, mode)"
-    name = ctx.require_interface(expected)
-    table = read_tree_table(check_text(output, ctx, expected), ctx, expected)
+    name = ctx.require_interface(ctx.expected)
+    table = read_tree_table(text, ctx, ctx.expected)
     if table.get("enable") is not None:
-        raise ctx.fail(expected, "an 'enable' row: this is the switch-wide 'nv show qos roce'")
+        raise ctx.reject("an 'enable' row: this is the switch-wide 'nv show qos roce'")
     fields = _roce_fields(table)
     mode = table.get("mode")
     if mode and mode.value:
         fields["roce_mode"] = mode.value
     if not fields:
-        raise ctx.fail(expected, "no pfc, trust or congestion-control rows")
+        raise ctx.reject("no pfc, trust or congestion-control rows")
     return {"interfaces": {name: fields}}
 
 
 # --- nv show interface <if> qos roce counters ----------------------------------------------------
 
 
-def parse_nv_show_interface_qos_roce_counters(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("the NVUE per-port RoCE counter table (rx-stats, tx-stats)")
+def parse_nv_show_interface_qos_roce_counters(text: str, ctx: ParseContext) -> Fragment:
     """``nv show interface <if> qos roce counters``: ECN marks, CNPs and RoCE PFC pauses of a port.
 
     NVUE counts PFC pauses for "RoCE traffic" without naming the priority, so they go to the
     added ``roce_pfc_rx_pause``/``roce_pfc_tx_pause`` counters rather than ``pfc_rx_pause``.
     """
-    expected = "the NVUE per-port RoCE counter table (rx-stats, tx-stats)"
-    name = ctx.require_interface(expected)
-    table = read_tree_table(check_text(output, ctx, expected), ctx, expected)
+    name = ctx.require_interface(ctx.expected)
+    table = read_tree_table(text, ctx, ctx.expected)
     wanted = {
         ("tx-stats", "tx-ecn-stats", "ecn-marked-packets"): "ecn_marked",
         ("tx-stats", "tx-cnp-stats", "cnp-packets"): "cnp_sent",
@@ -350,14 +350,15 @@ def parse_nv_show_interface_qos_roce_counters(output: str, ctx: ParseContext) ->
         if cell and (count := _int_or_none(cell.value)) is not None:
             counters[field] = count
     if not counters:
-        raise ctx.fail(expected, "no ecn-marked-packets, cnp-packets or pause-packets rows")
+        raise ctx.reject("no ecn-marked-packets, cnp-packets or pause-packets rows")
     return {"interfaces": {name: {"counters": counters}}}
 
 
 # --- nv show interface <if> qos pfc-watchdog -----------------------------------------------------
 
 
-def parse_nv_show_interface_qos_pfc_watchdog(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("the NVUE per-port PFC watchdog table (a 'state' row, PFC WD Status per traffic class)")
+def parse_nv_show_interface_qos_pfc_watchdog(text: str, ctx: ParseContext) -> Fragment:
     """``nv show interface <if> qos pfc-watchdog`` (CL 5.6+): watchdog state and deadlocks of a port.
 
     NVUE runs the PFC watchdog per port (``nv set interface <if> qos pfc-watchdog state``;
@@ -372,14 +373,13 @@ def parse_nv_show_interface_qos_pfc_watchdog(output: str, ctx: ParseContext) -> 
         ... ''', ParseContext("cumulus", "x", {"interface": "swp1"}))
         {'interfaces': {'swp1': {'pfc_watchdog': {'enabled': True}}}}
     """
-    expected = "the NVUE per-port PFC watchdog table (a 'state' row, PFC WD Status per traffic class)"
-    name = ctx.require_interface(expected)
-    table = read_tree_table(check_text(output, ctx, expected), ctx, expected)
+    name = ctx.require_interface(ctx.expected)
+    table = read_tree_table(text, ctx, ctx.expected)
     state = table.get("state")
     if state is None or state.value.strip().lower() not in _WATCHDOG_WORDS:
-        raise ctx.fail(expected, "no 'state' row with enabled/disabled")
+        raise ctx.reject("no 'state' row with enabled/disabled")
     if any(table.get(row) for row in ("mtu", "speed", "fec", "auto-negotiate")):
-        raise ctx.fail(expected, "mtu/speed/fec rows: this is the link view")
+        raise ctx.reject("mtu/speed/fec rows: this is the link view")
     watchdog: dict[str, Any] = {"enabled": flag(state.value)}
     applied = flag(state.applied) if state.operational and state.applied else None
     if applied is not None and applied != watchdog["enabled"]:
@@ -412,7 +412,8 @@ _POWER_KEY = re.compile(r"ch-(?P<lane>\d{1,2})-(?P<dir>rx|tx)-power")
 _DBM = re.compile(r"(?P<value>[-+]?\d{1,4}(?:\.\d{1,6})?)\s*dBm\s*$")
 
 
-def parse_nv_show_interface_transceiver(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("the NVUE transceiver summary ('key : value' rows such as vendor-name, ch-1-rx-power)")
+def parse_nv_show_interface_transceiver(text: str, ctx: ParseContext) -> Fragment:
     """``nv show interface <if> transceiver`` (CL 5.11+): the module of a port, condensed.
 
     Feeds ``optics.{vendor, part_number, serial, temperature_c, rx_power_dbm, tx_power_dbm}``
@@ -427,9 +428,7 @@ def parse_nv_show_interface_transceiver(output: str, ctx: ParseContext) -> Fragm
         ... ''', ParseContext("cumulus", "x", {"interface": "swp1"}))
         {'interfaces': {'swp1': {'optics': {'identifier': 'QSFP28', 'vendor': 'Mellanox', 'rx_power_dbm': [-0.64]}}}}
     """
-    expected = "the NVUE transceiver summary ('key : value' rows such as vendor-name, ch-1-rx-power)"
-    name = ctx.require_interface(expected)
-    text = check_text(output, ctx, expected)
+    name = ctx.require_interface(ctx.expected)
     rows: dict[str, str] = {}
     for line in text.splitlines():
         key, sep, value = line.partition(":")
@@ -459,7 +458,7 @@ def parse_nv_show_interface_transceiver(output: str, ctx: ParseContext) -> Fragm
         if lanes[direction]:
             optics[field] = [lanes[direction][k] for k in sorted(lanes[direction])]
     if not optics:
-        raise ctx.fail(expected, "no identifier, vendor-name, status or ch-N-rx-power row")
+        raise ctx.reject("no identifier, vendor-name, status or ch-N-rx-power row")
     return {"interfaces": {name: {"optics": optics}}}
 
 
@@ -482,14 +481,14 @@ def build_version(build: str) -> str | None:
     return m.group(0) if m else text
 
 
-def parse_nv_show_system(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("the NVUE system table (hostname, build)")
+def parse_nv_show_system(text: str, ctx: ParseContext) -> Fragment:
     """``nv show system``: hostname, Cumulus Linux release (``os_version``), full build, uptime.
 
     ``os_version`` is the release number (``5.9.1``), as EOS, NX-OS and SONiC report theirs;
     the added ``facts.build`` keeps the words NVUE prints (``Cumulus Linux 5.9.1``).
     """
-    expected = "the NVUE system table (hostname, build)"
-    table = read_tree_table(check_text(output, ctx, expected), ctx, expected)
+    table = read_tree_table(text, ctx, ctx.expected)
     facts: dict[str, Any] = {}
     applied: dict[str, Any] = {}
     record(facts, applied, "hostname", table.get("hostname"), lambda s: s.strip() or None)
@@ -497,5 +496,5 @@ def parse_nv_show_system(output: str, ctx: ParseContext) -> Fragment:
     record(facts, applied, "build", table.get("build"), lambda s: s.strip() or None)
     record(facts, applied, "uptime_s", table.get("uptime"), uptime_seconds)
     if "hostname" not in facts and "os_version" not in facts:
-        raise ctx.fail(expected, "no hostname or build row")
+        raise ctx.reject("no hostname or build row")
     return {"facts": with_applied(facts, applied)}

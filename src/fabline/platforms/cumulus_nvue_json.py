@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from fabline.platforms.base import Fragment, ParseContext, load_json
+from fabline.platforms.base import Fragment, ParseContext, json_parser
 from fabline.platforms.cumulus_values import fec_mode, flag, size_bytes, trust_fields
 from fabline.platforms.toolkit import clip, speed_gbps
 
@@ -46,19 +46,18 @@ def _link_fields(link: Any) -> dict[str, Any]:
     return out
 
 
-def parse_nv_show_interface_json(output: str, ctx: ParseContext) -> Fragment:
+@json_parser("NVUE interface JSON (an object of interfaces with link/type)")
+def parse_nv_show_interface_json(doc: Any, ctx: ParseContext) -> Fragment:
     """``nv show interface -o json``: every interface's operational link state, speed, MTU."""
-    expected = "NVUE interface JSON (an object of interfaces with link/type)"
-    doc = load_json(output, ctx, expected)
     if not isinstance(doc, dict) or not doc:
-        raise ctx.fail(expected, "not a non-empty JSON object")
+        raise ctx.reject("not a non-empty JSON object")
     interfaces: dict[str, Any] = {}
     for name, body in doc.items():
         if not isinstance(body, dict) or not (
             isinstance(body.get("link"), dict) or body.get("type") in _NVUE_TYPES
         ):
-            raise ctx.fail(
-                expected, f"interface {clip(str(name))!r} has neither link nor type (an NVUE interface type)"
+            raise ctx.reject(
+                f"interface {clip(str(name))!r} has neither link nor type (an NVUE interface type)"
             )
         fields = _link_fields(body.get("link") or {})
         if body.get("description"):
@@ -122,17 +121,17 @@ def _nvue_qos_profiles(qos: Mapping[str, Any], profile: Mapping[str, str]) -> di
     return out
 
 
-def parse_nv_config_show_json(output: str, ctx: ParseContext) -> Fragment:
+@json_parser("the NVUE configuration as JSON (a 'set' document with interface/system/qos)")
+def parse_nv_config_show_json(doc: Any, ctx: ParseContext) -> Fragment:
     """``nv config show -o json``: the applied NVUE configuration (configured, not operational).
 
     Feeds ``facts.hostname``; per interface the configured link (mtu, speed, fec, autoneg,
     admin state), description and QoS from the profiles the port names; ``qos.roce``;
     ``qos.port_defaults`` from the ``default-global`` profiles; per-port ``pfc_watchdog``.
     """
-    expected = "the NVUE configuration as JSON (a 'set' document with interface/system/qos)"
-    root = _config_root(load_json(output, ctx, expected))
+    root = _config_root(doc)
     if root is None or not any(k in root for k in ("interface", "system", "qos")):
-        raise ctx.fail(expected, "no interface, system or qos section")
+        raise ctx.reject("no interface, system or qos section")
     fragment: Fragment = {}
     system = root.get("system")
     if isinstance(system, Mapping) and system.get("hostname"):

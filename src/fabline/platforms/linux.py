@@ -25,8 +25,8 @@ from fabline.platforms.base import (
     Fragment,
     ParseContext,
     check_text,
-    load_json,
-    may_be_empty,
+    json_parser,
+    text_parser,
 )
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan, Vocabulary
 from fabline.platforms.toolkit import lldp_entry, mbps_to_gbps, text_field
@@ -55,12 +55,11 @@ def _key_values(text: str, sep: str = ":") -> list[tuple[str, str]]:
 _OPERSTATES = {"UP": True, "DOWN": False, "LOWERLAYERDOWN": False, "NOTPRESENT": False, "DORMANT": False}
 
 
-def parse_ip_j_d_link_show(output: str, ctx: ParseContext) -> Fragment:
+@json_parser("iproute2 JSON link list (objects with ifname, mtu, flags)")
+def parse_ip_j_d_link_show(doc: Any, ctx: ParseContext) -> Fragment:
     """``ip -j -d link show``: admin/oper state, L3 MTU, alias, PCI address of every netdev."""
-    expected = "iproute2 JSON link list (objects with ifname, mtu, flags)"
-    doc = load_json(output, ctx, expected)
     if not isinstance(doc, list) or not doc or not all(isinstance(x, dict) and "ifname" in x for x in doc):
-        raise ctx.fail(expected, "not a list of links with ifname")
+        raise ctx.reject("not a list of links with ifname")
     interfaces: dict[str, Any] = {}
     for link in doc:
         fields: dict[str, Any] = {}
@@ -83,13 +82,12 @@ _IP_LINK_HEAD = re.compile(
 )
 
 
-def parse_ip_link_show(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("iproute2 link list ('N: name: <FLAGS> mtu M ...' lines)")
+def parse_ip_link_show(text: str, ctx: ParseContext) -> Fragment:
     """``ip link show`` / ``ip address show`` (text, also BusyBox): admin/oper state, MTU, alias.
 
     ``oper_up`` is read from ``state UP``; ``UNKNOWN`` (loopback, tunnels) leaves it absent.
     """
-    expected = "iproute2 link list ('N: name: <FLAGS> mtu M ...' lines)"
-    text = check_text(output, ctx, expected)
     interfaces: dict[str, Any] = {}
     current: dict[str, Any] | None = None
     for line in text.splitlines():
@@ -105,21 +103,18 @@ def parse_ip_link_show(output: str, ctx: ParseContext) -> Fragment:
         alias = re.match(r"^\s+alias\s+(.+?)\s*$", line)
         if alias and current is not None:
             current["description"] = alias.group(1)
-    if not interfaces:
-        raise ctx.fail(expected, "no link line")
     return {"interfaces": interfaces}
 
 
 # --- ethtool ------------------------------------------------------------------------------------
 
 
-def parse_ethtool(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("ethtool link settings ('Settings for IF:' with Speed/Link detected)")
+def parse_ethtool(text: str, ctx: ParseContext) -> Fragment:
     """``ethtool IF``: speed, autoneg, link detected, and FEC when the driver reports it."""
-    expected = "ethtool link settings ('Settings for IF:' with Speed/Link detected)"
-    name = ctx.require_interface(expected)
-    text = check_text(output, ctx, expected)
+    name = ctx.require_interface(ctx.expected)
     if "Settings for" not in text:
-        raise ctx.fail(expected, "no 'Settings for' header")
+        raise ctx.reject("no 'Settings for' header")
     values = dict(_key_values(text))
     fields: dict[str, Any] = {}
     speed = re.fullmatch(r"(\d{1,9})Mb/s", values.get("Speed", ""))
@@ -130,7 +125,7 @@ def parse_ethtool(output: str, ctx: ParseContext) -> Fragment:
     if values.get("Link detected") in ("yes", "no"):
         fields["oper_up"] = values["Link detected"] == "yes"
     if not fields:
-        raise ctx.fail(expected, "no Speed, Auto-negotiation or Link detected line")
+        raise ctx.reject("no Speed, Auto-negotiation or Link detected line")
     return {"interfaces": {name: fields}}
 
 
@@ -153,13 +148,13 @@ def split_firmware(text: str) -> tuple[str, str | None]:
     return (m["version"], m["psid"]) if m else (text.strip(), None)
 
 
-def parse_ethtool_i(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("ethtool driver info ('driver:' and 'firmware-version:' lines)")
+def parse_ethtool_i(text: str, ctx: ParseContext) -> Fragment:
     """``ethtool -i IF``: driver, driver version, firmware (version; the mlx5 PSID as ``psid``), PCI address."""
-    expected = "ethtool driver info ('driver:' and 'firmware-version:' lines)"
-    name = ctx.require_interface(expected)
-    values = dict(_key_values(check_text(output, ctx, expected)))
+    name = ctx.require_interface(ctx.expected)
+    values = dict(_key_values(text))
     if "driver" not in values:
-        raise ctx.fail(expected, "no 'driver:' line")
+        raise ctx.reject("no 'driver:' line")
     nic: dict[str, Any] = {}
     for key, field in (
         ("driver", "driver"),
@@ -176,18 +171,18 @@ def parse_ethtool_i(output: str, ctx: ParseContext) -> Fragment:
     return {"interfaces": {name: {"nic": nic}}}
 
 
-def parse_ethtool_show_fec(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("ethtool FEC parameters ('Active FEC encoding:' line)")
+def parse_ethtool_show_fec(text: str, ctx: ParseContext) -> Fragment:
     """``ethtool [-I] --show-fec IF``: active FEC (``fec``), configured modes, FEC block counters.
 
     ``fec_configured`` (added) lists the configured modes; with ``-I`` (ethtool >= 5.13) the
     ``Statistics`` totals feed ``counters.fec_corrected``/``fec_uncorrectable`` (blocks).
     """
-    expected = "ethtool FEC parameters ('Active FEC encoding:' line)"
-    name = ctx.require_interface(expected)
-    values = dict(_key_values(check_text(output, ctx, expected)))
+    name = ctx.require_interface(ctx.expected)
+    values = dict(_key_values(text))
     active = values.get("Active FEC encoding")
     if active is None:
-        raise ctx.fail(expected, "no 'Active FEC encoding' line")
+        raise ctx.reject("no 'Active FEC encoding' line")
     fields: dict[str, Any] = {}
     mode = VOCABULARY.fec_mode(active.split()[0]) if active.split() else None
     if mode:
@@ -206,7 +201,7 @@ def parse_ethtool_show_fec(output: str, ctx: ParseContext) -> Fragment:
     if counters:
         fields["counters"] = counters
     if not fields:
-        raise ctx.fail(expected, f"unknown FEC encoding {active!r}")
+        raise ctx.reject(f"unknown FEC encoding {active!r}")
     return {"interfaces": {name: fields}}
 
 
@@ -215,18 +210,18 @@ _DOM_FLOOR_DBM = -40.0
 _DBM = re.compile(r"/\s*(-?[0-9.]+|-inf)\s*dBm")
 
 
-def parse_ethtool_m(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("ethtool module EEPROM dump ('Identifier', 'Vendor name' lines)")
+def parse_ethtool_m(text: str, ctx: ParseContext) -> Fragment:
     """``ethtool -m IF``: transceiver identity and DOM (temperature, per-lane rx/tx power in dBm).
 
     SFP modules print one ``Receiver signal average optical power``/``Laser output power``;
     QSFP/CMIS modules print one per channel. Threshold lines are not readings and are skipped.
     """
-    expected = "ethtool module EEPROM dump ('Identifier', 'Vendor name' lines)"
-    name = ctx.require_interface(expected)
-    pairs = _key_values(check_text(output, ctx, expected))
+    name = ctx.require_interface(ctx.expected)
+    pairs = _key_values(text)
     values = dict(pairs)
     if "Identifier" not in values and "Vendor name" not in values:
-        raise ctx.fail(expected, "no Identifier or Vendor name line")
+        raise ctx.reject("no Identifier or Vendor name line")
     optics: dict[str, Any] = {}
     for key, field in (("Vendor name", "vendor"), ("Vendor PN", "part_number"), ("Vendor SN", "serial")):
         if values.get(key):
@@ -278,16 +273,15 @@ _PRIO_PAUSE = (
 )
 
 
-def parse_ethtool_s(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("ethtool statistics ('NIC statistics:' then 'name: value' lines)")
+def parse_ethtool_s(text: str, ctx: ParseContext) -> Fragment:
     """``ethtool -S IF``: per-priority PFC pauses, FEC, CRC, ECN/CNP counters (mlx5, bnxt_en).
 
     Per-queue lines (``[0]: rx_ucast_packets``) are skipped; only port-level counters are read.
     """
-    expected = "ethtool statistics ('NIC statistics:' then 'name: value' lines)"
-    name = ctx.require_interface(expected)
-    text = check_text(output, ctx, expected)
+    name = ctx.require_interface(ctx.expected)
     if "NIC statistics" not in text:
-        raise ctx.fail(expected, "no 'NIC statistics:' header")
+        raise ctx.reject("no 'NIC statistics:' header")
     stats = {k: int(v) for k, v in _key_values(text) if v.isdigit() and not k.startswith("[")}
     counters: dict[str, Any] = {}
     for stat, field in _COUNTER_NAMES.items():
@@ -303,23 +297,22 @@ def parse_ethtool_s(output: str, ctx: ParseContext) -> Fragment:
         if key in counters:
             counters[key] = dict(sorted(counters[key].items()))
     if not stats:
-        raise ctx.fail(expected, "no counter lines")
+        raise ctx.reject("no counter lines")
     return {"interfaces": {name: {"counters": counters}}}
 
 
 # --- host QoS -----------------------------------------------------------------------------------
 
 
-def parse_mlnx_qos(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("mlnx_qos output ('Priority trust state' / 'PFC configuration')")
+def parse_mlnx_qos(text: str, ctx: ParseContext) -> Fragment:
     """``mlnx_qos -i IF`` (read-only form): trust, DSCP -> priority, PFC, priority -> TC.
 
     Feeds ``trust``, ``dscp_to_priority`` (as printed: mlnx_qos prints the map even under trust
     pcp, where it is not in effect), ``pfc_priorities``, and the added ``priority_to_tc``,
     ``dcbx_mode`` and ``cable_length_m``.
     """
-    expected = "mlnx_qos output ('Priority trust state' / 'PFC configuration')"
-    name = ctx.require_interface(expected)
-    text = check_text(output, ctx, expected)
+    name = ctx.require_interface(ctx.expected)
     fields: dict[str, Any] = {}
     trust = re.search(r"^\s*Priority trust (?:state|mode):\s*(\w+)", text, re.MULTILINE)
     if trust and trust.group(1).lower() in ("dscp", "pcp"):
@@ -351,18 +344,17 @@ def parse_mlnx_qos(output: str, ctx: ParseContext) -> Fragment:
     if tc_map:
         fields["priority_to_tc"] = dict(sorted(tc_map.items()))
     if "trust" not in fields and "pfc_priorities" not in fields:
-        raise ctx.fail(expected, "no trust state and no PFC configuration")
+        raise ctx.reject("no trust state and no PFC configuration")
     return {"interfaces": {name: fields}}
 
 
-def parse_dcb_pfc_show(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("iproute2 dcb pfc output ('prio-pfc 0:off 1:off ...')")
+def parse_dcb_pfc_show(text: str, ctx: ParseContext) -> Fragment:
     """``dcb pfc show dev IF`` (iproute2): ``pfc_priorities`` from ``prio-pfc 3:on ...``."""
-    expected = "iproute2 dcb pfc output ('prio-pfc 0:off 1:off ...')"
-    name = ctx.require_interface(expected)
-    text = check_text(output, ctx, expected)
+    name = ctx.require_interface(ctx.expected)
     pairs = re.findall(r"\b([0-7]):(on|off)\b", text.partition("prio-pfc")[2])
     if "prio-pfc" not in text or not pairs:
-        raise ctx.fail(expected, "no prio-pfc list")
+        raise ctx.reject("no prio-pfc list")
     return {"interfaces": {name: {"pfc_priorities": sorted(int(p) for p, s in pairs if s == "on")}}}
 
 
@@ -388,17 +380,16 @@ def dscp_code(word: str) -> int | None:
     return None
 
 
-def parse_dcb_app_show(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("iproute2 dcb app output ('dscp-prio 26:3 ...')")
+def parse_dcb_app_show(text: str, ctx: ParseContext) -> Fragment:
     """``dcb app show dev IF`` (iproute2): ``dscp_to_priority`` from ``dscp-prio 26:3 48:6`` or ``AF31:3``.
 
     The dcb APP table has no trust state of its own; a host whose APP table maps DSCPs is
     classifying by DSCP, so ``trust`` is ``dscp`` when a dscp-prio entry exists and absent otherwise.
     """
-    expected = "iproute2 dcb app output ('dscp-prio 26:3 ...')"
-    name = ctx.require_interface(expected)
-    text = check_text(output, ctx, expected)
+    name = ctx.require_interface(ctx.expected)
     if not re.search(r"\b(dscp-prio|pcp-prio|default-prio|ethtype-prio|port-prio)\b", text):
-        raise ctx.fail(expected, "no *-prio list")
+        raise ctx.reject("no *-prio list")
     fields: dict[str, Any] = {}
     dscp_part = re.search(r"dscp-prio((?:\s+\w+:\d)+)", text)
     if dscp_part:
@@ -413,15 +404,15 @@ def parse_dcb_app_show(output: str, ctx: ParseContext) -> Fragment:
     return {"interfaces": {name: fields}}
 
 
-def parse_roce_tos(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("one integer 0..255 (the RDMA-CM default ToS)")
+def parse_roce_tos(text: str, ctx: ParseContext) -> Fragment:
     """``cat /sys/kernel/config/rdma_cm/DEV/ports/1/default_roce_tos``: the RDMA-CM ToS byte."""
-    expected = "one integer 0..255 (the RDMA-CM default ToS)"
     device = ctx.params.get("rdma_device")
-    text = check_text(output, ctx, expected).strip()
+    text = text.strip()
     if not device:
-        raise ctx.fail(expected, "the command names no RDMA device")
+        raise ctx.reject("the command names no RDMA device")
     if not text.isdigit() or int(text) > 255:
-        raise ctx.fail(expected, f"got {text[:40]!r}")
+        raise ctx.reject(f"got {text[:40]!r}")
     return {"host": {"rdma_devices": {device: {"roce_tos": int(text)}}}}
 
 
@@ -430,15 +421,14 @@ _ECN_LINE = re.compile(
 )
 
 
-def parse_ecn_enable(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("grep -H lines '/sys/class/net/IF/ecn/roce_np|roce_rp/enable/P:0|1'")
+def parse_ecn_enable(text: str, ctx: ParseContext) -> Fragment:
     """``grep -H . /sys/class/net/IF/ecn/roce_np/enable/* .../roce_rp/enable/*``: ECN per priority.
 
     Feeds ``nic.ecn_np_priorities`` (notification point: the receiver sends CNPs) and
     ``nic.ecn_rp_priorities`` (reaction point: the sender slows down) — priorities set to 1.
     """
-    expected = "grep -H lines '/sys/class/net/IF/ecn/roce_np|roce_rp/enable/P:0|1'"
-    name = ctx.require_interface(expected)
-    text = check_text(output, ctx, expected)
+    name = ctx.require_interface(ctx.expected)
     found: dict[str, list[int]] = {"np": [], "rp": []}
     seen = False
     for line in text.splitlines():
@@ -449,7 +439,7 @@ def parse_ecn_enable(output: str, ctx: ParseContext) -> Fragment:
         if m["v"] == "1":
             found[m["role"]].append(int(m["prio"]))
     if not seen:
-        raise ctx.fail(expected, "no roce_np/roce_rp enable line")
+        raise ctx.reject("no roce_np/roce_rp enable line")
     nic = {"ecn_np_priorities": sorted(found["np"]), "ecn_rp_priorities": sorted(found["rp"])}
     return {"interfaces": {name: {"nic": nic}}}
 
@@ -469,7 +459,8 @@ _HW_COUNTER_NAMES = {
 }
 
 
-def parse_rdma_hw_counters(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("grep -H lines '/sys/class/net/IF/device/infiniband/DEV/ports/1/hw_counters/NAME:N'")
+def parse_rdma_hw_counters(text: str, ctx: ParseContext) -> Fragment:
     """``grep -H . /sys/class/net/IF/device/infiniband/*/ports/1/hw_counters/*``: CNP/ECN counters.
 
     mlx5 keeps the RoCE congestion counters (np_cnp_sent, rp_cnp_handled,
@@ -477,9 +468,7 @@ def parse_rdma_hw_counters(output: str, ctx: ParseContext) -> Fragment:
     Reaching them through the netdev's PCI device ties them to the interface and also names
     its RDMA device (``nic.rdma_device``).
     """
-    expected = "grep -H lines '/sys/class/net/IF/device/infiniband/DEV/ports/1/hw_counters/NAME:N'"
-    name = ctx.require_interface(expected)
-    text = check_text(output, ctx, expected)
+    name = ctx.require_interface(ctx.expected)
     counters: dict[str, int] = {}
     devices = set()
     for line in text.splitlines():
@@ -490,17 +479,16 @@ def parse_rdma_hw_counters(output: str, ctx: ParseContext) -> Fragment:
         if m["name"] in _HW_COUNTER_NAMES:
             counters[_HW_COUNTER_NAMES[m["name"]]] = int(m["v"])
     if not devices:
-        raise ctx.fail(expected, "no hw_counters line")
+        raise ctx.reject("no hw_counters line")
     fields: dict[str, Any] = {"counters": counters}
     if len(devices) == 1:
         fields["nic"] = {"rdma_device": devices.pop()}
     return {"interfaces": {name: fields}}
 
 
-def parse_ibv_devinfo(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("ibv_devinfo output ('hca_id:' blocks)")
+def parse_ibv_devinfo(text: str, ctx: ParseContext) -> Fragment:
     """``ibv_devinfo``: per RDMA device firmware, board, port state, link layer, active MTU."""
-    expected = "ibv_devinfo output ('hca_id:' blocks)"
-    text = check_text(output, ctx, expected)
     devices: dict[str, Any] = {}
     current: dict[str, Any] | None = None
     for key, value in _key_values(text):
@@ -523,20 +511,20 @@ def parse_ibv_devinfo(output: str, ctx: ParseContext) -> Fragment:
         elif key in ("active_mtu", "max_mtu") and first.isdigit():
             current[key] = int(first)
     if not devices:
-        raise ctx.fail(expected, "no hca_id line")
+        raise ctx.reject("no hca_id line")
     return {"host": {"rdma_devices": devices}}
 
 
-def parse_show_gids(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("show_gids table (DEV PORT INDEX GID IPv4 VER DEV)")
+def parse_show_gids(text: str, ctx: ParseContext) -> Fragment:
     """``show_gids``: each RDMA device's netdev (``nic.rdma_device``) and GID table (``nic.gids``).
 
     A table indented as a whole (pasted into a ticket, or printed by a wrapper) is read as printed:
     the indentation common to every line is removed first.
     """
-    expected = "show_gids table (DEV PORT INDEX GID IPv4 VER DEV)"
-    text = textwrap.dedent(check_text(output, ctx, expected))
+    text = textwrap.dedent(text)
     if not re.search(r"^DEV\s+PORT\s+INDEX\s+GID", text, re.MULTILINE):
-        raise ctx.fail(expected, "no DEV/PORT/INDEX/GID header")
+        raise ctx.reject("no DEV/PORT/INDEX/GID header")
     interfaces: dict[str, Any] = {}
     row = re.compile(
         r"^(?P<dev>\S+)\s+(?P<port>\d+)\s+(?P<index>\d+)\s+(?P<gid>[0-9a-f:]{39})\s+"
@@ -551,8 +539,6 @@ def parse_show_gids(output: str, ctx: ParseContext) -> Fragment:
         if m["ipv4"]:
             gid["ipv4"] = m["ipv4"]
         nic["gids"].append(gid)
-    if not interfaces:
-        raise ctx.fail(expected, "no GID row")
     return {"interfaces": interfaces}
 
 
@@ -585,18 +571,16 @@ def _lldpd_neighbor(body: Mapping[str, Any]) -> dict[str, str]:
     return lldp_entry(device, port_id, descr, chassis_id, port_id_is_mac=mac_typed)
 
 
-@may_be_empty
-def parse_lldpctl_json(output: str, ctx: ParseContext) -> Fragment:
+@json_parser("lldpctl JSON ({'lldp': {'interface': ...}})", may_be_empty=True)
+def parse_lldpctl_json(doc: Any, ctx: ParseContext) -> Fragment:
     """``lldpctl -f json``: the LLDP neighbour of each host port.
 
     lldpd prints ``interface`` as an object for one port and as a list of one-key objects for
     several; both are read.
     """
-    expected = "lldpctl JSON ({'lldp': {'interface': ...}})"
-    doc = load_json(output, ctx, expected)
     lldp = doc.get("lldp") if isinstance(doc, dict) else None
     if not isinstance(lldp, (dict, list)):
-        raise ctx.fail(expected, "no top-level 'lldp' key")
+        raise ctx.reject("no top-level 'lldp' key")
     ifaces = lldp.get("interface", []) if isinstance(lldp, dict) else []
     entries: list[tuple[str, Any]] = []
     for item in ifaces if isinstance(ifaces, list) else [ifaces]:
@@ -617,38 +601,35 @@ def parse_lldpctl_json(output: str, ctx: ParseContext) -> Fragment:
 _PEERMEM_MODULES = ("nvidia_peermem", "nv_peer_mem")
 
 
-def parse_lsmod(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("lsmod table (header 'Module Size Used by')")
+def parse_lsmod(text: str, ctx: ParseContext) -> Fragment:
     """``lsmod``: ``host.kernel_modules`` and ``host.gpudirect_rdma`` (nvidia_peermem loaded)."""
-    expected = "lsmod table (header 'Module Size Used by')"
-    text = check_text(output, ctx, expected)
     lines = text.splitlines()
     header = next((i for i, line in enumerate(lines) if re.match(r"^Module\s+Size\s+Used by", line)), None)
     if header is None:
-        raise ctx.fail(expected, "no 'Module Size Used by' header")
+        raise ctx.reject("no 'Module Size Used by' header")
     modules = sorted({line.split()[0] for line in lines[header + 1 :] if re.match(r"^\S+\s+\d+\s+\d+", line)})
     return {
         "host": {"kernel_modules": modules, "gpudirect_rdma": any(m in modules for m in _PEERMEM_MODULES)}
     }
 
 
-@may_be_empty
-def parse_nccl_conf(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("an nccl.conf (NCCL_NAME=value lines)", may_be_empty=True)
+def parse_nccl_conf(text: str, ctx: ParseContext) -> Fragment:
     """``cat /etc/nccl.conf``: ``host.nccl_env`` (``NCCL_X=value`` lines; comments skipped).
 
     An empty answer is a parse error (a failed read looks the same); a file of comments only is
     a valid answer (no pinned settings) and gives an empty ``nccl_env``.
     """
-    expected = "an nccl.conf (NCCL_NAME=value lines)"
-    check_text(output, ctx, expected)
     env: dict[str, str] = {}
-    for line in output.splitlines():
+    for line in text.splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue
         m = re.fullmatch(r"(?:export\s+)?(NCCL_[A-Z0-9_]+)\s*=\s*(.*?)", line)
         if not m:
-            check_text(line, ctx, expected)  # an error banner reads as 'unavailable'
-            raise ctx.fail(expected, f"line {line[:60]!r} is not NCCL_NAME=value")
+            check_text(line, ctx, ctx.expected)  # an error banner reads as 'unavailable'
+            raise ctx.reject(f"line {line[:60]!r} is not NCCL_NAME=value")
         env[m.group(1)] = m.group(2).strip().strip("\"'")
     return {"host": {"nccl_env": env}}
 
@@ -661,49 +642,50 @@ _HOSTNAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,62}[A-Za-z0-9])?")
 _KERNEL_RELEASE = re.compile(r"\d+\.\d+[0-9A-Za-z.+_~-]*")
 
 
-def _one_value(output: str, ctx: ParseContext, expected: str, pattern: re.Pattern[str], what: str) -> str:
-    """The one non-blank line of an output, which must match ``pattern`` whole."""
-    lines = [ln.strip() for ln in check_text(output, ctx, expected).splitlines() if ln.strip()]
+def _one_value(text: str, ctx: ParseContext, pattern: re.Pattern[str], what: str) -> str:
+    """The one non-blank line of a checked text, which must match ``pattern`` whole."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if len(lines) != 1:
-        raise ctx.fail(expected, f"{len(lines)} lines")
+        raise ctx.reject(f"{len(lines)} lines")
     if not pattern.fullmatch(lines[0]):
-        raise ctx.fail(expected, f"{lines[0][:60]!r} is not {what}")
+        raise ctx.reject(f"{lines[0][:60]!r} is not {what}")
     return lines[0]
 
 
-def parse_kernel_hostname(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("one hostname line")
+def parse_kernel_hostname(text: str, ctx: ParseContext) -> Fragment:
     """``cat /proc/sys/kernel/hostname``: ``facts.hostname``, the name the running kernel has."""
-    name = _one_value(output, ctx, "one hostname line", _HOSTNAME, "a hostname")
+    name = _one_value(text, ctx, _HOSTNAME, "a hostname")
     if name.isdigit():
-        raise ctx.fail("one hostname line", f"{name!r} is a number")
+        raise ctx.reject(f"{name!r} is a number")
     if _KERNEL_RELEASE.fullmatch(name) and re.match(r"\d+\.\d+(?:\.\d+|[-+~])", name):
         # A legal label, but what 'uname -r' prints: the wrong command's output.
-        raise ctx.fail("one hostname line", f"{name!r} is a kernel release")
+        raise ctx.reject(f"{name!r} is a kernel release")
     return {"facts": {"hostname": name}}
 
 
-def parse_uname_r(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("one kernel release line (e.g. 5.15.0-105-generic)")
+def parse_uname_r(text: str, ctx: ParseContext) -> Fragment:
     """``uname -r``: ``facts.kernel``, the kernel release (the inbox NIC driver goes with it)."""
-    expected = "one kernel release line (e.g. 5.15.0-105-generic)"
-    return {"facts": {"kernel": _one_value(output, ctx, expected, _KERNEL_RELEASE, "a kernel release")}}
+    return {"facts": {"kernel": _one_value(text, ctx, _KERNEL_RELEASE, "a kernel release")}}
 
 
-def parse_os_release(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("os-release KEY=value lines with NAME or PRETTY_NAME")
+def parse_os_release(text: str, ctx: ParseContext) -> Fragment:
     """``cat /etc/os-release``: ``facts.os_version``, the distribution's ``PRETTY_NAME``.
 
     os-release(5): shell-compatible ``KEY=value`` lines, values optionally quoted, ``#`` comments.
     Without ``PRETTY_NAME`` the name is ``NAME VERSION`` (then ``NAME VERSION_ID``), as the
     format's own fallbacks say.
     """
-    expected = "os-release KEY=value lines with NAME or PRETTY_NAME"
     values: dict[str, str] = {}
-    for line in check_text(output, ctx, expected).splitlines():
+    for line in text.splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue
         m = re.fullmatch(r"([A-Z][A-Z0-9_]*)=(.*)", line)
         if not m:
-            raise ctx.fail(expected, f"line {line[:60]!r} is not KEY=value")
+            raise ctx.reject(f"line {line[:60]!r} is not KEY=value")
         value = m.group(2).strip()
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
@@ -712,7 +694,7 @@ def parse_os_release(output: str, ctx: ParseContext) -> Fragment:
         v for v in (values.get("NAME"), values.get("VERSION") or values.get("VERSION_ID")) if v
     )
     if not name:
-        raise ctx.fail(expected, "neither PRETTY_NAME nor NAME")
+        raise ctx.reject("neither PRETTY_NAME nor NAME")
     return {"facts": {"os_version": name}}
 
 

@@ -24,7 +24,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from fabline.errors import CommandUnavailable
-from fabline.platforms.base import Command, Fragment, ParseContext, check_text, load_json, may_be_empty
+from fabline.platforms.base import (
+    Command,
+    Fragment,
+    ParseContext,
+    load_json,
+    text_parser,
+)
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
 from fabline.platforms.toolkit import lldp_entry
 
@@ -52,22 +58,25 @@ UNSUPPORTED: Mapping[str, str] = {
 }
 
 
-def _load(output: str, ctx: ParseContext, expected: str) -> dict[str, Any]:
-    """A getter's JSON evidence (an object); a getter the driver lacks is ``unavailable``."""
-    text = check_text(output, ctx, expected)
+def _load(text: str, ctx: ParseContext) -> dict[str, Any]:
+    """A getter's JSON evidence (an object); a getter the driver lacks is ``unavailable``.
+
+    The getter parsers declare text (:func:`~fabline.platforms.base.text_parser`): the evidence
+    of a getter the driver lacks is a line of text, not JSON.
+    """
     if text.startswith(NOT_IMPLEMENTED):
-        raise CommandUnavailable(ctx.platform, ctx.command, expected, text.strip().splitlines()[0])
-    doc = load_json(text, ctx, expected)  # bounded: size, nesting, digits, finite numbers
+        raise CommandUnavailable(ctx.platform, ctx.command, ctx.expected, text.strip().splitlines()[0])
+    doc = load_json(text, ctx, ctx.expected)  # bounded: size, nesting, digits, finite numbers
     if not isinstance(doc, dict):
-        raise ctx.fail(expected, f"a JSON {type(doc).__name__}, not an object")
+        raise ctx.reject(f"a JSON {type(doc).__name__}, not an object")
     return doc
 
 
-def _require(doc: dict[str, Any], ctx: ParseContext, expected: str, ok: Any) -> None:
+def _require(doc: dict[str, Any], ctx: ParseContext, ok: Any) -> None:
     """Refuse a result whose values do not have this getter's shape (another getter's output)."""
     bad = next((k for k, v in doc.items() if not ok(v)), None)
     if bad is not None:
-        raise ctx.fail(expected, f"entry {str(bad)[:40]!r} does not have that shape")
+        raise ctx.reject(f"entry {str(bad)[:40]!r} does not have that shape")
 
 
 def _obj(value: Any) -> dict[str, Any]:
@@ -84,15 +93,16 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def parse_get_facts(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("NAPALM get_facts (an object with os_version)")
+def parse_get_facts(text: str, ctx: ParseContext) -> Fragment:
     """``get_facts``: ``facts.hostname, vendor, model, serial, os_version, uptime_s``.
 
     ``os_version`` is what the driver reports (EOS: the internal version, e.g.
     ``4.32.2F-36880683.4322F``; Junos: ``23.4R1.9``).
     """
-    doc = _load(output, ctx, "NAPALM get_facts (an object with os_version)")
+    doc = _load(text, ctx)
     if "os_version" not in doc or "interface_list" not in doc:
-        raise ctx.fail("NAPALM get_facts (an object with os_version)", "no os_version / interface_list key")
+        raise ctx.reject("no os_version / interface_list key")
     facts: dict[str, Any] = {}
     for key, field in (("hostname", "hostname"), ("vendor", "vendor"), ("model", "model"),
                        ("serial_number", "serial"), ("os_version", "os_version")):  # fmt: skip
@@ -103,18 +113,17 @@ def parse_get_facts(output: str, ctx: ParseContext) -> Fragment:
     if uptime is not None and uptime >= 0:
         facts["uptime_s"] = int(uptime)
     if not facts:
-        raise ctx.fail("NAPALM get_facts (an object with os_version)", "no known key")
+        raise ctx.reject("no known key")
     return {"facts": facts}
 
 
-@may_be_empty
-def parse_get_interfaces(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("NAPALM get_interfaces (interface -> object with is_up, is_enabled)", may_be_empty=True)
+def parse_get_interfaces(text: str, ctx: ParseContext) -> Fragment:
     """``get_interfaces``: ``admin_up`` (is_enabled), ``oper_up`` (is_up), ``description``, ``mtu``,
     ``speed_gbps`` (NAPALM's ``speed`` is Mbit/s; 0 or negative = unknown).
     """
-    expected = "NAPALM get_interfaces (interface -> object with is_up, is_enabled)"
-    doc = _load(output, ctx, expected)
-    _require(doc, ctx, expected, lambda v: isinstance(v, dict) and "is_up" in v and "is_enabled" in v)
+    doc = _load(text, ctx)
+    _require(doc, ctx, lambda v: isinstance(v, dict) and "is_up" in v and "is_enabled" in v)
     interfaces: dict[str, Any] = {}
     for name, body in doc.items():
         if not isinstance(body, dict):
@@ -140,14 +149,15 @@ def parse_get_interfaces(output: str, ctx: ParseContext) -> Fragment:
 _COUNTERS = ("rx_errors", "tx_errors", "rx_discards", "tx_discards", "rx_octets", "tx_octets")
 
 
-@may_be_empty
-def parse_get_interfaces_counters(output: str, ctx: ParseContext) -> Fragment:
+@text_parser(
+    "NAPALM get_interfaces_counters (interface -> counters with rx_octets, tx_octets)", may_be_empty=True
+)
+def parse_get_interfaces_counters(text: str, ctx: ParseContext) -> Fragment:
     """``get_interfaces_counters``: added ``counters.rx_errors, tx_errors, rx_discards, tx_discards,
     rx_octets, tx_octets`` (NAPALM's -1 = not supported: absent).
     """
-    expected = "NAPALM get_interfaces_counters (interface -> counters with rx_octets, tx_octets)"
-    doc = _load(output, ctx, expected)
-    _require(doc, ctx, expected, lambda v: isinstance(v, dict) and "rx_octets" in v and "tx_octets" in v)
+    doc = _load(text, ctx)
+    _require(doc, ctx, lambda v: isinstance(v, dict) and "rx_octets" in v and "tx_octets" in v)
     interfaces: dict[str, Any] = {}
     for name, body in doc.items():
         if not isinstance(body, dict):
@@ -158,14 +168,13 @@ def parse_get_interfaces_counters(output: str, ctx: ParseContext) -> Fragment:
     return {"interfaces": interfaces}
 
 
-@may_be_empty
+@text_parser("NAPALM get_lldp_neighbors_detail (interface -> list of neighbours)", may_be_empty=True)
 def parse_get_lldp_neighbors_detail(output: str, ctx: ParseContext) -> Fragment:
     """``get_lldp_neighbors_detail``: ``lldp.device, port, port_description, chassis_id`` (first
     neighbour of a port; a MAC or numeric (ifIndex) port id gives way to the port description).
     """
-    expected = "NAPALM get_lldp_neighbors_detail (interface -> list of neighbours)"
-    doc = _load(output, ctx, expected)
-    _require(doc, ctx, expected, lambda v: isinstance(v, list) and all(isinstance(n, dict) for n in v))
+    doc = _load(output, ctx)
+    _require(doc, ctx, lambda v: isinstance(v, list) and all(isinstance(n, dict) for n in v))
     interfaces: dict[str, Any] = {}
     for name, neighbours in doc.items():
         if not isinstance(neighbours, list) or not neighbours or not isinstance(neighbours[0], dict):
@@ -187,14 +196,13 @@ def parse_get_lldp_neighbors_detail(output: str, ctx: ParseContext) -> Fragment:
     return {"interfaces": interfaces}
 
 
-@may_be_empty
-def parse_get_optics(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("NAPALM get_optics (interface -> physical_channels)", may_be_empty=True)
+def parse_get_optics(text: str, ctx: ParseContext) -> Fragment:
     """``get_optics``: ``optics.rx_power_dbm`` and ``tx_power_dbm``, one value per channel (the
     ``instant`` reading, in channel-index order).
     """
-    expected = "NAPALM get_optics (interface -> physical_channels)"
-    doc = _load(output, ctx, expected)
-    _require(doc, ctx, expected, lambda v: isinstance(v, dict) and "physical_channels" in v)
+    doc = _load(text, ctx)
+    _require(doc, ctx, lambda v: isinstance(v, dict) and "physical_channels" in v)
     interfaces: dict[str, Any] = {}
     for name, body in doc.items():
         channels = _obj(_obj(body).get("physical_channels")).get("channel")
@@ -220,15 +228,14 @@ def parse_get_optics(output: str, ctx: ParseContext) -> Fragment:
     return {"interfaces": interfaces}
 
 
-@may_be_empty
-def parse_get_environment(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("NAPALM get_environment (fans, temperature, power, cpu, memory)", may_be_empty=True)
+def parse_get_environment(text: str, ctx: ParseContext) -> Fragment:
     """``get_environment``: the added facet ``environment`` (temperatures in C, alerts, fans and
     power supplies failed, CPU and memory use).
     """
-    expected = "NAPALM get_environment (fans, temperature, power, cpu, memory)"
-    doc = _load(output, ctx, expected)
+    doc = _load(text, ctx)
     if not {"fans", "temperature", "power", "cpu", "memory"} <= set(doc):
-        raise ctx.fail(expected, "not the five get_environment keys")
+        raise ctx.reject("not the five get_environment keys")
     env: dict[str, Any] = {}
     temps = {str(k): _number(v.get("temperature")) for k, v in _obj(doc.get("temperature")).items()
              if isinstance(v, dict)}  # fmt: skip

@@ -30,7 +30,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from fabline.platforms.base import Fragment, ParseContext, load_json
+from fabline.platforms.base import Fragment, ParseContext, json_parser
 from fabline.platforms.toolkit import PRIORITY, QUEUE, Domain, expand_ints, mbps_to_gbps
 
 EXPECTED = "CONFIG_DB JSON (nested, flat 'TABLE|key' or namespace-wrapped)"
@@ -79,19 +79,19 @@ Tables = dict[str, dict[str, dict[str, Any]]]
 _INDEX = Domain("queue or priority-group index", 0, 63)
 
 
-def parse_show_runningconfiguration_all(output: str, ctx: ParseContext) -> Fragment:
+@json_parser(EXPECTED)
+def parse_show_runningconfiguration_all(doc: Any, ctx: ParseContext) -> Fragment:
     """Parse a CONFIG_DB JSON document into interfaces, qos and facts.
 
     Raises:
         ParseError: Not JSON, truncated JSON, or JSON holding none of the tables fabline reads.
     """
-    doc = load_json(output, ctx, EXPECTED)
     tables = config_tables(doc)
     if not tables:
-        raise ctx.fail(EXPECTED, f"none of the tables {', '.join(sorted(READ_TABLES))} found")
+        raise ctx.reject(f"none of the tables {', '.join(sorted(READ_TABLES))} found")
     frag = _fragment(tables, saved_file=ctx.command.strip().startswith("cat "))
     if not frag:
-        raise ctx.fail(EXPECTED, f"tables {', '.join(sorted(tables))} hold nothing fabline reads")
+        raise ctx.reject(f"tables {', '.join(sorted(tables))} hold nothing fabline reads")
     return frag
 
 

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from fabline.platforms.base import Fragment, ParseContext, check_text, may_be_empty
+from fabline.platforms.base import Fragment, ParseContext, text_parser
 from fabline.platforms.sonic_configdb import watchdog_summary, wred_profile_state
 from fabline.platforms.toolkit import (
     DASHES,
@@ -61,21 +61,20 @@ def command_lines(output: str) -> list[str]:
     return out
 
 
-def _table(output: str, ctx: ParseContext, columns: tuple[str, ...], expected: str) -> Table:
+def _table(text: str, ctx: ParseContext, columns: tuple[str, ...]) -> Table:
     """The rows of every table holding all the given columns.
 
     Multi-ASIC output prints one table per namespace; the first column named must hold interface
     names.
     """
-    text = check_text(output, ctx, expected)
     tables = [t for t in dash_tables(command_lines(text)) if all(c in t.headers for c in columns)]
     if not tables:
-        raise ctx.fail(expected, "no table with columns " + ", ".join(repr(c) for c in columns))
+        raise ctx.reject("no table with columns " + ", ".join(repr(c) for c in columns))
     key = columns[0]
     rows = [row for table in tables for row in table.rows]
     for row in rows:
         if not _IFNAME.match(row[key]):
-            raise ctx.fail(expected, f"row {row[key]!r} is not an interface name")
+            raise ctx.reject(f"row {row[key]!r} is not an interface name")
     return Table(tables[0].headers, tuple(rows))
 
 
@@ -150,23 +149,23 @@ def _facts(values: Mapping[str, str]) -> dict[str, Any]:
     return facts
 
 
-def parse_show_version(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("a 'SONiC Software Version:' line")
+def parse_show_version(text: str, ctx: ParseContext) -> Fragment:
     """``show version``: facts os_version, model, serial, hwsku, asic, sonic_platform, uptime_s."""
-    expected = "a 'SONiC Software Version:' line"
-    values = _key_values(command_lines(check_text(output, ctx, expected)), stop="Docker images")
+    values = _key_values(command_lines(text), stop="Docker images")
     if "SONiC Software Version" not in values:
-        raise ctx.fail(expected)
+        raise ctx.reject()
     return {"facts": _facts(values)}
 
 
-def parse_show_platform_summary(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("'Platform:' and 'HwSKU:' lines")
+def parse_show_platform_summary(text: str, ctx: ParseContext) -> Fragment:
     """``show platform summary``: facts model, serial, hwsku, asic, sonic_platform."""
-    expected = "'Platform:' and 'HwSKU:' lines"
-    values = _key_values(command_lines(check_text(output, ctx, expected)))
+    values = _key_values(command_lines(text))
     if "Platform" not in values or "HwSKU" not in values:
-        raise ctx.fail(expected)
+        raise ctx.reject()
     if "SONiC Software Version" in values:
-        raise ctx.fail(expected, "this is 'show version' output")
+        raise ctx.reject("this is 'show version' output")
     return {"facts": _facts(values)}
 
 
@@ -175,13 +174,14 @@ def parse_show_platform_summary(output: str, ctx: ParseContext) -> Fragment:
 # ---------------------------------------------------------------------------------------------
 
 
-def parse_show_interfaces_status(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("an interface status table")
+def parse_show_interfaces_status(text: str, ctx: ParseContext) -> Fragment:
     """``show interfaces status``: admin_up, oper_up, mtu, speed_gbps, fec, alias, pfc_asymmetric.
 
     ``mtu`` is the L2 frame size SONiC configures; ``fec`` is the FEC column (configured mode;
     older releases have no such column). ``transceiver_type`` is the Type column.
     """
-    table = _table(output, ctx, ("Interface", "Oper", "Admin", "MTU"), "an interface status table")
+    table = _table(text, ctx, ("Interface", "Oper", "Admin", "MTU"))
     out: dict[str, dict[str, Any]] = {}
     for row in table.rows:
         body: dict[str, Any] = {}
@@ -206,9 +206,10 @@ def parse_show_interfaces_status(output: str, ctx: ParseContext) -> Fragment:
     return _interfaces(out)
 
 
-def parse_show_interfaces_description(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("an interface description table")
+def parse_show_interfaces_description(text: str, ctx: ParseContext) -> Fragment:
     """``show interfaces description``: description, admin_up, oper_up, alias."""
-    table = _table(output, ctx, ("Interface", "Description"), "an interface description table")
+    table = _table(text, ctx, ("Interface", "Description"))
     out: dict[str, dict[str, Any]] = {}
     for row in table.rows:
         body: dict[str, Any] = {}
@@ -223,13 +224,14 @@ def parse_show_interfaces_description(output: str, ctx: ParseContext) -> Fragmen
     return _interfaces(out)
 
 
-def parse_show_interfaces_fec_status(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("a FEC status table")
+def parse_show_interfaces_fec_status(text: str, ctx: ParseContext) -> Fragment:
     """``show interfaces fec status``: fec (operational, else configured) and fec_admin.
 
     The operational mode wins where the port reports one; ``fec_admin`` records the configured
     mode (``auto`` means the ASIC negotiates: the operational column tells the outcome).
     """
-    table = _table(output, ctx, ("Interface", "FEC Oper", "FEC Admin"), "a FEC status table")
+    table = _table(text, ctx, ("Interface", "FEC Oper", "FEC Admin"))
     out: dict[str, dict[str, Any]] = {}
     for row in table.rows:
         body: dict[str, Any] = {}
@@ -244,9 +246,10 @@ def parse_show_interfaces_fec_status(output: str, ctx: ParseContext) -> Fragment
     return _interfaces(out)
 
 
-def parse_show_interfaces_autoneg_status(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("an autoneg status table")
+def parse_show_interfaces_autoneg_status(text: str, ctx: ParseContext) -> Fragment:
     """``show interfaces autoneg status``: autoneg (``N/A``: the port does not report it)."""
-    table = _table(output, ctx, ("Interface", "Auto-Neg Mode"), "an autoneg status table")
+    table = _table(text, ctx, ("Interface", "Auto-Neg Mode"))
     out: dict[str, dict[str, Any]] = {}
     for row in table.rows:
         body: dict[str, Any] = {}
@@ -262,13 +265,13 @@ def parse_show_interfaces_autoneg_status(output: str, ctx: ParseContext) -> Frag
 # ---------------------------------------------------------------------------------------------
 
 
-@may_be_empty
-def parse_show_lldp_table(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("an LLDP neighbour table", may_be_empty=True)
+def parse_show_lldp_table(text: str, ctx: ParseContext) -> Fragment:
     """``show lldp table``: lldp.device, lldp.port, lldp.port_description.
 
     A second neighbour on one port (a hub, a miscabled host) goes to ``lldp.other_neighbors``.
     """
-    table = _table(output, ctx, ("LocalPort", "RemoteDevice", "RemotePortID"), "an LLDP neighbour table")
+    table = _table(text, ctx, ("LocalPort", "RemoteDevice", "RemotePortID"))
     out: dict[str, dict[str, Any]] = {}
     for row in table.rows:
         lldp = lldp_entry(row["RemoteDevice"], row["RemotePortID"], row.get("RemotePortDescr", ""))
@@ -279,11 +282,10 @@ def parse_show_lldp_table(output: str, ctx: ParseContext) -> Fragment:
 _LLDP_ID = re.compile(r"^(?:mac|ifname|local|ifalias|ip|net|unhandled)\s+(.*)$")
 
 
-@may_be_empty
-def parse_show_lldp_neighbors(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("lldpctl neighbour blocks ('Interface: ..., via: LLDP')", may_be_empty=True)
+def parse_show_lldp_neighbors(text: str, ctx: ParseContext) -> Fragment:
     """``show lldp neighbors`` (lldpctl): lldp device, port, port_description, chassis_id."""
-    expected = "lldpctl neighbour blocks ('Interface: ..., via: LLDP')"
-    lines = command_lines(check_text(output, ctx, expected))
+    lines = command_lines(text)
     out: dict[str, dict[str, Any]] = {}
     current: dict[str, str] | None = None
     blocks: list[tuple[str, dict[str, str]]] = []
@@ -297,7 +299,7 @@ def parse_show_lldp_neighbors(output: str, ctx: ParseContext) -> Fragment:
         if current is not None and sep and key in ("ChassisID", "SysName", "PortID", "PortDescr"):
             current.setdefault(key, value.strip())
     if not blocks:
-        raise ctx.fail(expected)
+        raise ctx.reject()
     for port, info in blocks:
         ids = {}
         for key in ("ChassisID", "PortID"):
@@ -319,9 +321,10 @@ def parse_show_lldp_neighbors(output: str, ctx: ParseContext) -> Fragment:
 # ---------------------------------------------------------------------------------------------
 
 
-def parse_show_pfc_priority(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("a PFC priority table")
+def parse_show_pfc_priority(text: str, ctx: ParseContext) -> Fragment:
     """``show pfc priority``: pfc_priorities (PORT_QOS_MAP pfc_enable; ``N/A`` means none)."""
-    table = _table(output, ctx, ("Interface", "Lossless priorities"), "a PFC priority table")
+    table = _table(text, ctx, ("Interface", "Lossless priorities"))
     out: dict[str, dict[str, Any]] = {}
     for row in table.rows:
         value = row["Lossless priorities"]
@@ -331,9 +334,10 @@ def parse_show_pfc_priority(output: str, ctx: ParseContext) -> Fragment:
     return _interfaces(out)
 
 
-def parse_show_pfc_asymmetric(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("a PFC asymmetric table")
+def parse_show_pfc_asymmetric(text: str, ctx: ParseContext) -> Fragment:
     """``show pfc asymmetric``: pfc_asymmetric."""
-    table = _table(output, ctx, ("Interface", "Asymmetric"), "a PFC asymmetric table")
+    table = _table(text, ctx, ("Interface", "Asymmetric"))
     out: dict[str, dict[str, Any]] = {}
     for row in table.rows:
         value = _ON_OFF.get(row["Asymmetric"].lower())
@@ -341,7 +345,8 @@ def parse_show_pfc_asymmetric(output: str, ctx: ParseContext) -> Fragment:
     return _interfaces(out)
 
 
-def parse_show_pfcwd_config(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("a PFC watchdog config table (PORT, ACTION, DETECTION TIME)")
+def parse_show_pfcwd_config(text: str, ctx: ParseContext) -> Fragment:
     """``show pfcwd config``: per-port pfc_watchdog and the device's qos.pfc_watchdog.
 
     Only ports with a PFC_WD entry are listed (sonic-utilities ``pfcwd/main.py``), so
@@ -349,9 +354,8 @@ def parse_show_pfcwd_config(output: str, ctx: ParseContext) -> Fragment:
     time of ``infinite`` leaves ``restoration_ms`` absent. The preamble gives the polling interval
     and the big red switch.
     """
-    expected = "a PFC watchdog config table (PORT, ACTION, DETECTION TIME)"
-    table = _table(output, ctx, ("PORT", "ACTION", "DETECTION TIME"), expected)
-    lines = command_lines(output)
+    table = _table(text, ctx, ("PORT", "ACTION", "DETECTION TIME"))
+    lines = command_lines(text)
     per_port: dict[str, dict[str, Any]] = {}
     for row in table.rows:
         wd: dict[str, Any] = {"enabled": True, "action": row["ACTION"]}
@@ -373,8 +377,8 @@ def parse_show_pfcwd_config(output: str, ctx: ParseContext) -> Fragment:
     }
 
 
-@may_be_empty
-def parse_show_pfcwd_stats(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("a PFC watchdog stats table (QUEUE, STATUS, STORM DETECTED/RESTORED)", may_be_empty=True)
+def parse_show_pfcwd_stats(text: str, ctx: ParseContext) -> Fragment:
     """``show pfcwd stats``: per-queue PFC storm counts and the queues in storm now.
 
     Feeds the added ``counters.pfcwd_storms_detected`` / ``pfcwd_storms_restored`` (queue ->
@@ -382,20 +386,18 @@ def parse_show_pfcwd_stats(output: str, ctx: ParseContext) -> Fragment:
     status is ``stormed``). sonic-utilities leaves out queues whose counters are all zero (unless
     ``-e``), so a queue missing here had no storm.
     """
-    expected = "a PFC watchdog stats table (QUEUE, STATUS, STORM DETECTED/RESTORED)"
-    text = check_text(output, ctx, expected)
     tables = [
         t
         for t in dash_tables(command_lines(text))
         if {"QUEUE", "STATUS", "STORM DETECTED/RESTORED"} <= set(t.headers)
     ]
     if not tables:
-        raise ctx.fail(expected)
+        raise ctx.reject()
     out: dict[str, dict[str, Any]] = {}
     for row in (r for t in tables for r in t.rows):
         port, sep, queue = row["QUEUE"].rpartition(":")
         if not sep or not _IFNAME.match(port) or not queue.isdigit():
-            raise ctx.fail(expected, f"queue {row['QUEUE']!r} is not PORT:QUEUE")
+            raise ctx.reject(f"queue {row['QUEUE']!r} is not PORT:QUEUE")
         body = out.setdefault(port, {})
         detected, _, restored = row["STORM DETECTED/RESTORED"].partition("/")
         counters = body.setdefault("counters", {})
@@ -424,14 +426,14 @@ _WRED_FIELDS = frozenset(
 )
 
 
-def parse_show_ecn(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("'Profile: NAME' blocks of WRED fields")
+def parse_show_ecn(text: str, ctx: ParseContext) -> Fragment:
     """``show ecn`` (ecnconfig -l): qos.wred_profiles (ecn mode, green thresholds, probability).
 
     The WRED profiles are not bound to ports here; ``show runningconfiguration all`` (QUEUE)
     gives the binding and so the per-interface ``ecn``.
     """
-    expected = "'Profile: NAME' blocks of WRED fields"
-    lines = command_lines(check_text(output, ctx, expected))
+    lines = command_lines(text)
     profiles: dict[str, dict[str, str]] = {}
     current: dict[str, str] | None = None
     for line in lines:
@@ -444,7 +446,7 @@ def parse_show_ecn(output: str, ctx: ParseContext) -> Fragment:
     # 'show mmu' / 'show buffer configuration' print buffer profiles in the same layout.
     profiles = {name: p for name, p in profiles.items() if set(p) & _WRED_FIELDS}
     if not profiles:
-        raise ctx.fail(expected, "no profile with WRED/ECN fields")
+        raise ctx.reject("no profile with WRED/ECN fields")
     return {"qos": {"wred_profiles": {name: wred_profile_state(p) for name, p in profiles.items()}}}
 
 
@@ -482,7 +484,8 @@ def _port_blocks(lines: list[str]) -> list[tuple[str, str, list[str]]]:
     return blocks
 
 
-def parse_show_interfaces_transceiver_eeprom(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("'EthernetN: SFP EEPROM detected' blocks")
+def parse_show_interfaces_transceiver_eeprom(text: str, ctx: ParseContext) -> Fragment:
     """``show interfaces transceiver eeprom [--dom]`` / ``info``: optics.
 
     Fills vendor, part_number, serial, type (the Identifier), revision, firmware (CMIS), and with
@@ -493,11 +496,10 @@ def parse_show_interfaces_transceiver_eeprom(output: str, ctx: ParseContext) -> 
     module's ``Media Lane Count`` bounds the lanes kept (a 400ZR module has one media lane, and
     SONiC still prints ``-inf`` for RX2..RX8, lanes that do not exist rather than dark ones).
     """
-    expected = "'EthernetN: SFP EEPROM detected' blocks"
-    blocks = _port_blocks(command_lines(check_text(output, ctx, expected)))
+    blocks = _port_blocks(command_lines(text))
     blocks = [b for b in blocks if "detected" in b[1].lower() or "not applicable" in b[1].lower()]
     if not blocks:
-        raise ctx.fail(expected)
+        raise ctx.reject()
     out: dict[str, dict[str, Any]] = {}
     for port, status, body in blocks:
         if "not applicable" in status.lower():
@@ -544,17 +546,17 @@ _FLAG_KEY = re.compile(r" flag\b|^[RT]X\d+(LOS|Fault|LOL)$", re.IGNORECASE)
 _STATUS_KEY = re.compile(r"^\s*(Current module state|CMIS State|[^:]* flag\b|[RT]X\d+(LOS|Fault|LOL))\s*:")
 
 
-def parse_show_interfaces_transceiver_status(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("'EthernetN:' blocks of transceiver status fields (module state, fault/LOS/alarm flags)")
+def parse_show_interfaces_transceiver_status(text: str, ctx: ParseContext) -> Fragment:
     """``show interfaces transceiver status``: optics.module_state, cmis_state, active_flags.
 
     ``active_flags`` lists every flag line whose value is True (alarms, warnings, Tx fault,
     Rx LOS; CMIS ``... flag ...`` and SFF-8636 ``RX1LOS``/``TX1Fault`` names), in output order:
     empty on a healthy module.
     """
-    expected = "'EthernetN:' blocks of transceiver status fields (module state, fault/LOS/alarm flags)"
-    blocks = _port_blocks(command_lines(check_text(output, ctx, expected)))
+    blocks = _port_blocks(command_lines(text))
     if not any(_STATUS_KEY.search(line) for _, _, body in blocks for line in body):
-        raise ctx.fail(expected)
+        raise ctx.reject()
     out: dict[str, dict[str, Any]] = {}
     for port, _status, body in blocks:
         fields = {}
@@ -577,10 +579,9 @@ def parse_show_interfaces_transceiver_status(output: str, ctx: ParseContext) -> 
 # ---------------------------------------------------------------------------------------------
 
 
-def parse_show_pfc_counters(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("'Port Rx' and 'Port Tx' tables with PFC0..PFC7 columns")
+def parse_show_pfc_counters(text: str, ctx: ParseContext) -> Fragment:
     """``show pfc counters``: counters.pfc_rx_pause / pfc_tx_pause per priority (cumulative)."""
-    expected = "'Port Rx' and 'Port Tx' tables with PFC0..PFC7 columns"
-    text = check_text(output, ctx, expected)
     out: dict[str, dict[str, Any]] = {}
     seen = set()
     for table in dash_tables(command_lines(text)):
@@ -590,7 +591,7 @@ def parse_show_pfc_counters(output: str, ctx: ParseContext) -> Fragment:
             seen.add(field)
             for row in table.rows:
                 if not _IFNAME.match(row[key_col]):
-                    raise ctx.fail(expected, f"row {row[key_col]!r} is not an interface name")
+                    raise ctx.reject(f"row {row[key_col]!r} is not an interface name")
                 values = {
                     h[3:]: n
                     for h in table.headers
@@ -599,7 +600,7 @@ def parse_show_pfc_counters(output: str, ctx: ParseContext) -> Fragment:
                 counters = out.setdefault(row[key_col], {}).setdefault("counters", {})
                 counters[field] = values
     if not seen:
-        raise ctx.fail(expected)
+        raise ctx.reject()
     return _interfaces(out)
 
 
@@ -615,12 +616,13 @@ _IF_COUNTERS = {
 }
 
 
-def parse_show_interfaces_counters(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("an interface counters table")
+def parse_show_interfaces_counters(text: str, ctx: ParseContext) -> Fragment:
     """``show interfaces counters``: counters rx/tx ok, errors, drops, overruns (packets).
 
     ``RX_ERR`` counts every input error, not CRC errors alone, so ``crc_errors`` stays absent.
     """
-    table = _table(output, ctx, ("IFACE", "STATE", "RX_OK", "RX_ERR"), "an interface counters table")
+    table = _table(text, ctx, ("IFACE", "STATE", "RX_OK", "RX_ERR"))
     out: dict[str, dict[str, Any]] = {}
     for row in table.rows:
         counters = {
@@ -630,7 +632,8 @@ def parse_show_interfaces_counters(output: str, ctx: ParseContext) -> Fragment:
     return _interfaces(out)
 
 
-def parse_show_interfaces_counters_fec_stats(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("a FEC counters table (IFACE, FEC_CORR, FEC_UNCORR)")
+def parse_show_interfaces_counters_fec_stats(text: str, ctx: ParseContext) -> Fragment:
     """``show interfaces counters fec-stats`` (``portstat -f``, SONiC 202305+): RS-FEC codewords.
 
     ``FEC_CORR`` and ``FEC_UNCORR`` are the corrected and uncorrectable codewords (SAI
@@ -646,9 +649,7 @@ def parse_show_interfaces_counters_fec_stats(output: str, ctx: ParseContext) -> 
         ... ''', ParseContext("sonic", "show interfaces counters fec-stats"))
         {'interfaces': {'Ethernet0': {'counters': {'fec_corrected': 130402, 'fec_uncorrectable': 3, 'fec_symbol_errors': 4}}}}
     """
-    table = _table(
-        output, ctx, ("IFACE", "FEC_CORR", "FEC_UNCORR"), "a FEC counters table (IFACE, FEC_CORR, FEC_UNCORR)"
-    )
+    table = _table(text, ctx, ("IFACE", "FEC_CORR", "FEC_UNCORR"))
     out: dict[str, dict[str, Any]] = {}
     for row in table.rows:
         counters = {
@@ -682,20 +683,19 @@ def _queue_totals(rows: list[tuple[str, str, str, str]]) -> dict[str, dict[str, 
     return out
 
 
-def parse_show_queue_wredcounters(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("a WRED/ECN queue counter table (Port, TxQ, EcnMarked/pkts) or its --json form")
+def parse_show_queue_wredcounters(text: str, ctx: ParseContext) -> Fragment:
     """``show queue wredcounters`` (text or ``--json``): counters.ecn_marked, wred_dropped.
 
     Totals over the unicast queues (UC0..UCn) of each port, in packets, cumulative.
     """
-    expected = "a WRED/ECN queue counter table (Port, TxQ, EcnMarked/pkts) or its --json form"
-    text = check_text(output, ctx, expected)
     if text.lstrip().startswith("{"):
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ctx.fail(expected, f"invalid JSON at line {exc.lineno}: {exc.msg}") from None
+            raise ctx.reject(f"invalid JSON at line {exc.lineno}: {exc.msg}") from None
         if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
-            raise ctx.fail(expected, "JSON is not {port: {queue: counters}}")
+            raise ctx.reject("JSON is not {port: {queue: counters}}")
         rows = [
             (port, queue, str(c.get("ecnmarkedpacket", "N/A")), str(c.get("wreddroppacket", "N/A")))
             for port, queues in doc.items()
@@ -703,20 +703,20 @@ def parse_show_queue_wredcounters(output: str, ctx: ParseContext) -> Fragment:
             if isinstance(c, dict) and {"ecnmarkedpacket", "wreddroppacket"} & set(c)
         ]
         if not rows:
-            raise ctx.fail(expected, "no ecnmarkedpacket/wreddroppacket queue counters in JSON")
+            raise ctx.reject("no ecnmarkedpacket/wreddroppacket queue counters in JSON")
         for port, *_ in rows:
             if not _IFNAME.match(port):
-                raise ctx.fail(expected, f"key {port!r} is not an interface name")
+                raise ctx.reject(f"key {port!r} is not an interface name")
         return _interfaces(_queue_totals(rows))
     tables = [
         t for t in dash_tables(command_lines(text)) if {"Port", "TxQ", "EcnMarked/pkts"} <= set(t.headers)
     ]
     if not tables:
-        raise ctx.fail(expected)
+        raise ctx.reject()
     rows = []
     for table in tables:
         for row in table.rows:
             if not _IFNAME.match(row["Port"]):
-                raise ctx.fail(expected, f"row {row['Port']!r} is not an interface name")
+                raise ctx.reject(f"row {row['Port']!r} is not an interface name")
             rows.append((row["Port"], row["TxQ"], row["EcnMarked/pkts"], row.get("WredDrp/pkts", "N/A")))
     return _interfaces(_queue_totals(rows))
