@@ -561,3 +561,74 @@ def test_site_check_results_are_bounded_whether_built_raw_or_by_the_helpers(tmp_
     assert helper.actual["Ethernet0"][-1] == more_items(300, MAX_ITEMS - 1)  # capped once, not twice
     for r in (raw, helper):
         assert len(json.dumps(r.to_dict())) < 100_000
+
+
+class _LinkedPairsCheck(Check):
+    """Lists the LLDP links the run's link graph paired (test check, through ``fabric.links``)."""
+
+    id = "linked-pairs"
+    scope = "fabric"
+    uses_links = True
+
+    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
+        graph = fabric.links.graph()
+        assert fabric.links.graph() is graph and fabric.links.built() is graph  # built once per run
+        for end in graph.iter_ends():
+            yield self.passed(
+                end.device, end.port.name, actual=f"{end.status} {end.peer_device} {end.peer_port_name}"
+            )
+
+
+class _UndeclaredLinksCheck(Check):
+    """Asks for the link graph without declaring ``uses_links`` (test check)."""
+
+    id = "undeclared-links"
+    scope = "fabric"
+
+    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
+        fabric.links.graph()
+        return []
+
+
+def test_the_link_graph_is_an_engine_service_built_once_per_run(tmp_path: Path) -> None:
+    """A fabric check that declares ``uses_links`` gets the run's graph from its context.
+
+    Two runs in one process see their own fabric (nothing is cached at module level: the second
+    run's graph knows the second run's links only); a check that did not declare it gets an error
+    result naming the rule.
+    """
+    link = {"lldp": {"device": "leaf1", "port": "Ethernet0"}}
+    devices = [FakeDevice("leaf1"), FakeDevice("gpu1", "linux", "host", vars={"rail_interfaces": ["eth0"]})]
+    first = [
+        state("leaf1", interfaces={"Ethernet0": {"lldp": {"device": "gpu1", "port": "eth0"}}}),
+        state("gpu1", interfaces={"eth0": link}),
+    ]
+    res = by_id(run(tmp_path / "a", "rules: []", devices, first, checks={"linked-pairs": _LinkedPairsCheck}))
+    assert res["leaf1::linked-pairs::Ethernet0"].actual == "ok gpu1 eth0"
+    assert res["gpu1::linked-pairs::eth0"].actual == "ok leaf1 Ethernet0"
+    second = [state("leaf1", interfaces={"Ethernet0": {}}), state("gpu1", interfaces={"eth0": link})]
+    res = by_id(run(tmp_path / "b", "rules: []", devices, second, checks={"linked-pairs": _LinkedPairsCheck}))
+    assert res["gpu1::linked-pairs::eth0"].actual == "one-sided leaf1 Ethernet0"
+    assert res["leaf1::linked-pairs::Ethernet0"].actual == "claimed gpu1 eth0"
+    res = by_id(
+        run(tmp_path / "c", "rules: []", devices, first, checks={"undeclared-links": _UndeclaredLinksCheck})
+    )
+    error = res["(fabric)::undeclared-links::-"]
+    assert error.status is Status.ERROR and "uses_links" in error.message
+
+
+def test_no_module_level_caches_in_the_link_checks() -> None:
+    """The link graph and its checks keep no state between runs: no module-level dict, list or set."""
+    import ast
+
+    import fabline.checks.fabric as fabric_checks
+    from fabline.checks import linkgraph
+
+    files = [Path(linkgraph.__file__), *Path(fabric_checks.__file__).parent.glob("*.py")]
+    found = []
+    for path in files:
+        for node in ast.parse(path.read_text("utf-8")).body:
+            value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
+            if isinstance(value, ast.Dict | ast.List | ast.Set | ast.DictComp | ast.ListComp):
+                found.append(f"{path.name}:{node.lineno}")
+    assert found == [], f"module-level mutable values (per-run state belongs to the run): {found}"

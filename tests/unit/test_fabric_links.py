@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fabline import synthetic
-from fabline.checks.fabric.linkgraph import canonical_port
+from fabline.checks.linkgraph import canonical_port
 from fabline.results import Status
 from fabline.synthetic import Fault
 from tests.unit.test_fabric_support import one, run_fabric, table

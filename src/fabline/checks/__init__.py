@@ -21,12 +21,16 @@ Declarative baseline rules cover "this field must hold that value". Anything tha
 
 Device-scope checks get one :class:`DeviceContext` per readable device. Fabric-scope checks see
 the whole fabric: ``collect`` is called once per device while states stream past (keep only what
-you need, so a 100k-GPU fabric stays small in memory), then ``check_fabric`` once. Any exception a
-check raises becomes an ``error`` result; it never stops the run.
+you need, so a 100k-GPU fabric stays small in memory), then ``check_fabric`` once. A fabric check
+that reads the LLDP link graph sets ``uses_links = True`` and calls ``fabric.links.graph()``: the
+engine projects each device once and builds the graph once per run for every such check
+(:mod:`fabline.checks.linkgraph`). Any exception a check raises becomes an ``error`` result; it
+never stops the run.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -35,6 +39,7 @@ from typing import Any, ClassVar, Generic, Literal, cast, get_args
 from pydantic import BaseModel, ConfigDict
 from typing_extensions import TypeVar
 
+from fabline.checks.linkgraph import LinkGraphs, canonical_port
 from fabline.results import RULE_ID, Result, Severity, Status, bound_result
 from fabline.state import unsupported_reason
 
@@ -132,6 +137,8 @@ class Check(Generic[P]):
         severity: Default severity (a baseline rule with the same id may change it).
         scope: ``device`` (``check_device`` per device) or ``fabric`` (``collect`` + ``check_fabric``).
         roles / platforms: Applicability; None means all.
+        uses_links: A fabric check that reads the link graph (``FabricContext.links``); the
+            engine then projects every readable device for it (whatever ``roles``/``platforms``).
         Params: A pydantic model of the check's parameters (unknown keys are errors); taken from
             the class's type argument when not set.
     """
@@ -141,6 +148,7 @@ class Check(Generic[P]):
     scope: ClassVar[Literal["device", "fabric"]] = "device"
     roles: ClassVar[tuple[str, ...] | None] = None
     platforms: ClassVar[tuple[str, ...] | None] = None
+    uses_links: ClassVar[bool] = False
     Params: ClassVar[type[BaseModel]] = NoParams
     params: P
 
@@ -257,6 +265,22 @@ class DeviceSummary:
         """Why ``path`` (e.g. ``interfaces.*.pfc_priorities``) is not provided by this device's source, or None."""
         return unsupported_reason(self.unsupported, path)
 
+    @functools.cached_property
+    def rail_positions(self) -> Mapping[str, int] | None:
+        """A host's rail of each of its ``rail_interfaces`` (canonical port name -> position), or None.
+
+        Example:
+            >>> DeviceSummary("gpu-1", "linux", "host", (), {"rail_interfaces": ["eth0", "Eth1"]}, True, "ok").rail_positions
+            {'ethernet0': 0, 'ethernet1': 1}
+        """
+        rails = self.vars.get("rail_interfaces")
+        if not isinstance(rails, list):
+            return None
+        names: dict[str, int] = {}
+        for i, name in enumerate(rails):
+            names.setdefault(canonical_port(str(name)), i)
+        return names
+
 
 @dataclass
 class FabricContext:
@@ -272,6 +296,8 @@ class FabricContext:
         notes: What a check wants the user told once about the run (for example what it
             inferred because the inventory did not say): the engine makes each a run warning,
             which the console and every report show.
+        links: The run's link graph service: ``links.graph(ignore_peers)`` is the LLDP link
+            graph, built once per run for every check that declared ``uses_links``.
     """
 
     devices: Mapping[str, DeviceSummary]
@@ -279,3 +305,4 @@ class FabricContext:
     roles_by_name: Mapping[str, str]
     options: Mapping[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    links: LinkGraphs = field(default_factory=lambda: LinkGraphs({}, {}, projected=False))

@@ -17,7 +17,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from fabline.baseline import Baseline, severity_of
-from fabline.checks import FABRIC_DEVICE, AnyCheck, DeviceContext, DeviceSummary, FabricContext, natural_key
+from fabline.checks import (
+    FABRIC_DEVICE,
+    AnyCheck,
+    Check,
+    DeviceContext,
+    DeviceSummary,
+    FabricContext,
+    natural_key,
+)
+from fabline.checks.linkgraph import DeviceView, LinkGraphs, Projector
 from fabline.engine.parallel import Part, Work, choose_jobs, run_parts
 from fabline.engine.rules import DeviceLike, RuleProgram
 from fabline.engine.waivers import WaiverMatcher, apply_waivers
@@ -37,6 +46,13 @@ from fabline.state import UNREADABLE_STATUSES, StateError
 class _PyCheck:
     check: AnyCheck
     severity: Severity
+
+    @property
+    def collects(self) -> bool:
+        """Whether the engine calls the check's ``collect``: a link check that does not override it
+        reads only the link graph, so nothing per device is kept for it (``fabric.links`` has the views).
+        """
+        return not (self.check.uses_links and type(self.check).collect is Check.collect)
 
 
 def _group_problems(
@@ -122,6 +138,11 @@ class Engine:
         self.pychecks.append(_PyCheck(check, severity))
         self.order.append(cls.id)
 
+    @property
+    def uses_links(self) -> bool:
+        """Whether a fabric check of this engine reads the link graph (the devices are then projected)."""
+        return any(pc.check.scope == "fabric" and pc.check.uses_links for pc in self.pychecks)
+
     def describe_checks(self) -> list[dict[str, Any]]:
         """The active checks (id, kind, severity, description), in run order."""
         out: list[dict[str, Any]] = [
@@ -173,12 +194,14 @@ class Engine:
             c.check.id: {} for c in self.pychecks if c.check.scope == "fabric"
         }
         summaries: dict[str, DeviceSummary] = {}
+        views: dict[str, DeviceView] = {}
         for part in run_parts(work, choose_jobs(jobs, len(devices))):
             results.merge(part.results)
             device_rows.extend(part.rows)
             warnings.extend(part.warnings)
             for check_id, values in part.collected.items():
                 collected[check_id].update(values)
+            views.update(part.views)
             for dev, row, readable in zip(devices[part.lo : part.hi], part.rows, part.readable, strict=True):
                 summaries[dev.name] = DeviceSummary(
                     dev.name,
@@ -191,8 +214,9 @@ class Engine:
                     part.unsupported.get(dev.name, {}),
                 )
         fabric = FabricContext(
-            summaries, {}, roles_by_name, {**(options or {}), "previous": previous is not None}
-        )
+            summaries, {}, roles_by_name, {**(options or {}), "previous": previous is not None},
+            links=LinkGraphs(views, summaries, projected=self.uses_links),
+        )  # fmt: skip
         for pc in self.pychecks:
             if pc.check.scope != "fabric":
                 continue
@@ -222,7 +246,10 @@ class Engine:
     def check_range(self, work: Work, lo: int, hi: int) -> Part:
         """The per-device pass over ``work.devices[lo:hi]`` (in a worker process or in-line)."""
         part = Part(lo, hi)
-        collected = part.collected = {c.check.id: {} for c in self.pychecks if c.check.scope == "fabric"}
+        part.collected = {c.check.id: {} for c in self.pychecks if c.check.scope == "fabric"}
+        # One projection per device for every check that reads the link graph (shared values
+        # interned across the slice's devices).
+        projector = Projector() if self.uses_links else None
         for dev in work.devices[lo:hi]:
             state, problem = self._load(work.snapshot, dev)
             status = (
@@ -257,7 +284,7 @@ class Engine:
             prev = (
                 _previous_state(work.previous, dev.name, part.warnings) if work.previous is not None else None
             )
-            self._check_device(dev, state, work.roles_by_name, part.results, collected, prev)
+            self._check_device(dev, state, work.roles_by_name, part, projector, prev)
         return part
 
     # -- per device ---------------------------------------------------------------------------
@@ -281,10 +308,11 @@ class Engine:
         dev: DeviceLike,
         state: Mapping[str, Any],
         roles_by_name: Mapping[str, str],
-        results: ResultStore,
-        collected: dict[str, dict[str, Any]],
+        part: Part,
+        projector: Projector | None,
         previous: Mapping[str, Any] | None = None,
     ) -> None:
+        results, collected = part.results, part.collected
         ifaces = state.get("interfaces")
         unsupported = state.get("unsupported") or None
         ordered: list[tuple[str, Mapping[str, Any]]] | None = None
@@ -353,12 +381,15 @@ class Engine:
             dev.name, dev.platform, dev.role, tuple(dev.groups), public_vars(dev.vars), state, roles_by_name,
             previous, _interval(previous, state),
         )  # fmt: skip
+        if projector is not None:
+            part.views[dev.name] = projector.project(ctx)
         for pc in self.pychecks:
             if not pc.check.applies_to(dev.role, dev.platform):
                 continue
             try:
                 if pc.check.scope == "fabric":
-                    collected[pc.check.id][dev.name] = pc.check.collect(ctx)
+                    if pc.collects:
+                        collected[pc.check.id][dev.name] = pc.check.collect(ctx)
                 else:
                     results.extend(bounded_results(pc.check.check_device(ctx)))
             except Exception as exc:  # a check bug is an error result, never a crash

@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from fabline.checks.linkgraph import DeviceView
 from fabline.engine.rules import DeviceLike
 from fabline.perf import fork_pool, worker_count
 from fabline.results import ResultStore
@@ -45,6 +46,8 @@ class Part:
     readable: list[bool] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     collected: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Device name -> its link-graph projection (when a fabric check uses the link graph).
+    views: dict[str, DeviceView] = field(default_factory=dict)
     #: Device name -> its state's ``unsupported`` map (only devices that have one).
     unsupported: dict[str, dict[str, str]] = field(default_factory=dict)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from fabline.checks import FabricContext
-from fabline.checks.fabric.linkgraph import PAIRED, LinkGraph, Peering, built_graph, canonical_port
+from fabline.checks.linkgraph import PAIRED, LinkGraph, Peering, canonical_port
 from fabline.problems import DeviceFacts, Facts
 from fabline.results import Result
 
@@ -69,7 +69,7 @@ def problem_facts(
                 if ports is None:
                     ports = wanted[r.device] = set()
                 ports.add(r.subject)
-    graph = built_graph(fabric)
+    graph = fabric.links.built()
     peers: Mapping[tuple[str, str], tuple[str, str]] = GraphPeers(graph) if graph is not None else {}
     return Facts(devices, peers, _planned(fabric, wanted))
 

@@ -14,15 +14,21 @@ from typing import Any
 from typing_extensions import override
 
 from fabline.checks import FabricContext
-from fabline.checks.fabric.linkgraph import PAIRED, End, PortView
 from fabline.checks.fabric.links import LinkCheck, link_label, pass_blocks
+from fabline.checks.linkgraph import PAIRED, End, PortView
 from fabline.results import Result, Severity
 
-_ECN = {0: "Not-ECT", 1: "ECT(1)", 2: "ECT(0)", 3: "CE"}
+#: The ECN field of a ToS byte, by its value (RFC 3168).
+_ECN = ("Not-ECT", "ECT(1)", "ECT(0)", "CE")
 
 
-def lossless_dscps(port: PortView) -> frozenset[int] | None:
+def lossless_dscps(
+    port: PortView, memo: dict[tuple[int, int], tuple[Any, Any, frozenset[int]]] | None = None
+) -> frozenset[int] | None:
     """DSCPs a port maps to one of its PFC priorities (None: map or PFC not collected).
+
+    ``memo`` (the caller's, for one pass over a graph) keeps the answer per distinct map and PFC
+    list: both are interned by the projection, one shared tuple per distinct value.
 
     Example:
         >>> p = PortView("e", None, None, None, False, None, None, None, None, None, None, None,
@@ -32,15 +38,13 @@ def lossless_dscps(port: PortView) -> frozenset[int] | None:
     """
     if port.dscp is None or port.pfc is None:
         return None
-    key = (id(port.dscp), id(port.pfc))  # both are interned: one shared tuple per distinct value
-    hit = _LOSSLESS.get(key)
+    if memo is None:
+        return frozenset(d for d, prio in port.dscp if prio in port.pfc)
+    key = (id(port.dscp), id(port.pfc))
+    hit = memo.get(key)
     if hit is None or hit[0] is not port.dscp or hit[1] is not port.pfc:
-        hit = (port.dscp, port.pfc, frozenset(d for d, prio in port.dscp if prio in port.pfc))
-        _LOSSLESS[key] = hit
+        hit = memo[key] = (port.dscp, port.pfc, frozenset(d for d, prio in port.dscp if prio in port.pfc))
     return hit[2]
-
-
-_LOSSLESS: dict[tuple[int, int], tuple[Any, Any, frozenset[int]]] = {}
 
 
 def tos_problem(tos: int, lossless: frozenset[int]) -> str | None:
@@ -78,6 +82,7 @@ class HostTosFabricCheck(LinkCheck):
     def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
         graph = self.graph(fabric)
         passes: dict[str, list[str | None]] = {}
+        memo: dict[tuple[int, int], tuple[Any, Any, frozenset[int]]] = {}
         for name in sorted(graph.ports):
             if fabric.devices[name].role != "host":
                 continue
@@ -87,7 +92,7 @@ class HostTosFabricCheck(LinkCheck):
             for end in graph.ends.get(name, []):
                 if end.status not in PAIRED or end.peer is None:
                     continue
-                lossless = lossless_dscps(end.peer)
+                lossless = lossless_dscps(end.peer, memo)
                 result = self._nic(fabric, end, lossless)
                 if result is None:
                     ok.append(end.port.name)
@@ -96,7 +101,7 @@ class HostTosFabricCheck(LinkCheck):
                 if lossless is not None:
                     common = lossless if common is None else common & lossless
                     leaves.append(end.peer_device)
-            tc = fabric.collected[name].nccl_ib_tc
+            tc = fabric.links.views[name].nccl_ib_tc
             if tc is None:
                 continue
             if common is None:

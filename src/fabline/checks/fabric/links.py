@@ -15,18 +15,8 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypeVar, override
 
-from fabline.checks import AnyCheck, Check, DeviceContext, FabricContext
-from fabline.checks.fabric.linkgraph import (
-    PAIRED,
-    DeviceView,
-    End,
-    LinkGraph,
-    Peering,
-    PortView,
-    frame_limit,
-    graph_of,
-    project,
-)
+from fabline.checks import AnyCheck, Check, FabricContext
+from fabline.checks.linkgraph import PAIRED, End, LinkGraph, Peering, PortView, frame_limit
 from fabline.perf import paused_gc
 from fabline.results import PassBlock, Result, Severity
 
@@ -49,6 +39,7 @@ class LinkCheck(Check[LP]):
     """Base of checks over the link graph (not registered itself)."""
 
     scope = "fabric"
+    uses_links = True
     Params: ClassVar[type[BaseModel]] = LinkParams
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -59,14 +50,10 @@ class LinkCheck(Check[LP]):
             # cycles: paused, link-mtu took 0.4 s instead of 1.6 s on 100k GPUs.
             cls.check_fabric = paused_gc()(own)  # type: ignore[method-assign]
 
-    def collect(self, device: DeviceContext) -> DeviceView:
-        """The shared port projection (one object per device for every link check)."""
-        return project(device)
-
     def graph(self, fabric: FabricContext) -> LinkGraph:
-        """The run's link graph (each ``check_fabric`` starts with this call)."""
+        """The run's link graph, as the engine provides it (each ``check_fabric`` starts with this call)."""
         self._reported: set[tuple[str, str]] = set()
-        return graph_of(fabric, self.params.ignore_peers)
+        return fabric.links.graph(self.params.ignore_peers)
 
     def unpaired(self, end: End) -> Iterator[Result]:
         """Results for an end that could not be paired: never a pass."""
@@ -95,7 +82,6 @@ def pass_blocks(check: AnyCheck, passes: dict[str, list[str | None]]) -> Iterato
             yield PassBlock(check.id, device, check.effective_severity, subjects)
 
 
-_COMPARED: list[Any] = [None, None]
 #: The attributes compared by plain equality (every property check but MTU).
 EQUALITY_ATTRS = ("speed_gbps", "fec", "autoneg", "trust", "pfc", "dscp")
 
@@ -104,10 +90,11 @@ def _comparison(graph: LinkGraph) -> dict[str, tuple[dict[str, list[str]], dict[
     """Per attribute: the paired ends' port names per device, and the ends whose values differ.
 
     An end whose value is missing at either side counts as differing. Computed once per graph for
-    all equality checks.
+    all equality checks (kept in the graph's ``memo``).
     """
-    if _COMPARED[0] is graph:
-        return _COMPARED[1]  # type: ignore[no-any-return]
+    hit = graph.memo.get(__name__)
+    if hit is not None:
+        return hit  # type: ignore[no-any-return]
     paired: dict[str, list[str]] = {}
     flagged: dict[str, dict[str, list[End]]] = {a: {} for a in EQUALITY_ATTRS}
     for device, ends in graph.ends.items():
@@ -125,8 +112,7 @@ def _comparison(graph: LinkGraph) -> dict[str, tuple[dict[str, list[str]], dict[
                 x, y = getattr(a, attr), getattr(b, attr)
                 if x is None or y is None or x != y:
                     flagged[attr].setdefault(device, []).append(end)
-    out = {attr: (paired, flagged[attr]) for attr in EQUALITY_ATTRS}
-    _COMPARED[0], _COMPARED[1] = graph, out
+    out = graph.memo[__name__] = {attr: (paired, flagged[attr]) for attr in EQUALITY_ATTRS}
     return out
 
 

@@ -12,8 +12,8 @@ from typing_extensions import override
 
 from fabline.checks import FABRIC_DEVICE, DeviceSummary, FabricContext
 from fabline.checks.fabric.cabling import load_cabling_plan
-from fabline.checks.fabric.linkgraph import PAIRED, End, LinkGraph, Peering, canonical_port, resolve_name
 from fabline.checks.fabric.links import LinkCheck, LinkParams, link_label, pass_blocks
+from fabline.checks.linkgraph import PAIRED, End, LinkGraph, Peering, canonical_port, resolve_name
 from fabline.results import Result, Severity, capped_join
 
 #: Ends whose peer is named by LLDP well enough to count the link (the peer may be unreadable).
@@ -28,19 +28,8 @@ def rail_index(summary: DeviceSummary, port: str) -> int | None:
         >>> rail_index(s, "eth1"), rail_index(s, "eth7")
         (1, None)
     """
-    index = _RAIL_INDEX.get(summary.name)
-    if index is None or index[0] is not summary:
-        rails = summary.vars.get("rail_interfaces")
-        if not isinstance(rails, list):
-            return None
-        names: dict[str, int] = {}
-        for i, name in enumerate(rails):
-            names.setdefault(canonical_port(str(name)), i)
-        index = _RAIL_INDEX[summary.name] = (summary, names)
-    return index[1].get(canonical_port(port))
-
-
-_RAIL_INDEX: dict[str, tuple[DeviceSummary, dict[str, int]]] = {}
+    positions = summary.rail_positions
+    return None if positions is None else positions.get(canonical_port(port))
 
 
 def _int_var(summary: DeviceSummary, key: str) -> int | None:

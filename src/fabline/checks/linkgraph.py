@@ -1,10 +1,12 @@
 """The link graph: both ends of every link, joined on LLDP, built once per run for all link checks.
 
-Every link-, rail-, Clos- and host-application check uses the same small per-device projection
-(:func:`project`, one :class:`PortView` per front-panel port) and the same graph
-(:func:`graph_of`). Both are cached, so enabling ten such checks costs one projection per device
-and one pairing pass, not ten: ``collect`` returns the *same* object to every check and
-``check_fabric`` finds the graph already built for this run.
+A service of the engine, not of any check: when a fabric check declares ``uses_links`` (every
+:class:`~fabline.checks.fabric.links.LinkCheck` does), the engine projects each readable device
+once (:class:`Projector`: one :class:`PortView` per front-panel port, repeated values shared) and
+hands the fabric checks a :class:`LinkGraphs` as ``FabricContext.links``; ``fabric.links.graph()``
+builds the graph on first use and every later call gets the same one. Enabling ten link checks
+costs one projection per device and one pairing pass, not ten. Everything lives on the run's
+objects: nothing here is a module-level cache.
 
 Pairing follows SuzieQ's interface join: a port's LLDP names a peer device and port; the peer is
 looked up in the inventory (case- and domain-insensitive), then among the peer's collected ports
@@ -17,26 +19,24 @@ readable" and "peer port not found".
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, NamedTuple
+from types import MappingProxyType
+from typing import Any, NamedTuple, Protocol
 
-from fabline.checks import DeviceContext, FabricContext
 from fabline.perf import paused_gc
 
 #: Front-panel ports of switches (the baseline's switch rules select the same names).
 SWITCH_PORT = re.compile(r"(Ethernet|swp|Eth)[0-9/]+(s[0-9]+)?")
 
 _SHORT = re.compile(r"^(?:ethernet|eth|et|e)(?=\d)")
-_INTERNED: dict[Any, Any] = {}
 
 
-_CANONICAL: dict[str, str] = {}
-
-
+@functools.lru_cache(maxsize=1 << 16)
 def canonical_port(name: str) -> str:
     """A port name in a form both ends of LLDP agree on (case, ``Eth``/``Et`` abbreviations).
 
@@ -44,23 +44,7 @@ def canonical_port(name: str) -> str:
         >>> [canonical_port(n) for n in ("Ethernet1/1", "Eth1/1", "et1/1", "swp3", "eth0")]
         ['ethernet1/1', 'ethernet1/1', 'ethernet1/1', 'swp3', 'ethernet0']
     """
-    hit = _CANONICAL.get(name)
-    if hit is None:
-        hit = _SHORT.sub("ethernet", name.strip().lower(), count=1)
-        if len(_CANONICAL) < 500_000:
-            _CANONICAL[name] = hit
-    return hit
-
-
-def _intern(value: Any) -> Any:
-    """One shared object per distinct value (DSCP maps and PFC lists repeat on every port)."""
-    hit = _INTERNED.get(value)
-    if hit is None:
-        if len(_INTERNED) > 100_000:  # a pathological fleet of all-different maps: stop caching
-            return value
-        _INTERNED[value] = value
-        return value
-    return hit
+    return _SHORT.sub("ethernet", name.strip().lower(), count=1)
 
 
 def _s(value: Any) -> str | None:
@@ -77,42 +61,6 @@ def _bool(value: Any) -> bool | None:
 
 def _num(value: Any) -> float | None:
     return value if type(value) is int or type(value) is float else None
-
-
-_PRIOS_SEEN: dict[Any, Any] = {}
-
-
-def _prios(value: Any) -> tuple[int, ...] | None:
-    if type(value) is not list:
-        return None
-    raw = tuple(value)
-    hit = _PRIOS_SEEN.get(raw)
-    if hit is None:
-        hit = _intern(tuple(sorted({v for v in value if type(v) is int})))
-        if len(_PRIOS_SEEN) < 10_000:
-            _PRIOS_SEEN[raw] = hit
-    return hit  # type: ignore[no-any-return]
-
-
-_DSCP_SEEN: dict[Any, Any] = {}
-
-
-def _dscp(value: Any) -> tuple[tuple[int, int], ...] | None:
-    """The DSCP map as sorted (DSCP, priority) pairs, one shared tuple per distinct map.
-
-    The raw items are the cache key, so a map seen before costs one hash, not a sort.
-    """
-    if type(value) is not dict:
-        return None
-    raw = tuple(value.items())
-    hit = _DSCP_SEEN.get(raw)
-    if hit is not None:
-        return hit  # type: ignore[no-any-return]
-    items = sorted((int(k), v) for k, v in raw if isinstance(v, int) and str(k).isdigit())
-    canon = _intern(tuple(items))
-    if len(_DSCP_SEEN) < 100_000:
-        _DSCP_SEEN[raw] = canon
-    return canon  # type: ignore[no-any-return]
 
 
 class PortView(NamedTuple):
@@ -168,85 +116,154 @@ class DeviceView(NamedTuple):
     nccl_ib_tc: str | None
 
 
-_PROJECTION: list[Any] = [None, None]
-_EMPTY: dict[str, Any] = {}
-_SWITCH_PORT_SEEN: dict[str, bool] = {}
+class LinkDevice(Protocol):
+    """What a projection reads of a device (a :class:`~fabline.checks.DeviceContext` is one)."""
+
+    @property
+    def role(self) -> str:
+        """``spine``, ``leaf`` or ``host``."""
+        ...
+
+    @property
+    def vars(self) -> Mapping[str, Any]:
+        """Inventory variables (``rail_interfaces``)."""
+        ...
+
+    @property
+    def state(self) -> Mapping[str, Any]:
+        """The state document."""
+        ...
+
+    @property
+    def interfaces(self) -> Mapping[str, Mapping[str, Any]]:
+        """The state's interfaces."""
+        ...
 
 
-def _switch_port(name: str) -> bool:
-    hit = _SWITCH_PORT_SEEN.get(name)
-    if hit is None:
-        hit = SWITCH_PORT.fullmatch(name) is not None
-        if len(_SWITCH_PORT_SEEN) < 100_000:
-            _SWITCH_PORT_SEEN[name] = hit
-    return hit
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
-def project(device: DeviceContext) -> DeviceView:
-    """The device's :class:`DeviceView` (computed once per device, shared by every link check).
+class Projector:
+    """Projects devices into :class:`DeviceView` s for one run's device pass.
 
-    Ports in scope: on switches the front-panel ports (:data:`SWITCH_PORT`) and any port with an
-    LLDP neighbour; on hosts the inventory's ``rail_interfaces`` (every port with LLDP when the
-    variable is missing).
+    Values that repeat on every port (DSCP maps, PFC lists) become one shared tuple per distinct
+    value, so a fabric of 100k GPUs holds a handful of them; the caches are this object's, and
+    bounded (a pathological fleet of all-different maps stops caching, it does not grow).
     """
-    if _PROJECTION[0] is device:
-        return _PROJECTION[1]  # type: ignore[no-any-return]
-    with paused_gc():  # hundreds of small tuples per device, no cycles: skip the collector's rescans
-        view = _project(device)
-    _PROJECTION[0], _PROJECTION[1] = device, view
-    return view
 
+    def __init__(self) -> None:
+        self._interned: dict[Any, Any] = {}
+        self._prios_seen: dict[Any, Any] = {}
+        self._dscp_seen: dict[Any, Any] = {}
+        self._switch_port_seen: dict[str, bool] = {}
 
-def _project(device: DeviceContext) -> DeviceView:
-    rails = device.vars.get("rail_interfaces")
-    is_host = device.role == "host"
-    wanted = {str(x) for x in rails} if is_host and isinstance(rails, list) else None
-    ports: list[tuple[Any, ...]] = []
-    append = ports.append
-    for name, body in device.interfaces.items():
-        if type(body) is not dict:
-            continue
-        lldp = body.get("lldp")
-        if type(lldp) is not dict:
-            lldp = _EMPTY
-        peer = lldp.get("device")
-        if wanted is not None:
-            if name not in wanted:
+    def project(self, device: LinkDevice) -> DeviceView:
+        """The device's :class:`DeviceView`.
+
+        Ports in scope: on switches the front-panel ports (:data:`SWITCH_PORT`) and any port with
+        an LLDP neighbour; on hosts the inventory's ``rail_interfaces`` (every port with LLDP when
+        the variable is missing).
+        """
+        with paused_gc():  # hundreds of small tuples per device, no cycles: skip the collector's rescans
+            return self._project(device)
+
+    def _intern(self, value: Any) -> Any:
+        """One shared object per distinct value."""
+        hit = self._interned.get(value)
+        if hit is None:
+            if len(self._interned) > 100_000:
+                return value
+            self._interned[value] = value
+            return value
+        return hit
+
+    def _prios(self, value: Any) -> tuple[int, ...] | None:
+        if type(value) is not list:
+            return None
+        raw = tuple(value)
+        hit = self._prios_seen.get(raw)
+        if hit is None:
+            hit = self._intern(tuple(sorted({v for v in value if type(v) is int})))
+            if len(self._prios_seen) < 10_000:
+                self._prios_seen[raw] = hit
+        return hit  # type: ignore[no-any-return]
+
+    def _dscp(self, value: Any) -> tuple[tuple[int, int], ...] | None:
+        """The DSCP map as sorted (DSCP, priority) pairs, one shared tuple per distinct map.
+
+        The raw items are the cache key, so a map seen before costs one hash, not a sort.
+        """
+        if type(value) is not dict:
+            return None
+        raw = tuple(value.items())
+        hit = self._dscp_seen.get(raw)
+        if hit is not None:
+            return hit  # type: ignore[no-any-return]
+        items = sorted((int(k), v) for k, v in raw if isinstance(v, int) and str(k).isdigit())
+        canon = self._intern(tuple(items))
+        if len(self._dscp_seen) < 100_000:
+            self._dscp_seen[raw] = canon
+        return canon  # type: ignore[no-any-return]
+
+    def _switch_port(self, name: str) -> bool:
+        hit = self._switch_port_seen.get(name)
+        if hit is None:
+            hit = SWITCH_PORT.fullmatch(name) is not None
+            if len(self._switch_port_seen) < 100_000:
+                self._switch_port_seen[name] = hit
+        return hit
+
+    def _project(self, device: LinkDevice) -> DeviceView:
+        rails = device.vars.get("rail_interfaces")
+        is_host = device.role == "host"
+        wanted = {str(x) for x in rails} if is_host and isinstance(rails, list) else None
+        ports: list[tuple[Any, ...]] = []
+        append = ports.append
+        prios, dscp, switch_port = self._prios, self._dscp, self._switch_port
+        for name, body in device.interfaces.items():
+            if type(body) is not dict:
                 continue
-        elif type(peer) is not str and (is_host or not _switch_port(name)):
-            continue
-        nic = body.get("nic")
-        if type(nic) is not dict:
-            nic = _EMPTY
-        get = body.get
-        append(
-            (
-                sys.intern(name),
-                sys.intern(peer) if type(peer) is str else None,
-                _s(lldp.get("port")),
-                _s(lldp.get("port_description")),
-                bool(lldp.get("other_neighbors")),
-                _bool(get("admin_up")),
-                _bool(get("oper_up")),
-                _int(get("mtu")),
-                _int(get("frame_bytes")),
-                _int(get("frame_bytes_tagged")),
-                _num(get("speed_gbps")),
-                _s(get("fec")),
-                _bool(get("autoneg")),
-                _s(get("trust")),
-                _prios(get("pfc_priorities")),
-                _dscp(get("dscp_to_priority")),
-                _int(nic.get("roce_tos")),
-                _prios(nic.get("ecn_np_priorities")),
-                _prios(nic.get("ecn_rp_priorities")),
-                _s(get("alias")),
+            lldp = body.get("lldp")
+            if type(lldp) is not dict:
+                lldp = _EMPTY
+            peer = lldp.get("device")
+            if wanted is not None:
+                if name not in wanted:
+                    continue
+            elif type(peer) is not str and (is_host or not switch_port(name)):
+                continue
+            nic = body.get("nic")
+            if type(nic) is not dict:
+                nic = _EMPTY
+            get = body.get
+            append(
+                (
+                    sys.intern(name),
+                    sys.intern(peer) if type(peer) is str else None,
+                    _s(lldp.get("port")),
+                    _s(lldp.get("port_description")),
+                    bool(lldp.get("other_neighbors")),
+                    _bool(get("admin_up")),
+                    _bool(get("oper_up")),
+                    _int(get("mtu")),
+                    _int(get("frame_bytes")),
+                    _int(get("frame_bytes_tagged")),
+                    _num(get("speed_gbps")),
+                    _s(get("fec")),
+                    _bool(get("autoneg")),
+                    _s(get("trust")),
+                    prios(get("pfc_priorities")),
+                    dscp(get("dscp_to_priority")),
+                    _int(nic.get("roce_tos")),
+                    prios(nic.get("ecn_np_priorities")),
+                    prios(nic.get("ecn_rp_priorities")),
+                    _s(get("alias")),
+                )
             )
-        )
-    host = device.state.get("host")
-    env = host.get("nccl_env") if isinstance(host, Mapping) else None
-    tc = env.get("NCCL_IB_TC") if isinstance(env, Mapping) else None
-    return DeviceView(tuple(ports), str(tc) if tc is not None else None)
+        host = device.state.get("host")
+        env = host.get("nccl_env") if isinstance(host, Mapping) else None
+        tc = env.get("NCCL_IB_TC") if isinstance(env, Mapping) else None
+        return DeviceView(tuple(ports), str(tc) if tc is not None else None)
 
 
 class Peering(StrEnum):
@@ -290,6 +307,9 @@ class LinkGraph:
     views: dict[str, tuple[PortView, ...]]  # each device's ports in the device's order
     first: dict[int, tuple[str, PortView, str, PortView]]
     more: dict[int, list[tuple[str, PortView]]]
+    #: What checks derive from this graph once for all of them (the equality comparison, rail
+    #: indices), by a key of the deriving module's choice.
+    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def iter_ends(self) -> Iterator[End]:
         """All ends, device by device, in a stable order."""
@@ -303,9 +323,6 @@ class LinkGraph:
     def contested(self, port: PortView) -> bool:
         """Whether several ports' LLDP name ``port``."""
         return id(port) in self.more
-
-
-_GRAPH: list[Any] = [None, None]
 
 
 def resolve_name(name: str, by_lower: Mapping[str, str]) -> str | None:
@@ -322,43 +339,76 @@ def resolve_name(name: str, by_lower: Mapping[str, str]) -> str | None:
     return hit
 
 
-def built_graph(fabric: FabricContext) -> LinkGraph | None:
-    """The link graph a link check already built for this run (None when none ran)."""
-    if _GRAPH[0] is fabric.devices:
-        return _GRAPH[1][1]  # type: ignore[no-any-return]
-    return None
+class PeerSummary(Protocol):
+    """What the graph reads of every inventory device (a :class:`~fabline.checks.DeviceSummary` is one)."""
+
+    @property
+    def readable(self) -> bool:
+        """Whether the device's state could be read."""
+        ...
+
+    @property
+    def status(self) -> str:
+        """The device's collection status."""
+        ...
 
 
-def graph_of(fabric: FabricContext, ignore_peers: Iterable[str] = ()) -> LinkGraph:
-    """The run's link graph (built on first use from the shared projections, then cached).
+class LinkGraphs:
+    """The run's link graph service (``FabricContext.links``): the graph, built on first use.
 
-    Args:
-        fabric: The fabric context; ``collected`` values must be :class:`DeviceView`.
-        ignore_peers: Glob patterns of LLDP neighbour names that are not fabric links (a
-            management switch heard on a front-panel port); ports facing them are left out.
+    The engine makes one per run from the views it projected (one per readable device) and the
+    summaries of every inventory device.
+
+    Attributes:
+        views: Each projected device's :class:`DeviceView`, by name.
+        devices: Every selected inventory device's summary, by name.
+        projected: Whether the engine projected the devices (a check of the run declared
+            ``uses_links``); asking for the graph otherwise is a check bug, not an empty fabric.
     """
-    patterns = tuple(ignore_peers)
-    if _GRAPH[0] is fabric.devices and _GRAPH[1][0] == patterns:
-        return _GRAPH[1][1]  # type: ignore[no-any-return]
-    with paused_gc():  # a million new containers, no cycles: the collector would rescan the heap for nothing
-        graph = _build(fabric, patterns)
-    _GRAPH[0], _GRAPH[1] = fabric.devices, (patterns, graph)
-    return graph
+
+    def __init__(
+        self, views: Mapping[str, DeviceView], devices: Mapping[str, PeerSummary], *, projected: bool = True
+    ) -> None:
+        self.views = views
+        self.devices = devices
+        self.projected = projected
+        self._graphs: dict[tuple[str, ...], LinkGraph] = {}
+        self._last: LinkGraph | None = None
+
+    def graph(self, ignore_peers: Iterable[str] = ()) -> LinkGraph:
+        """The run's link graph (built on the first call for these ``ignore_peers``, then the same object).
+
+        Args:
+            ignore_peers: Glob patterns of LLDP neighbour names that are not fabric links (a
+                management switch heard on a front-panel port); ports facing them are left out.
+        """
+        if not self.projected:
+            raise RuntimeError("the link graph is for checks that declare uses_links = True")
+        patterns = tuple(ignore_peers)
+        graph = self._graphs.get(patterns)
+        if graph is None:
+            with paused_gc():  # a million new containers, no cycles: the collector would rescan the heap
+                graph = self._graphs[patterns] = _build(self.views, self.devices, patterns)
+        self._last = graph
+        return graph
+
+    def built(self) -> LinkGraph | None:
+        """The graph a check asked for last in this run (None when no check used the graph)."""
+        return self._last
 
 
-def _build(fabric: FabricContext, ignore: tuple[str, ...]) -> LinkGraph:
-    by_lower = {name.lower(): name for name in fabric.devices}
-    canon = _CANONICAL.get
+def _build(
+    projected: Mapping[str, DeviceView], devices: Mapping[str, PeerSummary], ignore: tuple[str, ...]
+) -> LinkGraph:
+    by_lower = {name.lower(): name for name in devices}
     ports: dict[str, dict[str, PortView]] = {}
     views: dict[str, tuple[PortView, ...]] = {}
     new = tuple.__new__
-    for name, view in fabric.collected.items():
-        if not isinstance(view, DeviceView):
-            continue
+    for name, view in projected.items():
         index: dict[str, PortView] = {}
         converted = views[name] = tuple([new(PortView, t) for t in view.ports])
         for p in converted:
-            index[canon(p.name) or canonical_port(p.name)] = p
+            index[canonical_port(p.name)] = p
             if p.alias:
                 index.setdefault(canonical_port(p.alias), p)
         ports[name] = index
@@ -387,7 +437,7 @@ def _build(fabric: FabricContext, ignore: tuple[str, ...]) -> LinkGraph:
                 continue
             peer_index = ports.get(peer_name)
             if peer_index is None:
-                summary = fabric.devices[peer_name]
+                summary = devices[peer_name]
                 why = summary.status if not summary.readable else "not collected by the link checks"
                 mine.append(
                     End(name, p, Peering.PEER_UNREADABLE, peer_name, p.peer_port or "?", None,
@@ -465,7 +515,7 @@ _UNSET: Any = object()
 def _find_port(index: Mapping[str, PortView], p: PortView) -> PortView | None:
     """The peer port an LLDP entry names (port id, then port description)."""
     if p.peer_port is not None:
-        hit = index.get(_CANONICAL.get(p.peer_port) or canonical_port(p.peer_port))
+        hit = index.get(canonical_port(p.peer_port))
         if hit is not None:
             return hit
     if p.peer_port_alt is not None:
