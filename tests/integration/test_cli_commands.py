@@ -53,7 +53,7 @@ def test_check_imports_no_ssh_stack() -> None:
         "    main(['check', '--help'])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "print(sorted(m for m in ('asyncssh', 'paramiko', 'fabline.sim.server', 'fabline.collect.cli')"
+        "print(sorted(m for m in ('asyncssh', 'paramiko', 'fabline.sim.server', 'fabline.cli.collect')"
         " if m in sys.modules))\n"
     )
     proc = subprocess.run(

@@ -155,8 +155,8 @@ def test_bad_inputs_are_one_line_errors(
 def test_a_busy_history_is_a_one_line_error(
     tmp_path: Path, history: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from fabline.cli.history import history as history_group
     from fabline.history import store as store_module
-    from fabline.history.cli import history as history_group
 
     db, ids = history
     monkeypatch.setattr(store_module, "BUSY_TIMEOUT_S", 0.3)
@@ -211,8 +211,8 @@ def test_history_diff_and_drift_work_after_pruning(tmp_path: Path, nights: dict[
 def test_a_vacuum_that_finds_the_history_busy_still_reports_the_prune(
     tmp_path: Path, history: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from fabline.cli.history import history as history_group
     from fabline.history import store as store_module
-    from fabline.history.cli import history as history_group
 
     db, ids = history
     monkeypatch.setattr(store_module, "BUSY_TIMEOUT_S", 0.3)

@@ -96,8 +96,8 @@ def _modules() -> dict[str, Path]:
 
 
 def _is_cli(module: str) -> bool:
-    """CLI modules sit on top of everything (as ANTA's ``cli/``): they may import the runner."""
-    return module in ("fabline.cli", "fabline.clicommon", "fabline.__main__") or module.endswith(".cli")
+    """CLI modules (``fabline.cli``, as ANTA's ``cli/``) sit on top of everything: they may import the runner."""
+    return _under(module, "fabline.cli") or module == "fabline.__main__"
 
 
 @functools.cache
@@ -235,4 +235,5 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     """The checker itself: a cycle in a made-up graph is found, an edge into it is not one."""
     edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(edges) == [frozenset({"a", "b", "c"})]
-    assert _is_cli("fabline.history.cli") and not _is_cli("fabline.history.store")
+    assert _is_cli("fabline.cli.history") and not _is_cli("fabline.history.store")
+    assert not _is_cli("fabline.history.cli") and not _is_cli("fabline.client")

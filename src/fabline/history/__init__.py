@@ -3,7 +3,7 @@
 * :mod:`fabline.history.store`: the SQLite run history (versioned schema, WAL, one writer).
 * :mod:`fabline.history.diff`: state changes (volatile fields excluded), counter deltas and rates
   with reset detection, and new/resolved/persisting failures between two snapshots or runs.
-* :mod:`fabline.history.cli`: ``fabline history``, ``fabline diff``, ``fabline drift``.
+* :mod:`fabline.cli.history` (the CLI package): ``fabline history``, ``fabline diff``, ``fabline drift``.
 
 The reports do not read the history: the runner reads trend points and counter deltas from it
 into the :class:`~fabline.record.ReportContext` it passes to the report writers.

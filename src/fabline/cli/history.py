@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.console import Console
 
-from fabline.clicommon import (
+from fabline.cli.common import (
     FORMATS,
     SEVERITIES,
     baseline_option,
@@ -376,7 +376,7 @@ def _collect(
     site_group: str | None = None,
 ) -> Path:
     """Collect a fresh snapshot with the live collector (``fabline.collect``), on Dask with ``scheduler``."""
-    from fabline.collect.cli import make_backend
+    from fabline.cli.collect import make_backend
     from fabline.collect.collector import CollectOptions, collect
     from fabline.inventory import load_inventory, sources_label
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from rich.console import Console
 
-from fabline.clicommon import (
+from fabline.cli.common import (
     baseline_option,
     baseline_paths,
     checks_dir_or_default,

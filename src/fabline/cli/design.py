@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from fabline.clicommon import friendly
+from fabline.cli.common import friendly
 from fabline.errors import ConfigError
 from fabline.inventory import Device
 from fabline.results import verdict_exit_code

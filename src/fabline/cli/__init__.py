@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from fabline import __version__
-from fabline.clicommon import (
+from fabline.cli.common import (
     baseline_option,
     baseline_paths,
     checks_dir_or_default,
@@ -34,15 +34,15 @@ from fabline.results import validation_exit_code
 if TYPE_CHECKING:
     from fabline.inventory import Sources
 
-# Commands that live with their feature (collection, simulator, design, history) are registered
-# from these modules, imported only when needed: a command's module when that command runs, every
+# The commands of a feature (collection, simulator, design, history) are in their own module of this
+# package and registered from it, imported only when needed: a command's module when that command runs, every
 # module for the command list (``--help``) or a name not in the hints. ``fabline check`` thus never
 # imports the SSH stacks. The hints only save imports; a command missing from them is still found.
 _COMMAND_MODULES: dict[str, tuple[str, ...]] = {
-    "fabline.collect.cli": ("collect", "run", "demo"),
-    "fabline.sim.cli": ("sim",),
-    "fabline.design.cli": ("design", "render"),
-    "fabline.history.cli": ("history", "diff", "drift"),
+    "fabline.cli.collect": ("collect", "run", "demo"),
+    "fabline.cli.sim": ("sim",),
+    "fabline.cli.design": ("design", "render"),
+    "fabline.cli.history": ("history", "diff", "drift"),
 }
 
 
