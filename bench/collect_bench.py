@@ -29,6 +29,7 @@ import multiprocessing as mp
 import os
 import platform
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -93,9 +94,8 @@ def serve(switches: int, hosts: int, inventory: Path, ready: Any, stop: Any, eap
         if eapi
         else bench_fabric(switches, hosts)
     )
-    with run_simulator(
-        fabric, password=PASSWORD, address_base="127.20", port=2222, eapi_port=2223 if eapi else None
-    ) as sim:
+    extra: dict[str, Any] = {"eapi_port": 2223} if eapi else {}
+    with run_simulator(fabric, password=PASSWORD, address_base="127.20", port=2222, **extra) as sim:
         inventory.write_text(yaml.safe_dump(sim.inventory(password_env=PASSWORD_ENV), sort_keys=False))
         if eapi:
             assert sim.eapi_tls is not None
@@ -107,25 +107,46 @@ def serve(switches: int, hosts: int, inventory: Path, ready: Any, stop: Any, eap
         stop.wait()
 
 
-def run_fabline(inventory: Path, snap: Path, workers: int) -> tuple[float, int, dict[str, int]]:
-    """``fabline run`` in a fresh process: (wall seconds, exit code, device statuses)."""
+def children_cpu() -> float:
+    """User + system CPU seconds of this process's finished children (and theirs)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def process_cpu(pid: int) -> float:
+    """User + system CPU seconds of a running process (the simulator), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_fabline(
+    inventory: Path, snap: Path, workers: int, python: str = sys.executable
+) -> tuple[float, int, dict[str, float]]:
+    """``fabline run`` in a fresh process: (wall seconds, exit code, device statuses and figures).
+
+    The figures are ``collect_s`` (the collection part, as ``fabline run`` prints it) and
+    ``cpu_s`` (user + system CPU of the ``fabline run`` process and its finishing workers).
+    """
     snap.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, PASSWORD_ENV: PASSWORD}
+    cpu_before = children_cpu()
     started = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "fabline", "run", "-i", str(inventory), "-s", str(snap), "-o", str(snap.parent / "reports"),
+        [python, "-m", "fabline", "run", "-i", str(inventory), "-s", str(snap), "-o", str(snap.parent / "reports"),
          "-w", str(workers), "--host-key-policy", "ignore", "-q"],
         env=env, capture_output=True, text=True, check=False, cwd=snap.parent,
     )  # fmt: skip
     wall = time.perf_counter() - started
+    cpu = children_cpu() - cpu_before
     if proc.returncode not in (0, 3, 4):
         raise RuntimeError(f"fabline run failed ({proc.returncode}): {proc.stderr[-800:]}")
     manifest = json.loads((snap / "manifest.json").read_text())
-    statuses: dict[str, int] = {}
+    statuses: dict[str, float] = {}
     for entry in manifest["devices"].values():
         statuses[entry["status"]] = statuses.get(entry["status"], 0) + 1
     found = re.search(r"collected \d+ devices in ([\d.]+) s", proc.stdout)
     statuses["collect_s"] = float(found.group(1)) if found else -1.0  # the collection part alone
+    statuses["cpu_s"] = cpu
     return wall, proc.returncode, statuses
 
 
@@ -233,6 +254,12 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=32)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--no-nornir", action="store_true", help="Only time fabline.")
+    ap.add_argument(
+        "--warmup", type=int, default=1, help="Untimed runs first (the simulator renders on first use)."
+    )
+    ap.add_argument("--compare", action="append", default=[], metavar="PYTHON",
+                    help="Also time the fabline installed for this interpreter (another tree's venv), "
+                         "alternating with this one run by run.")  # fmt: skip
     ap.add_argument("--eapi", action="store_true", help="EOS switches only: fabline over SSH and over eAPI.")
     ap.add_argument("--clean", action="store_true", help="Delete the runs' snapshots at the end.")
     ap.add_argument("--snapshot-dir", type=Path, default=OUT,
@@ -242,8 +269,10 @@ def main() -> None:
     # Byte-compile fabline as installing a wheel does: with an editable install and
     # PYTHONDONTWRITEBYTECODE set (as on the machine measured), every fresh process would otherwise
     # compile fabline's modules from source again (about 0.3 s of start-up).
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(synthetic.__file__).parent)],
-                   check=True, capture_output=True)  # fmt: skip
+    for python in (sys.executable, *args.compare):
+        subprocess.run([python, "-c", "import compileall, os, fabline; "
+                        "compileall.compile_dir(os.path.dirname(fabline.__file__), quiet=1)"],
+                       check=True, capture_output=True)  # fmt: skip
     inventory = OUT / "inventory.yml"
     ctx = mp.get_context("spawn")
     ready, stop = ctx.Event(), ctx.Event()
@@ -269,20 +298,36 @@ def main() -> None:
     # deletion). Deleting snapshots between timed runs would time that, not fabline; a nightly run
     # writes a new snapshot folder too.
     runs_dir = args.snapshot_dir / "runs" / time.strftime("%Y%m%dT%H%M%S")
-    fab: list[float] = []
-    collect_only: list[float] = []
+    # The fabline trees timed: this one, then any --compare interpreter, alternating run by run so
+    # each sees the same load on a shared machine.
+    pythons = {"this": sys.executable, **{f"compare{i + 1}": py for i, py in enumerate(args.compare)}}
+    figures: dict[str, dict[str, list[float]]] = {
+        tree: {"wall": [], "collect": [], "cpu": [], "sim_cpu": []} for tree in pythons
+    }
     nor: list[float] = []
-    statuses: dict[str, int] = {}
+    statuses: dict[str, float] = {}
     failed_nornir = 0
     try:
+        for tree, python in pythons.items():  # the simulator renders each device once, on first use
+            for w in range(args.warmup):
+                run_fabline(inventory, runs_dir / f"warmup-{tree}-{w + 1}" / "snapshot", args.workers, python)
         for run in range(args.runs):
-            snap = runs_dir / f"snapshot-{run + 1}"
-            wall, code, statuses = run_fabline(inventory, snap, args.workers)
-            fab.append(wall)
-            collect_only.append(statuses.pop("collect_s"))
-            print(
-                f"run {run + 1}: fabline run {wall:.2f} s (exit {code}, devices {statuses})", file=sys.stderr
-            )
+            for tree, python in pythons.items():
+                snap = runs_dir / f"{tree}-{run + 1}" / "snapshot"
+                sim_before = process_cpu(child.pid or 0)
+                wall, code, statuses = run_fabline(inventory, snap, args.workers, python)
+                sim_cpu = process_cpu(child.pid or 0) - sim_before
+                got = figures[tree]
+                got["wall"].append(wall)
+                got["collect"].append(statuses.pop("collect_s"))
+                got["cpu"].append(statuses.pop("cpu_s"))
+                got["sim_cpu"].append(sim_cpu)
+                print(
+                    f"run {run + 1} {tree}: fabline run {wall:.2f} s, collection {got['collect'][-1]:.2f} s, "
+                    f"CPU fabline {got['cpu'][-1]:.2f} s + simulator {sim_cpu:.2f} s "
+                    f"(exit {code}, devices {statuses})",
+                    file=sys.stderr,
+                )
             if not args.no_nornir:
                 nwall, failed_nornir = run_nornir(inventory, snap, args.workers, OUT / "nornir")
                 nor.append(nwall)
@@ -299,22 +344,32 @@ def main() -> None:
         print(f"the runs' snapshots are in {runs_dir}: delete them when done timing (on ext4, wait 5 "
               "minutes after deleting many files before timing again)", file=sys.stderr)  # fmt: skip
     result = {
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "system": platform.platform()},
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "system": platform.platform(),
+                    "loadavg": os.getloadavg()},
         "switches": args.switches, "hosts": args.hosts, "workers": args.workers, "commands": commands,
-        "fabline_s": fab, "fabline_collect_s": collect_only, "nornir_s": nor, "statuses": statuses, "nornir_failed_hosts": failed_nornir,
+        "pythons": pythons, "figures": figures,
+        "fabline_s": figures["this"]["wall"], "fabline_collect_s": figures["this"]["collect"],
+        "nornir_s": nor, "statuses": statuses, "nornir_failed_hosts": failed_nornir,
     }  # fmt: skip
     (HERE / "out" / "collect.json").write_text(json.dumps(result, indent=1))
-    med = statistics.median(fab)
-    print(f"\n{args.switches} switches + {args.hosts} hosts, {commands} commands, {args.workers} workers, "
-          f"{os.cpu_count()} CPUs, median of {args.runs}\n")  # fmt: skip
-    print("| run | wall (s) |")
-    print("|---|---|")
-    print(f"| fabline run (collect + parse + check) | {med:.2f} |")
-    print(f"| of which collect + parse + write | {statistics.median(collect_only):.2f} |")
+    print(f"\n{args.switches} switches + {args.hosts} hosts, {commands} commands (last tree), {args.workers} "
+          f"workers, {os.cpu_count()} CPUs, median of {args.runs}\n")  # fmt: skip
+    print(
+        "| tree | fabline run wall (s) | collection wall (s) | CPU fabline (s) | CPU simulator (s) | CPU total (s) |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
+    for tree, got in figures.items():
+        total = [a + b for a, b in zip(got["cpu"], got["sim_cpu"], strict=True)]
+        print(
+            f"| {tree} | {statistics.median(got['wall']):.2f} | {statistics.median(got['collect']):.2f} | "
+            f"{statistics.median(got['cpu']):.2f} | {statistics.median(got['sim_cpu']):.2f} | "
+            f"{statistics.median(total):.2f} |"
+        )
     if nor:
-        nmed = statistics.median(nor)
-        print(f"| Nornir + nornir_netmiko (collect only) | {nmed:.2f} |")
-        print(f"| ratio fabline / Nornir | {med / nmed:.2f} |")
+        med, nmed = statistics.median(figures["this"]["wall"]), statistics.median(nor)
+        print(
+            f"\nNornir + nornir_netmiko (collect only): {nmed:.2f} s; ratio fabline / Nornir {med / nmed:.2f}"
+        )
 
 
 if __name__ == "__main__":

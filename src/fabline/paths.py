@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 
 from fabline.errors import FablineError
@@ -163,6 +164,50 @@ def read_under(root: Path, *parts: str, limit: int) -> bytes:
         # A link that stays inside the snapshot (checked above) is read through its target.
         path = path.resolve()
     return read_regular(path, limit)
+
+
+def create_files(folder: Path, files: Mapping[str, str]) -> None:
+    """Create each ``name -> text`` file (UTF-8) new inside ``folder``, which this process just made.
+
+    The cheap form of :func:`under` for many files in a fresh folder (a device's raw outputs,
+    written into the temporary folder ``mkdtemp`` made for them, mode 0700, so no one else can
+    add anything to it): each name must be one plain path component, and each file is created
+    relative to the folder's open descriptor with ``O_CREAT | O_EXCL | O_NOFOLLOW``, so it can
+    never follow, replace or write through anything already there. No path is resolved per file
+    (resolving two paths per file was a third of a collection's finishing CPU).
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> create_files(folder, {"show_version.txt": "EOS 4.30\\n"})
+        >>> (folder / "show_version.txt").read_text()
+        'EOS 4.30\\n'
+        >>> create_files(folder, {"../escape.txt": "x"})
+        Traceback (most recent call last):
+        ...
+        fabline.paths.SnapshotPathError: ...: ../escape.txt: is not a single file name
+
+    Raises:
+        SnapshotPathError: A name that is not one plain path component.
+        FileExistsError: A file of that name is already there (or a link is).
+    """
+    for name in files:
+        problem = _component_problem(name)
+        if problem:
+            raise SnapshotPathError(f"{folder}: {name}: {problem}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    dir_fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        for name, text in files.items():
+            data = memoryview(text.encode("utf-8"))
+            fd = os.open(name, flags, 0o666, dir_fd=dir_fd)
+            try:
+                while data:
+                    data = data[os.write(fd, data) :]
+            finally:
+                os.close(fd)
+    finally:
+        os.close(dir_fd)
 
 
 def _kind(mode: int) -> str:

@@ -19,7 +19,7 @@ import pytest
 from fabline.collect.reparse import reparse_snapshot
 from fabline.collect.writer import read_manifest, write_device
 from fabline.inventory import load_inventory
-from fabline.paths import MAX_STATE_BYTES, SnapshotPathError, read_regular, under
+from fabline.paths import MAX_STATE_BYTES, SnapshotPathError, create_files, read_regular, under
 from fabline.snapshot import Snapshot
 from fabline.state import StateError
 from tests.conftest import REPO_ROOT
@@ -73,6 +73,32 @@ def test_writer_refuses_a_device_folder_linked_out(tmp_path: Path, victim: Path)
     with pytest.raises(SnapshotPathError, match="leads outside the snapshot"):
         write_device(snap, "leaf1", STATE, {"show_version.txt": "x"})
     _untouched(victim)
+
+
+@pytest.mark.parametrize("file", ["../../outside/important/keep.txt", "..", "a/b.txt", "a\0b", ""])
+def test_writer_refuses_a_raw_file_name_that_leaves_the_device_folder(
+    tmp_path: Path, victim: Path, file: str
+) -> None:
+    snap = tmp_path / "snap"
+    with pytest.raises(SnapshotPathError, match=r"not a single file name|relative path component|is empty"):
+        write_device(snap, "leaf1", STATE, {"show_version.txt": "x", file: "overwritten\n"})
+    _untouched(victim)
+    assert (victim / "keep.txt").read_text() == "precious\n"
+    # Nothing half-written is left: no device folder, no temporary folder, no state.
+    assert list((snap / "raw").iterdir()) == []
+    assert not (snap / "state").exists() or not list((snap / "state").iterdir())
+
+
+def test_raw_files_are_created_new_never_through_a_link(tmp_path: Path, victim: Path) -> None:
+    folder = tmp_path / "fresh"
+    folder.mkdir()
+    (folder / "show_version.txt").symlink_to(victim / "keep.txt")
+    with pytest.raises(FileExistsError):
+        create_files(folder, {"show_version.txt": "overwritten\n"})
+    assert (victim / "keep.txt").read_text() == "precious\n"
+    create_files(folder, {"show_lldp.txt": "caf\u00e9 \u2713\n", "empty.txt": ""})
+    assert (folder / "show_lldp.txt").read_bytes() == "caf\u00e9 \u2713\n".encode()
+    assert (folder / "empty.txt").read_bytes() == b""
 
 
 def test_writer_still_writes_a_plain_device(tmp_path: Path) -> None:

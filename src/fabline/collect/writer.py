@@ -21,7 +21,14 @@ from typing import Any
 
 import orjson
 
-from fabline.paths import MAX_MANIFEST_BYTES, MAX_STATE_BYTES, SnapshotPathError, read_under, under
+from fabline.paths import (
+    MAX_MANIFEST_BYTES,
+    MAX_STATE_BYTES,
+    SnapshotPathError,
+    create_files,
+    read_under,
+    under,
+)
 
 MANIFEST_SCHEMA = "fabline.manifest/1"
 #: Folder of the per-device manifest entries, written with each device's files.
@@ -109,8 +116,7 @@ def write_device(
     raw_root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=raw_root))
     try:
-        for file, text in raw.items():
-            under(tmp, file).write_text(text, "utf-8")
+        create_files(tmp, raw)  # tmp is ours (mkdtemp, 0700): no path resolved per file
         if final.exists() or final.is_symlink():
             shutil.rmtree(old, ignore_errors=True)
             final.replace(old)
