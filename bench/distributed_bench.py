@@ -70,7 +70,7 @@ def serve(switches: int, hosts: int, inventory: Path, ready: Any, stop: Any) -> 
 
 def start_cluster(work: Path, log: Any) -> tuple[str, list[subprocess.Popen[bytes]]]:
     """A scheduler and one worker per site on loopback (random ports): (address, processes)."""
-    env = {**os.environ, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "1"}
+    env = {**os.environ, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0"}
     sched_file = work / "scheduler.json"
     procs = [
         subprocess.Popen(

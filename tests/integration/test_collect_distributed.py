@@ -72,8 +72,8 @@ def dask_cluster(tmp: Path, sites: dict[str, str], capture: Path | None = None) 
     procs: list[subprocess.Popen[bytes]] = []
     cluster = Cluster("", scheduler_file, procs=procs)
     log = (tmp / "dask.log").open("ab")
-    # A device whose collector dies is retried once on another collector of its site.
-    base = _env(DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="1")
+    # No retry by the scheduler itself: a device whose collector dies is retried once by fabline.
+    base = _env(DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="0")
     try:
         scheduler_env = dict(base, FABLINE_TEST_CAPTURE=str(capture)) if capture else base
         cmd = [sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1", "--port", "0",
@@ -426,3 +426,63 @@ def test_scheduler_lost_mid_collection(tmp_path: Path) -> None:
         if entry["status"] == "error":
             assert entry["errors"][0]["kind"] == "collector", entry
             assert "Dask scheduler" in entry["errors"][0]["message"], entry
+
+
+def test_a_device_is_retried_once_then_error(tmp_path: Path) -> None:
+    """fabline's own retry (the scheduler retries nothing here): a device whose collector dies is
+    submitted once more; when the collector of that retry dies too, the device is ``error``."""
+    hosts = slow_hosts("r", 6)
+    fabric = synthetic.Fabric(hosts, [])
+    faults = [TransportFault(d.name, "slow", seconds=1.0) for d in hosts]
+    workers = {"r1": "site_a", "r2": "site_a"}
+    with simulator(fabric, faults, base="127.46") as sim, dask_cluster(tmp_path, workers) as cluster:
+        inv = two_site_inventory(sim, tmp_path / "inv.yml", {"site_a": [d.name for d in hosts]})
+        snap = tmp_path / "snap"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "fabline", "collect", "-i", str(inv), "-o", str(snap), "--scheduler",
+             cluster.address, "--site-group", "sites", "--workers", "2", "--timeout", "3",
+             "--known-hosts", str(tmp_path / "kh")],
+            env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        killed: list[str] = []
+        retried: set[str] = set()
+        client = cluster.client()
+        try:
+            addresses = {name: cluster.worker_address(client, name) for name in workers}
+            deadline = time.monotonic() + 120
+            while len(killed) < 2 and time.monotonic() < deadline and proc.poll() is None:
+                processing = client.processing()
+                for name in workers:
+                    if name in killed:
+                        continue
+                    keys = [str(key) for key in processing.get(addresses[name], ())]
+                    # First kill: a worker in a session with a device; second kill: the other
+                    # worker once it is in a session with a device on its retry.
+                    wanted = [k for k in keys if k.endswith("-try2")] if killed else keys
+                    devices = {
+                        d for d in sim.devices if any(k.endswith((f"-{d}", f"-{d}-try2")) for k in wanted)
+                    }
+                    busy = {d for d in devices if sim.devices[d].sessions} - written(snap)
+                    if busy:
+                        os.kill(cluster.workers[name].pid, signal.SIGKILL)
+                        cluster.workers[name].wait()
+                        killed.append(name)
+                        if len(killed) == 2:
+                            retried = busy
+                        break
+                time.sleep(0.05)
+        finally:
+            client.close()
+        _out, err = proc.communicate(timeout=180)
+    assert len(killed) == 2, (killed, err)
+    assert proc.returncode == 3, err
+    assert_sound(snap)
+    entries = manifest(snap)["devices"]
+    assert set(entries) == {d.name for d in hosts}
+    assert retried
+    for name in retried:
+        assert entries[name]["status"] == "error", entries[name]
+        assert entries[name]["errors"][0]["kind"] == "collector"
+        assert entries[name]["errors"][0]["message"] == (
+            "site site_a: its collector died while collecting it, and again on fabline's one retry"
+        )

@@ -240,7 +240,10 @@ def test_tcp_accepted_but_no_banner_is_a_timeout(store: HostKeyStore) -> None:
         port = listener.getsockname()[1]
         with pytest.raises(ConnectFailure) as info:
             ExecSession(make_device("gpu-1", "linux", port), store, ConnectOptions(timeout=0.5))
-    assert info.value.status == "timeout" and "banner" in info.value.message
+    # The message names the step ("(no SSH banner)") when the library says which; on a loaded
+    # machine the deadline can cut the login before paramiko waits for the banner at all.
+    assert info.value.status == "timeout"
+    assert info.value.message.startswith(f"login to 127.0.0.1:{port} not finished within 0.5 s")
 
 
 @pytest.mark.parametrize("pace", [0.0, 0.01])  # one script / one command per channel

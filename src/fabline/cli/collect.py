@@ -37,7 +37,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_KNOWN_HOSTS = Path(".fabline") / "known_hosts"
 
 
-def _collect_options(func: F) -> F:
+def collect_options(func: F) -> F:
+    """The collection options of ``collect``, ``run`` and ``drift`` (passed on to :func:`do_collect`)."""
     options = [
         click.option("-l", "--limit", default=None, help="Ansible host pattern, e.g. 'leaf*', 'fabric:!leaf-r2-a'."),
         click.option("-w", "--workers", type=int, default=32, show_default=True, help="Devices collected at once."),
@@ -98,9 +99,10 @@ def _progress() -> Any:
     return LineProgress(lambda line: click.echo(line, err=True))
 
 
-def _do_collect(
+def do_collect(
     inventory: Sources,
     out: Path,
+    *,
     limit: str | None,
     workers: int,
     timeout: float,
@@ -110,10 +112,11 @@ def _do_collect(
     pace: float,
     host_key_policy: str,
     known_hosts: Path | None,
-    resume: bool,
+    resume: bool = False,
     scheduler: str | None = None,
     site_group: str | None = None,
 ) -> Any:
+    """Collect ``inventory`` into ``out`` with the options of :func:`collect_options`; the summary."""
     from fabline.collect.collector import CollectOptions, check_options, collect, parse_size
     from fabline.inventory import load_inventory, sources_label
 
@@ -146,7 +149,8 @@ def _do_collect(
     )
 
 
-def _print_collect_summary(summary: Any) -> None:
+def print_collect_summary(summary: Any) -> None:
+    """The run's warnings, the first failed devices and the summary line (on stderr / stdout)."""
     for warning in summary.warnings:
         click.echo(f"fabline: warning: {warning}", err=True)
     for name, status, message in summary.failed[:20]:
@@ -161,7 +165,7 @@ def _print_collect_summary(summary: Any) -> None:
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None, help="Snapshot folder to write.")
 @click.option("--resume", type=click.Path(path_type=Path), default=None,
               help="Snapshot folder of an interrupted or partly failed run: collect only what is missing.")  # fmt: skip
-@_collect_options
+@collect_options
 @friendly
 def collect(
     inventory: Sources,
@@ -192,23 +196,12 @@ def collect(
     assert target is not None
     if resume is not None and not resume.is_dir():
         raise ConfigError("snapshot folder to resume not found", file=resume)
-    summary = _do_collect(
-        inventory,
-        target,
-        limit,
-        workers,
-        timeout,
-        command_timeout,
-        max_output,
-        retries,
-        pace,
-        host_key_policy,
-        known_hosts,
-        resume is not None,
-        scheduler,
-        site_group,
-    )
-    _print_collect_summary(summary)
+    summary = do_collect(
+        inventory, target, limit=limit, workers=workers, timeout=timeout, command_timeout=command_timeout,
+        max_output=max_output, retries=retries, pace=pace, host_key_policy=host_key_policy,
+        known_hosts=known_hosts, resume=resume is not None, scheduler=scheduler, site_group=site_group,
+    )  # fmt: skip
+    print_collect_summary(summary)
     sys.exit(collection_exit_code(sum(n for s, n in summary.by_status.items() if s in UNREADABLE_STATUSES)))
 
 
@@ -216,7 +209,7 @@ def collect(
 @inventory_option
 @click.option("-s", "--snapshot", type=click.Path(path_type=Path), default=None,
               help="Snapshot folder to write (default: snapshots/<UTC time>).")  # fmt: skip
-@_collect_options
+@collect_options
 @baseline_option
 @checks_option
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
@@ -259,11 +252,12 @@ def run(
     paths = baseline_paths(baselines)
     checks = checks_dir_or_default(checks_dir)
     target = snapshot or Path("snapshots") / dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    summary = _do_collect(
-        inventory, target, limit, workers, timeout, command_timeout, max_output, retries, pace,
-        host_key_policy, known_hosts, False, scheduler, site_group,
+    summary = do_collect(
+        inventory, target, limit=limit, workers=workers, timeout=timeout, command_timeout=command_timeout,
+        max_output=max_output, retries=retries, pace=pace, host_key_policy=host_key_policy,
+        known_hosts=known_hosts, scheduler=scheduler, site_group=site_group,
     )  # fmt: skip
-    _print_collect_summary(summary)
+    print_collect_summary(summary)
     report, written = run_check(
         inventory=inventory, snapshot=target, baselines=paths, checks_dir=checks, limit=limit, out=out,
         formats=fmts, fail_on=fail_on, previous=previous, cabling=cabling,
@@ -314,7 +308,7 @@ def demo(out: Path, eapi: bool) -> None:
             f"TLS verified against {out / 'eapi-ca.pem'}",
             highlight=False,
         )
-    _print_collect_summary(result.summary)
+    print_collect_summary(result.summary)
     report, written = run_check(
         inventory=result.inventory, snapshot=result.snapshot, baselines=[default_baseline_path()],
         checks_dir=None, limit=None, out=out, formats=["json", "junit", "md"], fail_on="minor",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.console import Console
 
+from fabline.cli.collect import collect_options, do_collect, print_collect_summary
 from fabline.cli.common import (
     FORMATS,
     SEVERITIES,
@@ -368,25 +369,6 @@ def diff(
 # drift
 
 
-def _collect(
-    inventory: Sources,
-    out_dir: Path,
-    limit: str | None,
-    scheduler: str | None = None,
-    site_group: str | None = None,
-) -> Path:
-    """Collect a fresh snapshot with the live collector (``fabline.collect``), on Dask with ``scheduler``."""
-    from fabline.cli.collect import make_backend
-    from fabline.collect.collector import CollectOptions, collect
-    from fabline.inventory import load_inventory, sources_label
-
-    inv = load_inventory(inventory)
-    devices = inv.devices(limit)
-    backend = make_backend(scheduler, site_group, inv, devices, CollectOptions())
-    collect(devices, out_dir, inventory_source=sources_label(inventory), limit=limit, backend=backend)
-    return out_dir
-
-
 @click.command("drift")
 @click.option("-i", "--inventory", "inventory", required=True, multiple=True, type=click.Path(path_type=Path),
               help="Ansible inventory source (repeatable, merged in order as Ansible does).")  # fmt: skip
@@ -401,11 +383,7 @@ def _collect(
 @_db_option
 @click.option("--record/--no-record", default=True, show_default=True, help="Record this run in the history.")
 @_ignore_option
-@click.option("-l", "--limit", default=None, help="Ansible host pattern.")
-@click.option("--scheduler", default=None, metavar="ADDRESS",
-              help="Collect on Dask site collectors via this scheduler (docs/scale-out.md).")  # fmt: skip
-@click.option("--site-group", default=None, metavar="GROUP",
-              help="With --scheduler: the inventory group whose child groups are the sites.")  # fmt: skip
+@collect_options
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None,
               help="Folder for the report files and diff.json / diff.md.")  # fmt: skip
 @click.option("-f", "--format", "formats", default="json,md,html,prom", show_default=True,
@@ -424,17 +402,17 @@ def drift(
     record: bool,
     ignore: tuple[str, ...],
     limit: str | None,
-    scheduler: str | None,
-    site_group: str | None,
     out: Path | None,
     formats: str,
     fail_on: str,
     quiet: bool,
+    **collect_opts: Any,
 ) -> None:
     """Collect (or take --snapshot), check, record, and diff against the golden or last run.
 
     The nightly job: exit code 4 when the run has new failures or new errors compared with the
-    reference; the first run (nothing to compare with) exits with the check's own code.
+    reference; the first run (nothing to compare with) exits with the check's own code. The
+    collection options (--workers, --timeout, --scheduler, ...) are collect's, used when collecting.
     """
     from fabline.history.render import print_diff, render_json, render_markdown
     from fabline.reports import write_reports
@@ -459,7 +437,10 @@ def drift(
         raise ConfigError(f"--against {against}: no run history", file=db)
     if snapshot is None:
         target = collect_to or Path("snapshots") / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        snapshot = _collect(inventory, target, limit, scheduler, site_group)
+        summary = do_collect(inventory, target, limit=limit, **collect_opts)
+        if not quiet:
+            print_collect_summary(summary)
+        snapshot = target
     ref_snapshot = Path(reference.snapshot) if reference is not None else None
     if ref_snapshot is not None and not (ref_snapshot / "state").is_dir():
         raise ConfigError(

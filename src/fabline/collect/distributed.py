@@ -14,9 +14,10 @@ Why one task per device:
 
 - results stream back one device at a time, so nothing already collected is lost when a worker
   dies later, and memory stays bounded (at most a window of tasks per site is submitted);
-- a worker that dies takes only its unfinished devices with it, and the scheduler runs exactly
-  those again on another worker of the same site (``distributed.scheduler.allowed-failures``; the
-  documented setting is 1, so a device is tried on at most two collectors);
+- a worker that dies takes only its unfinished devices with it; fabline submits exactly those
+  once more, to the same site (its own retry, whatever the scheduler's
+  ``distributed.scheduler.allowed-failures``; the documented setting is 0, so that retry is the
+  only one and a device is tried on at most two collectors);
 - each task asks for ``1/workers`` of its site's resource, so one collector runs at most
   ``--workers`` devices at once, like a local collection.
 
@@ -68,6 +69,8 @@ _SITE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _WATCH_S = 0.5
 # Finished devices fetched in one gather, at most.
 _BATCH = 256
+#: Collectors a device is tried on: the first, and fabline's one retry when that collector died.
+TRIES = 2
 
 
 class SchedulerUnavailable(FablineError):
@@ -389,6 +392,7 @@ class _Run:
             remote = backend.remote[device.name]
             self.pending[remote.site].append(remote)
         self.inflight: dict[Any, RemoteDevice] = {}
+        self.tries: collections.Counter[str] = collections.Counter()  # device -> submissions
         self.per_site: collections.Counter[str] = collections.Counter()
         self.completed: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.orphaned_since: dict[str, float] = {}
@@ -458,12 +462,19 @@ class _Run:
             if room <= 0:
                 continue
             batch = [waiting.popleft() for _ in range(room)]
+            keys = []
+            for r in batch:
+                self.tries[r.device.name] += 1
+                again = self.tries[r.device.name]
+                keys.append(
+                    f"fabline-collect-{self.token}-{r.device.name}" + (f"-try{again}" if again > 1 else "")
+                )
             # One graph per top-up: the scheduler takes a batch of tasks in one message.
             futures = self.client.map(
                 collect_remote,
                 batch,
                 options=self.options,
-                key=[f"fabline-collect-{self.token}-{r.device.name}" for r in batch],
+                key=keys,
                 resources={site: self.share},
                 pure=False,
             )
@@ -482,10 +493,22 @@ class _Run:
         for future, remote in mine:
             self.per_site[remote.site] -= 1
             result = fetched.get(future)
+            if result is None and self._collector_died(future) and self.tries[remote.device.name] < TRIES:
+                # fabline's own retry: once, on whichever collector of the site the scheduler picks.
+                future.release()
+                self.pending[remote.site].appendleft(remote)
+                continue
             if result is None:
                 result = self._outcome(future, remote)
             future.release()
             self.report(write_result(self.out, result))
+
+    @staticmethod
+    def _collector_died(future: Any) -> bool:
+        """Whether the future failed because its collector died while running it."""
+        from distributed import KilledWorker
+
+        return bool(future.status == "error" and isinstance(future.exception(), KilledWorker))
 
     def _outcome(self, future: Any, remote: RemoteDevice) -> DeviceResult:
         """The device of a future that did not come back in a batch: its result, or why not."""
@@ -506,8 +529,8 @@ class _Run:
 
         if isinstance(exc, KilledWorker):
             return (
-                f"site {remote.site}: its collector died while collecting it, on every retry the scheduler "
-                "allows (distributed.scheduler.allowed-failures)"
+                f"site {remote.site}: its collector died while collecting it, and again on fabline's one "
+                "retry"
             )
         text = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}"
         return redact(f"site {remote.site}: the collector failed: {text}", remote.device.password)
