@@ -43,6 +43,7 @@ _COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "fabline.cli.sim": ("sim",),
     "fabline.cli.design": ("design", "render"),
     "fabline.cli.history": ("history", "diff", "drift"),
+    "fabline.cli.remediate": ("remediate",),
 }
 
 

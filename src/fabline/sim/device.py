@@ -35,6 +35,9 @@ class SimDevice:
         rising: Counters that grow with every SSH session (``RisingCounter``).
         transport: Transport faults of this device.
         sessions: SSH sessions opened so far (drives rising counters).
+        writable: The login may configure the device (``run_simulator(..., writable=True)``);
+            otherwise every configuration command is refused, as for a read-only account.
+        pending: Configuration staged but not applied yet (the NVUE pending revision).
     """
 
     spec: synthetic.DeviceSpec
@@ -45,6 +48,8 @@ class SimDevice:
     rising: list[RisingCounter] = field(default_factory=list)
     transport: list[TransportFault] = field(default_factory=list)
     sessions: int = 0
+    writable: bool = False
+    pending: dict[str, Any] | None = None
     _state: dict[str, Any] | None = field(default=None, repr=False)
     _cache: dict[tuple[str, int], Answer] = field(default_factory=dict, repr=False)
     _derived: dict[tuple[str, int], Any] = field(default_factory=dict, repr=False)
@@ -80,6 +85,19 @@ class SimDevice:
             counters = doc["interfaces"].setdefault(r.interface, {}).setdefault("counters", {})
             counters[r.counter] = r.start + r.step * max(0, self.sessions - 1)
         return doc
+
+    def configure(self, change: Callable[[dict[str, Any]], None]) -> None:
+        """Change the device's state in place, as an applied configuration change does.
+
+        Every rendered answer and derived table is dropped: the next command shows the new state
+        (folded again into what the platform can show).
+        """
+        state = self.base_state()
+        with self._lock:
+            change(state)
+            normalize(self.platform, state)
+            self._cache.clear()
+            self._derived.clear()
 
     def answer(self, command: str, renderer: Renderer) -> Answer:
         """The answer to ``command``, rendered on first use (again per session if counters rise)."""

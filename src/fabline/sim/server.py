@@ -29,7 +29,7 @@ from fabline.sim.dialects import Dialect, Session, dialect
 from fabline.sim.eapi import EapiHandler, EapiTls, make_tls
 from fabline.sim.faults import RisingCounter, TransportFault
 from fabline.sim.render import render
-from fabline.sim.render.common import Answer
+from fabline.sim.render.common import Answer, split_words
 from fabline.sim.shell import SessionDrop
 
 __all__ = ["Simulator", "TransportFault", "run_simulator"]
@@ -177,6 +177,7 @@ class Simulator:
         host_key_dir: Path | None = None,
         authorized_keys: Sequence[str | Path] = (),
         eapi_port: int | None = None,
+        writable: bool = False,
     ) -> None:
         self.fabric = fabric
         self.eapi_port = eapi_port
@@ -197,7 +198,9 @@ class Simulator:
                 links.setdefault(link[2], []).append(link)
         self.devices: dict[str, SimDevice] = {}
         for i, spec in enumerate(fabric.devices):
-            dev = SimDevice(spec, address_of(address_base, i), port, links.get(spec.name, []))
+            dev = SimDevice(
+                spec, address_of(address_base, i), port, links.get(spec.name, []), writable=writable
+            )
             self.devices[spec.name] = dev
         for f in faults:
             dev = self.devices[f.device]
@@ -455,6 +458,15 @@ class Simulator:
         Raises:
             SessionDrop: A ``drop`` fault cuts this command's answer.
         """
+        if dev.writable:
+            from fabline.sim.config import configure_command
+
+            try:
+                configured = configure_command(dev, split_words(line))
+            except ValueError:
+                configured = None
+            if configured is not None:
+                return configured
         if not dev.transport:
             return dev.answer(line, render)
         allowed = _allowed(dev.platform, line)
@@ -481,6 +493,14 @@ class Simulator:
             if slow is not None:
                 await asyncio.sleep(slow.seconds)
             if process.command is not None:
+                if dev.writable:
+                    from fabline.sim.config import STDIN, wants_stdin
+
+                    if wants_stdin(process.command):
+                        # Read to EOF, as `ssh dev 'config apply-patch /dev/stdin' < patch.json`
+                        # does; the value lives in this session's task context only.
+                        data = await process.stdin.read()
+                        STDIN.set(data.decode("utf-8", "replace"))
                 try:
                     answer = d.exec_channel(dev, process.command, self.run_command)
                 except SessionDrop as drop:
@@ -669,6 +689,7 @@ def run_simulator(
     host_key_dir: Path | None = None,
     authorized_keys: Sequence[str | Path] = (),
     eapi_port: int | None = None,
+    writable: bool = False,
 ) -> Iterator[Simulator]:
     """Serve every device of the fabric over real SSH in a background thread (own asyncio loop).
 
@@ -685,6 +706,9 @@ def run_simulator(
         authorized_keys: Public keys (OpenSSH text or ``.pub`` paths) accepted for ``username``;
             without any, only password authentication is offered.
         eapi_port: Serve eAPI (HTTPS) on this port of every Arista EOS device's address.
+        writable: Accept configuration (SONiC ``config apply-patch``, NVUE ``nv set``, EOS/NX-OS
+            configuration mode, host writes) and change the device state as the NOS would
+            (:mod:`fabline.sim.config`); by default every device is read-only.
 
     Yields:
         The running :class:`Simulator`; it is stopped when the block exits.
@@ -699,6 +723,7 @@ def run_simulator(
         host_key_dir=host_key_dir,
         authorized_keys=authorized_keys,
         eapi_port=eapi_port,
+        writable=writable,
     )
     sim.start()
     try:
