@@ -130,7 +130,9 @@ def test_a_saved_report_gives_the_same_changes(loop: dict[str, Any]) -> None:
     assert again["changes"] == loop["plan"]["changes"]
     assert again["work_orders"] == loop["plan"]["work_orders"]
     for name in loop["plan"]["changes"][0]["files"]:
-        assert (loop["tmp"] / "from-report" / "devices" / name).read_text() == (loop["out"] / "devices" / name).read_text()
+        assert (loop["tmp"] / "from-report" / "devices" / name).read_text() == (
+            loop["out"] / "devices" / name
+        ).read_text()
 
 
 def test_nothing_that_passed_fails(loop: dict[str, Any]) -> None:

@@ -55,7 +55,9 @@ def test_doctests(name: str) -> None:
         ),
     ],
 )
-def test_intended_value(path: str, ops: dict[str, Any], current: Any, design: int | None, value: Any, source: str) -> None:
+def test_intended_value(
+    path: str, ops: dict[str, Any], current: Any, design: int | None, value: Any, source: str
+) -> None:
     got, why = intended_value(path, ops, current, design)
     assert got == value
     assert source in why
@@ -123,7 +125,11 @@ def test_sonic_patch_gives_a_shared_dscp_map_a_copy_and_applies_with_jsonpatch()
     db2 = jsonpatch.JsonPatch(ops).apply(db)
     ops2 = sonic.patch(db2, sonic.intended_db(db2, after, after2))
     assert not any(o["path"].startswith(f"/DSCP_TO_TC_MAP/{healthy}") for o in ops2)
-    assert {"op": "replace", "path": "/PORT_QOS_MAP/Ethernet8/dscp_to_tc_map", "value": "FABLINE_Ethernet8"} in ops2
+    assert {
+        "op": "replace",
+        "path": "/PORT_QOS_MAP/Ethernet8/dscp_to_tc_map",
+        "value": "FABLINE_Ethernet8",
+    } in ops2
 
 
 def test_sonic_cli_lines_name_the_sonic_utilities_commands() -> None:
@@ -138,7 +144,12 @@ def test_sonic_cli_lines_name_the_sonic_utilities_commands() -> None:
     assert "sudo config interface mtu Ethernet0 9100" in lines
     assert "sudo config interface fec Ethernet0 rs" in lines
     assert "sudo config interface pfc priority Ethernet0 4 on" in lines
-    assert any(ln.startswith("# new profile FABLINE_Ethernet8_Q3: sudo ecnconfig -p FABLINE_Ethernet8_Q3 -gmin 200000") for ln in lines)
+    assert any(
+        ln.startswith(
+            "# new profile FABLINE_Ethernet8_Q3: sudo ecnconfig -p FABLINE_Ethernet8_Q3 -gmin 200000"
+        )
+        for ln in lines
+    )
 
 
 def test_cumulus_commands_and_patch_file_say_the_same() -> None:
@@ -149,7 +160,11 @@ def test_cumulus_commands_and_patch_file_say_the_same() -> None:
     spec = next(d for d in synthetic.lab_fabric().devices if d.name == "leaf-r1-a")
     tree = nv_config(_Dev(spec), before)[1]["set"]  # type: ignore[arg-type]
     lines = cumulus.commands(tree, cumulus.intended_tree(tree, before, after))
-    assert lines == ["nv set interface swp2 link mtu 9000", "nv unset qos pfc swp1-pfc", "nv unset interface swp1 qos pfc"]
+    assert lines == [
+        "nv set interface swp2 link mtu 9000",
+        "nv unset qos pfc swp1-pfc",
+        "nv unset interface swp1 qos pfc",
+    ]
     doc = yaml.safe_load(cumulus.patch_yaml(lines))
     assert doc == [
         {"set": {"interface": {"swp2": {"link": {"mtu": 9000}}}}},
@@ -157,7 +172,9 @@ def test_cumulus_commands_and_patch_file_say_the_same() -> None:
     ]
 
 
-def _result(device: str, check: str, subject: str | None, expected: Any, status: Status = Status.FAIL) -> Result:
+def _result(
+    device: str, check: str, subject: str | None, expected: Any, status: Status = Status.FAIL
+) -> Result:
     return Result(check, device, subject, status, Severity.MAJOR, expected, None, "m")
 
 
@@ -186,7 +203,9 @@ def test_plan_without_raw_configuration_says_so(tmp_path: Path) -> None:
 
 def test_work_orders_carry_peer_and_cabling_row(tmp_path: Path) -> None:
     state = _state("leaf-r0-a", [])
-    r = _result("leaf-r0-a", "optics-rx-power", "Ethernet16", {"optics.rx_power_dbm": {"each": {"min": -9.0}}})
+    r = _result(
+        "leaf-r0-a", "optics-rx-power", "Ethernet16", {"optics.rx_power_dbm": {"each": {"min": -9.0}}}
+    )
     rows = synthetic.cabling_plan_csv(synthetic.lab_fabric()).splitlines()[1:]
     plan = build_plan([r], {"leaf-r0-a": state}.get, {"leaf-r0-a": "sonic"}, tmp_path, {}, rows)
     (order,) = plan.work_orders
