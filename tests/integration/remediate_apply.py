@@ -90,6 +90,15 @@ def apply_folder(folder: Path, addresses: dict[str, tuple[str, int]], password: 
                     lines = [
                         ln for ln in files[f].splitlines() if ln.strip() and not ln.lstrip().startswith("!")
                     ]
+                    if platform == "arista_eos":
+                        lines = [
+                            "configure session fabline-remediate",
+                            *lines,
+                            "show session-config diffs",
+                            "commit",
+                        ]
+                    else:
+                        lines = ["configure terminal", *lines, "end"]
                     text = interactive(addresses[name], password, lines)
                     assert "% " not in text, (name, f, text)
                     got.append(text)

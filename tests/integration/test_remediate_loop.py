@@ -40,6 +40,30 @@ CONFIG_FAULTS: dict[str, list[Fault]] = {
         Fault("leaf-r1-a", "ecn.3.probability_pct", 50, "swp3", "ECN marking probability far too high"),
         Fault("leaf-r1-a", "fec", "fc", "swp4", "Fire-code FEC on a 400G uplink"),
     ],
+    "arista_eos": [
+        # EOS maps DSCP switch-wide: the simulator folds a port's remap into every port.
+        Fault("leaf-r2-a", "dscp_to_priority.26", 0, "Ethernet4/1", "RoCE DSCP remapped to the lossy class"),
+        Fault("leaf-r2-a", "dscp_to_priority.24", 3, "Ethernet4/1", "another DSCP in the lossless priority"),
+        Fault("leaf-r2-a", "mtu", 1500, "Ethernet1/1", "port MTU left at the default"),
+        Fault("leaf-r2-a", "ecn.3.max_bytes", 50000000, "Ethernet2/1", "ECN max threshold far too high"),
+        Fault("leaf-r2-a", "trust", "pcp", "Ethernet3/1", "PCP trust on a routed port"),
+        Fault("leaf-r2-a", "fec", "fc", "Ethernet4/1", "Fire-code FEC on a 400G uplink"),
+        Fault("spine-02", "qos.pfc_watchdog.enabled", False, None, "PFC watchdog off"),
+    ],
+    "cisco_nxos": [
+        Fault("leaf-r3-a", "mtu", 1500, "Ethernet1/1", "port MTU left at the default"),
+        Fault(
+            "leaf-r3-a",
+            "pfc_priorities",
+            [3, 4],
+            "Ethernet1/2",
+            "PFC on an extra priority (system-wide on NX-OS)",
+        ),
+        Fault("leaf-r3-a", "dscp_to_priority.26", 0, "Ethernet1/1", "RoCE DSCP remapped on one port"),
+        Fault("leaf-r3-a", "ecn.3.min_bytes", 5000, "Ethernet1/4", "ECN min threshold far too low"),
+        Fault("leaf-r3-a", "qos.pfc_watchdog.enabled", False, None, "PFC watchdog off"),
+        Fault("leaf-r3-a", "fec", "fc", "Ethernet1/3", "Fire-code FEC on a 400G uplink"),
+    ],
 }
 PHYSICAL_FAULTS = [
     Fault("leaf-r0-a", "optics.rx_power_dbm", [-1.2, -10.4, -1.1, -1.3], "Ethernet16", "dirty connector"),

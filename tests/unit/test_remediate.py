@@ -217,3 +217,74 @@ def test_work_orders_carry_peer_and_cabling_row(tmp_path: Path) -> None:
 def test_fix_is_plain_data() -> None:
     f = Fix("d", "c", None, "qos.pfc_watchdog.enabled", True, False, "baseline")
     assert json.loads(json.dumps(f.__dict__))["value"] is True
+
+
+def _running(name: str, state: dict[str, Any]) -> str:
+    from fabline.sim.render import arista_eos, cisco_nxos, normalize
+
+    spec = next(d for d in synthetic.lab_fabric().devices if d.name == name)
+    normalize(spec.platform, state)
+    render = arista_eos.running_config if spec.platform == "arista_eos" else cisco_nxos.running_config
+    return render(_Dev(spec), state)  # type: ignore[arg-type]
+
+
+def test_eos_remediation_is_hier_config_of_the_running_config() -> None:
+    from fabline.remediate.netcli import remediation
+
+    before = _state("leaf-r2-a", [synthetic.Fault("leaf-r2-a", "mtu", 1500, "Ethernet1/1", ""),
+                                  synthetic.Fault("leaf-r2-a", "fec", "fc", "Ethernet4/1", "")])  # fmt: skip
+    running = _running("leaf-r2-a", before)
+    safe = copy.deepcopy(before)
+    safe["interfaces"]["Ethernet1/1"]["mtu"] = 9214
+    after = copy.deepcopy(safe)
+    after["interfaces"]["Ethernet4/1"]["fec"] = "rs"
+    first, second = remediation("arista_eos", running, Stages("leaf-r2-a", before, safe, after, ()))
+    assert first == "interface Ethernet1/1\n  mtu 9214"
+    # EOS can allow several encodings: the old one is negated, not just overwritten.
+    assert (
+        second
+        == "interface Ethernet4/1\n  no error-correction encoding fire-code\n  error-correction encoding reed-solomon"
+    )
+
+
+def test_nxos_single_valued_commands_are_replaced_not_negated() -> None:
+    from fabline.remediate.netcli import remediation
+
+    before = _state("leaf-r3-a", [synthetic.Fault("leaf-r3-a", "fec", "fc", "Ethernet1/3", ""),
+                                  synthetic.Fault("leaf-r3-a", "qos.pfc_watchdog.enabled", False, None, "")])  # fmt: skip
+    running = _running("leaf-r3-a", before)
+    safe = copy.deepcopy(before)
+    safe["qos"]["pfc_watchdog"]["enabled"] = True
+    after = copy.deepcopy(safe)
+    after["interfaces"]["Ethernet1/3"]["fec"] = "rs"
+    first, second = remediation("cisco_nxos", running, Stages("leaf-r3-a", before, safe, after, ()))
+    assert first == "priority-flow-control watch-dog-interval on"
+    assert second == "interface Ethernet1/3\n  fec rs-fec"
+
+
+def test_simulated_config_mode_refuses_bad_lines_and_abort_drops_the_session() -> None:
+    from fabline.sim.dialects import Session, dialect
+    from fabline.sim.server import Simulator
+
+    sim = Simulator(synthetic.lab_fabric(), [], writable=True)
+    dev = sim.devices["leaf-r2-a"]
+    d, s = dialect(dev.platform), Session(dev, "admin")
+    assert d.execute(s, "configure session t1", sim.run_command) == ""
+    assert d.prompt(s) == "leaf-r2-a(config-s-t1)#"
+    d.execute(s, "interface Ethernet1/1", sim.run_command)
+    assert d.execute(s, "mtu 99999", sim.run_command).startswith("% Invalid input")
+    assert d.execute(s, "mtu 9000", sim.run_command) == ""
+    assert d.execute(s, "frobnicate", sim.run_command) == "% Invalid input\n"
+    d.execute(s, "abort", sim.run_command)
+    assert dev.state()["interfaces"]["Ethernet1/1"]["mtu"] == 9214
+    d.execute(s, "configure terminal", sim.run_command)
+    d.execute(s, "interface Ethernet1/1", sim.run_command)
+    d.execute(s, "mtu 9000", sim.run_command)
+    assert dev.state()["interfaces"]["Ethernet1/1"]["mtu"] == 9000  # terminal mode applies at once
+    assert "mtu 9000" in sim.run_command(dev, "show running-config").out
+    ro = Simulator(synthetic.lab_fabric(), [])
+    s2 = Session(ro.devices["leaf-r3-a"], "admin")
+    assert (
+        dialect("cisco_nxos").execute(s2, "configure terminal", ro.run_command)
+        == "% Permission denied for the role\n"
+    )

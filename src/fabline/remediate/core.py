@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from fabline.remediate import cumulus, sonic
+from fabline.remediate import cumulus, netcli, sonic
 from fabline.remediate.common import NoEvidence, RawReader, Stages, raw_output
 from fabline.remediate.intent import DeviceIntent, build_intents, covers, put, work_order
 from fabline.remediate.model import DeviceChange, Plan
@@ -24,6 +24,8 @@ Emitter = Callable[[Stages, RawReader], DeviceChange]
 EMITTERS: dict[str, Emitter] = {
     "sonic": sonic.emit,
     "cumulus": cumulus.emit,
+    "arista_eos": netcli.emit_eos,
+    "cisco_nxos": netcli.emit_nxos,
 }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from fabline.sim.device import SimDevice
 from fabline.sim.render.common import Answer
@@ -39,6 +40,8 @@ class Session:
     width: int = 80
     closed: bool = False
     extra: dict[str, str] = field(default_factory=dict)
+    #: Configuration mode on a writable device (a :class:`fabline.sim.config.cli.ConfigMode`).
+    config: Any = None
 
 
 class Dialect:
@@ -114,7 +117,9 @@ class NetworkCliDialect(Dialect):
     pager = True
 
     def prompt(self, s: Session) -> str:
-        """``leaf-r2-a#`` (privileged) or ``leaf-r2-a>``."""
+        """``leaf-r2-a#`` (privileged), ``leaf-r2-a>``, or ``leaf-r2-a(config-if-Et1/1)#``."""
+        if s.config is not None:
+            return f"{s.dev.name}({s.config.prompt_mode()})#"
         return f"{s.dev.name}{'#' if s.privileged else '>'}"
 
     def unknown(self, line: str) -> Answer:
@@ -148,6 +153,13 @@ class NetworkCliDialect(Dialect):
         words = line.split()
         if not words:
             return ""
+        if s.config is not None:
+            out, done = s.config.line(line)
+            if done:
+                s.config = None
+            return str(out)
+        if s.dev.writable and s.privileged and words[0] in ("configure", "conf", "config"):
+            return self.configure(s, words)
         if words[0] in ("exit", "logout", "quit"):
             s.closed = True
             return ""
@@ -170,6 +182,22 @@ class NetworkCliDialect(Dialect):
         answer = run(s.dev, cmd)
         return answer.out
 
+    def configure(self, s: Session, words: list[str]) -> str:
+        """Enter configuration mode: ``configure [terminal]`` or, on EOS, ``configure session NAME``."""
+        from fabline.sim.config.cli import ConfigMode
+
+        rest = words[1:]
+        if rest in ([], ["terminal"], ["t"]):
+            s.config = ConfigMode(s.dev)
+            return ""
+        if rest[:1] == ["session"] and len(rest) == 2 and self.sessions:
+            s.config = ConfigMode(s.dev, session=rest[1])
+            return ""
+        return self.unknown(" ".join(words)).out
+
+    #: Configuration sessions (``configure session NAME``): EOS has them.
+    sessions = True
+
     def exec_channel(self, dev: SimDevice, command: str, run: Runner) -> Answer:
         """An exec channel runs one CLI line without pager."""
         s = Session(dev, "", page_lines=0)
@@ -182,8 +210,12 @@ class NxosDialect(NetworkCliDialect):
 
     more = " --More-- "
 
+    sessions = False
+
     def prompt(self, s: Session) -> str:
-        """``leaf-r3-a# `` (NX-OS leaves a space after the sigil)."""
+        """``leaf-r3-a# `` (NX-OS leaves a space after the sigil), ``leaf-r3-a(config-if)# ``."""
+        if s.config is not None:
+            return f"{s.dev.name}({s.config.prompt_mode()})# "
         return f"{s.dev.name}{'#' if s.privileged else '>'} "
 
     def unknown(self, line: str) -> Answer:
