@@ -64,6 +64,14 @@ CONFIG_FAULTS: dict[str, list[Fault]] = {
         Fault("leaf-r3-a", "qos.pfc_watchdog.enabled", False, None, "PFC watchdog off"),
         Fault("leaf-r3-a", "fec", "fc", "Ethernet1/3", "Fire-code FEC on a 400G uplink"),
     ],
+    "linux": [
+        Fault("gpu-002", "mtu", 1500, "eth1", "host NIC left at the default MTU"),
+        Fault("gpu-001", "nic.roce_tos", 104, "eth2", "RDMA-CM ToS without ECN capability"),
+        Fault("gpu-001", "nic.ecn_np_priorities", [], "eth3", "ECN notification point off"),
+        Fault("gpu-002", "pfc_priorities", [3, 4], "eth0", "PFC on an extra priority"),
+        Fault("gpu-002", "dscp_to_priority.26", 0, "eth2", "RoCE DSCP remapped on the NIC"),
+        Fault("gpu-002", "host.nccl_env.NCCL_IB_TC", "104", None, "NCCL ToS without ECN capability"),
+    ],
 }
 PHYSICAL_FAULTS = [
     Fault("leaf-r0-a", "optics.rx_power_dbm", [-1.2, -10.4, -1.1, -1.3], "Ethernet16", "dirty connector"),

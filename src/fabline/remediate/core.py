@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from fabline.remediate import cumulus, netcli, sonic
+from fabline.remediate import cumulus, linux, netcli, sonic
 from fabline.remediate.common import NoEvidence, RawReader, Stages, raw_output
 from fabline.remediate.intent import DeviceIntent, build_intents, covers, put, work_order
 from fabline.remediate.model import DeviceChange, Plan
@@ -26,6 +26,7 @@ EMITTERS: dict[str, Emitter] = {
     "cumulus": cumulus.emit,
     "arista_eos": netcli.emit_eos,
     "cisco_nxos": netcli.emit_nxos,
+    "linux": linux.emit,
 }
 
 
@@ -98,7 +99,7 @@ def build_plan(
     for r in rest:
         if r.device in plan.skipped and r.device not in states:
             continue
-        if covers(r, intents):
+        if covers(r, intents, states.get(r.device)):
             plan.covered.add(r.id)
             continue
         if r.check in _NO_WORK_ORDER:

@@ -288,20 +288,35 @@ def _per_port(subject: str, state: Mapping[str, Any]) -> bool:
     return isinstance(ifaces, Mapping) and subject in ifaces
 
 
-def covers(result: Result, intents: Mapping[str, DeviceIntent]) -> bool:
-    """Whether a link (or host-to-fabric) finding is resolved by a fix at either end of its port."""
+def covers(
+    result: Result, intents: Mapping[str, DeviceIntent], state: Mapping[str, Any] | None = None
+) -> bool:
+    """Whether a link (or host-to-fabric) finding is resolved by a fix at either end of its port.
+
+    A host-level ``host-tos-fabric`` finding (subject ``NCCL_IB_TC``: the rail leaves share no
+    lossless DSCP) is resolved by a fix on the host or on any of its LLDP neighbours.
+    """
     fields = LINK_FIELDS.get(result.check)
     if fields is None:
         return False
     exp = result.expected if isinstance(result.expected, Mapping) else {}
-    ends = [(result.device, result.subject)]
+    ends: list[tuple[str, str | None]] = [(result.device, result.subject)]
     if isinstance(exp.get("peer_device"), str):
         ends.append((exp["peer_device"], exp.get("peer_interface")))
+    ifaces = (state or {}).get("interfaces") or {}
+    if result.subject is not None and result.subject not in ifaces:
+        ends = [(result.device, None)]
+        for body in ifaces.values():
+            lldp = body.get("lldp") if isinstance(body, Mapping) else None
+            if isinstance(lldp, Mapping) and isinstance(lldp.get("device"), str):
+                ends.append((lldp["device"], None))
     for dev, port in ends:
         intent = intents.get(dev)
         if intent is None:
             continue
         for f in intent.fixes:
-            if (f.subject == port or f.subject is None) and any(f.path.startswith(p) for p in fields):
+            if (port is None or f.subject == port or f.subject is None) and any(
+                f.path.startswith(p) for p in fields
+            ):
                 return True
     return False

@@ -189,7 +189,21 @@ class Shell:
         out, err, code = self._simple(stages[0], res)
         for stage in stages[1:]:
             argv, _redir = self._redirections(stage)
+            while argv[:1] == ["sudo"]:
+                argv = argv[1:]
             if not argv:
+                continue
+            if argv[0] == "tee" and len(argv) == 2:
+                # tee writes the piped text (a writable device's configuration: sysfs, configfs,
+                # /etc); the device decides what the file is, through the simple command.
+                from fabline.sim.config import STDIN
+
+                token = STDIN.set(out)
+                try:
+                    answer = self.simple(command_line(argv))
+                finally:
+                    STDIN.reset(token)
+                out, code, err = answer.out, answer.code, err + answer.err
                 continue
             filtered = _filter(argv[0], argv[1:], out)
             if filtered is None:

@@ -41,5 +41,5 @@ def configure_command(dev: SimDevice, argv: list[str]) -> Answer | None:
 
 
 def wants_stdin(command: str) -> bool:
-    """Whether an exec-channel command reads its standard input (the patch, the file to write)."""
-    return "/dev/stdin" in command or " tee " in f" {command} "
+    """Whether an exec-channel command reads its standard input (``config apply-patch /dev/stdin``)."""
+    return "/dev/stdin" in command
