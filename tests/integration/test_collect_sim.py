@@ -384,3 +384,12 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
     assert "the 10 problems above are its planted faults" in proc.stdout
     assert "demo finished" in proc.stdout
     assert (REPO_ROOT / "docs" / "collection.md").read_text().count("gpu-002") >= 1
+    # The remediation of the planted faults beside the reports (docs/remediation.md).
+    fix = json.loads((out / "remediation" / "remediation.json").read_text())
+    changed = {c["device"] for c in fix["changes"]}
+    assert {"gpu-001", "gpu-002", "leaf-r0-a", "leaf-r1-a", "leaf-r3-a", "spine-02"} <= changed
+    assert {(w["check"], w["device"]) for w in fix["work_orders"]} >= {
+        ("fec-uncorrectable", "leaf-r0-a"), ("rail-cabling", "gpu-001"), ("optics-rx-power", "gpu-002"),
+    }  # fmt: skip
+    assert (out / "remediation" / "plan.md").is_file() and (out / "remediation" / "playbook.yml").is_file()
+    assert "remediation " in proc.stdout and "(applied nothing)" in proc.stdout

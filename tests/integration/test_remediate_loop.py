@@ -9,6 +9,7 @@ still there and are work orders, and nothing that passed fails. Network: 127.0.0
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -217,3 +218,56 @@ def test_a_bad_patch_changes_nothing(loop: dict[str, Any], tmp_path: Path) -> No
     with simulator(synthetic.lab_fabric(), [], base="127.63") as sim:
         _, err, code = run(sim.addresses["leaf-r0-a"], PASSWORD, "sudo config apply-patch /dev/stdin", bad)
         assert code == 1 and "Root privileges are required" in err
+
+
+#: What the playbook may use: modules the `ansible` community package ships.
+PLAYBOOK_MODULES = {
+    "ansible.builtin.copy", "ansible.builtin.command", "ansible.builtin.debug", "ansible.builtin.script",
+    "arista.eos.eos_config", "cisco.nxos.nxos_config",
+}  # fmt: skip
+_TASK_KEYS = {"name", "become", "check_mode", "changed_when", "when", "loop", "tags"}
+
+
+def test_playbook_orders_disruptive_plays_last_and_uses_shipped_modules(loop: dict[str, Any]) -> None:
+    plays = yaml.safe_load((loop["out"] / "playbook.yml").read_text())
+    tagged = [i for i, p in enumerate(plays) if "disruptive" in p.get("tags", [])]
+    assert tagged and tagged == list(range(len(plays) - len(tagged), len(plays)))
+    used = {k for p in plays for t in p["tasks"] for k in t if k not in _TASK_KEYS}
+    assert used <= PLAYBOOK_MODULES, used - PLAYBOOK_MODULES
+    assert {"arista.eos.eos_config", "cisco.nxos.nxos_config", "ansible.builtin.script"} <= used
+    for p in plays:
+        for t in p["tasks"]:
+            for module, args in t.items():
+                src = (
+                    args.get("src")
+                    if isinstance(args, dict)
+                    else args
+                    if module == "ansible.builtin.script"
+                    else None
+                )
+                if isinstance(src, str):
+                    assert (loop["out"] / src).is_file(), src
+    eos = next(p for p in plays if p["hosts"] == "leaf-r2-a")
+    assert eos["vars"]["ansible_network_os"] == "arista.eos.eos"
+
+
+def test_playbook_passes_ansible_syntax_check(loop: dict[str, Any]) -> None:
+    """ansible-playbook resolves every module the playbook names (the `ansible` package's collections)."""
+    import shutil
+    import subprocess
+    import sys
+
+    exe = Path(sys.executable).parent / "ansible-playbook"
+    if not exe.exists():
+        exe = Path(shutil.which("ansible-playbook") or "ansible-playbook")
+    inv = loop["tmp"] / "inv.yml"
+    env = {
+        **os.environ,
+        "ANSIBLE_LOCAL_TEMP": str(loop["tmp"] / "ansible-tmp"),
+        "ANSIBLE_HOME": str(loop["tmp"] / "ansible-home"),
+    }
+    proc = subprocess.run(
+        [str(exe), "--syntax-check", "-i", str(inv), str(loop["out"] / "playbook.yml")],
+        capture_output=True, text=True, timeout=300, check=False, env=env, cwd=loop["out"],
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -318,6 +318,18 @@ def demo(out: Path, eapi: bool) -> None:
     for path in written:
         console.print(f"wrote {path}", highlight=False)
     console.print(f"snapshot {result.snapshot} (raw/, state/, manifest.json)", highlight=False)
+    from fabline.remediate.cli import run_remediate
+
+    # The fixes of the planted faults, from the report just written (docs/remediation.md).
+    fix = run_remediate(
+        inventory=None, snapshot=result.snapshot, report=out / "report.json", baselines=[default_baseline_path()],
+        checks_dir=None, out=out / "remediation", cabling=result.cabling,
+    )  # fmt: skip
+    console.print(
+        f"remediation {fix.out / 'plan.md'}: {len(fix.plan.changes)} device changes, "
+        f"{len(fix.plan.work_orders)} work orders (applied nothing)",
+        highlight=False,
+    )
     console.print(
         f"demo finished in {time.monotonic() - started:.1f} s: the run worked (exit 0); the "
         f"{len(report.problems)} problems above are its planted faults, listed in docs/collection.md",
