@@ -40,7 +40,7 @@ class Session:
     width: int = 80
     closed: bool = False
     extra: dict[str, str] = field(default_factory=dict)
-    #: Configuration mode on a writable device (a :class:`fabline.sim.config.cli.ConfigMode`).
+    #: Configuration mode on a writable device (a :class:`fabline.sim.config.network.ConfigMode`).
     config: Any = None
 
 
@@ -184,7 +184,7 @@ class NetworkCliDialect(Dialect):
 
     def configure(self, s: Session, words: list[str]) -> str:
         """Enter configuration mode: ``configure [terminal]`` or, on EOS, ``configure session NAME``."""
-        from fabline.sim.config.cli import ConfigMode
+        from fabline.sim.config.network import ConfigMode
 
         rest = words[1:]
         if rest in ([], ["terminal"], ["t"]):

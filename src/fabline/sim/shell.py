@@ -196,7 +196,7 @@ class Shell:
             if argv[0] == "tee" and len(argv) == 2:
                 # tee writes the piped text (a writable device's configuration: sysfs, configfs,
                 # /etc); the device decides what the file is, through the simple command.
-                from fabline.sim.config import STDIN
+                from fabline.sim.config.stdin import STDIN
 
                 token = STDIN.set(out)
                 try:

@@ -3,7 +3,7 @@
 A simulator started with ``writable=True`` accepts, per platform, the operations
 ``fabline remediate`` emits and changes the device's state as the real NOS would: SONiC
 ``config apply-patch`` (an RFC 6902 patch on CONFIG_DB, :mod:`.sonic`), Cumulus ``nv set``/``nv
-unset``/``nv config apply`` (:mod:`.cumulus`), EOS and NX-OS configuration mode (:mod:`.cli`) and
+unset``/``nv config apply`` (:mod:`.cumulus`), EOS and NX-OS configuration mode (:mod:`.network`) and
 the GPU hosts' ``ip link``, ``mlnx_qos`` and sysfs/configfs writes (:mod:`.linux`). Every command
 that shows a changed field shows the new value afterwards. fabline itself never sends these:
 the closed-loop tests do, as an operator applying the reviewed change would.
@@ -11,14 +11,11 @@ the closed-loop tests do, as an operator applying the reviewed change would.
 
 from __future__ import annotations
 
-import contextvars
 from collections.abc import Callable
 
+from fabline.sim.config.stdin import STDIN
 from fabline.sim.device import SimDevice
 from fabline.sim.render.common import Answer
-
-#: Standard input of the exec-channel command being run (``config apply-patch /dev/stdin``).
-STDIN: contextvars.ContextVar[str | None] = contextvars.ContextVar("fabline_sim_stdin", default=None)
 
 Configurator = Callable[[SimDevice, list[str]], "Answer | None"]
 
@@ -38,6 +35,9 @@ def configure_command(dev: SimDevice, argv: list[str]) -> Answer | None:
         _CONFIGURATORS.update(_registry())
     handler = _CONFIGURATORS.get(dev.platform)
     return None if handler is None else handler(dev, argv)
+
+
+__all__ = ["STDIN", "configure_command", "wants_stdin"]
 
 
 def wants_stdin(command: str) -> bool:

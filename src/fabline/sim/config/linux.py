@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from fabline.sim.config import STDIN
+from fabline.sim.config.stdin import STDIN
 from fabline.sim.device import SimDevice
 from fabline.sim.render.common import Answer
 from fabline.sim.render.linux import _mlnx_qos

@@ -16,7 +16,7 @@ from typing import Any
 
 import jsonpatch
 
-from fabline.sim.config import STDIN
+from fabline.sim.config.stdin import STDIN
 from fabline.sim.device import SimDevice
 from fabline.sim.render.common import Answer
 from fabline.sim.render.sonic import config_db
