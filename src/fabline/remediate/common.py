@@ -26,6 +26,18 @@ class NoEvidence(Exception):
     """The snapshot lacks what a platform's change is built from (its running configuration)."""
 
 
+def running_config(raw: RawReader, commands: Sequence[str], what: str) -> str:
+    """The collected output a change is built from.
+
+    Raises:
+        NoEvidence: The snapshot has none (``what`` names it in the message).
+    """
+    text = raw(commands)
+    if text is None:
+        raise NoEvidence(f"no {what} in the snapshot (`{commands[0]}`)")
+    return text
+
+
 @dataclass(frozen=True)
 class Stages:
     """One device's state before, after the traffic-safe fixes, and after every fix.

@@ -19,7 +19,15 @@ from typing import Any
 import yaml
 
 from fabline.platforms import get_platform
-from fabline.remediate.common import NoEvidence, RawReader, Stages, port_changes, rebind, watchdog_change
+from fabline.remediate.common import (
+    NoEvidence,
+    RawReader,
+    Stages,
+    port_changes,
+    rebind,
+    running_config,
+    watchdog_change,
+)
 from fabline.remediate.model import DeviceChange
 
 CONFIG_COMMANDS = ("nv config show -o json",)
@@ -214,9 +222,7 @@ def emit(stages: Stages, raw: RawReader) -> DeviceChange:
     Raises:
         NoEvidence: The snapshot holds no NVUE configuration for the device.
     """
-    text = raw(CONFIG_COMMANDS)
-    if text is None:
-        raise NoEvidence("no NVUE configuration in the snapshot (`nv config show -o json`)")
+    text = running_config(raw, CONFIG_COMMANDS, "NVUE configuration")
     try:
         tree = config_tree(text)
     except ValueError as exc:

@@ -23,7 +23,14 @@ from hier_config.models import IdempotentCommandsRule
 from hier_config.platforms.driver_base import HConfigDriverBase
 
 from fabline.platforms import get_platform
-from fabline.remediate.common import NoEvidence, RawReader, Stages, port_changes, watchdog_change
+from fabline.remediate.common import (
+    NoEvidence,
+    RawReader,
+    Stages,
+    port_changes,
+    running_config,
+    watchdog_change,
+)
 from fabline.remediate.model import DeviceChange
 
 CONFIG_COMMANDS = ("show running-config",)
@@ -326,9 +333,7 @@ def emit(stages: Stages, raw: RawReader, platform: str) -> DeviceChange:
     Raises:
         NoEvidence: No running-config in the snapshot, or a change it cannot express.
     """
-    text = raw(CONFIG_COMMANDS)
-    if text is None:
-        raise NoEvidence("no running-config in the snapshot (`show running-config`)")
+    text = running_config(raw, CONFIG_COMMANDS, "running-config")
     label = _PLATFORMS[platform][2]
     safe, risky = remediation(platform, text, stages)
     name = stages.device

@@ -16,7 +16,15 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from fabline.remediate.common import NoEvidence, RawReader, Stages, port_changes, rebind, watchdog_change
+from fabline.remediate.common import (
+    NoEvidence,
+    RawReader,
+    Stages,
+    port_changes,
+    rebind,
+    running_config,
+    watchdog_change,
+)
 from fabline.remediate.model import DeviceChange
 
 #: The collection commands whose output is the running CONFIG_DB (nested form), in preference order.
@@ -239,9 +247,7 @@ def emit(stages: Stages, raw: RawReader) -> DeviceChange:
     Raises:
         NoEvidence: The snapshot holds no running CONFIG_DB for the device.
     """
-    text = raw(CONFIG_COMMANDS)
-    if text is None:
-        raise NoEvidence("no running CONFIG_DB in the snapshot (`show runningconfiguration all`)")
+    text = running_config(raw, CONFIG_COMMANDS, "running CONFIG_DB")
     try:
         db = json.loads(text)
     except ValueError as exc:
