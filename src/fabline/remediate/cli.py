@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -194,7 +193,6 @@ def remediate(
         f"remediation: {len(plan.changes)} device change(s), {len(plan.work_orders)} work order(s), "
         f"{len(plan.skipped)} device(s) with nothing emitted -> {out / 'plan.md'}"
     )
-    sys.exit(0)
 
 
 COMMANDS = [remediate]
