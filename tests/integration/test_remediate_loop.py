@@ -72,6 +72,7 @@ CONFIG_FAULTS: dict[str, list[Fault]] = {
         Fault("gpu-002", "pfc_priorities", [3, 4], "eth0", "PFC on an extra priority"),
         Fault("gpu-002", "dscp_to_priority.26", 0, "eth2", "RoCE DSCP remapped on the NIC"),
         Fault("gpu-002", "host.nccl_env.NCCL_IB_TC", "104", None, "NCCL ToS without ECN capability"),
+        Fault("gpu-001", "host.gpudirect_rdma", False, None, "nvidia_peermem not loaded"),
     ],
 }
 PHYSICAL_FAULTS = [

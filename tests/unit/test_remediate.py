@@ -288,3 +288,36 @@ def test_simulated_config_mode_refuses_bad_lines_and_abort_drops_the_session() -
         dialect("cisco_nxos").execute(s2, "configure terminal", ro.run_command)
         == "% Permission denied for the role\n"
     )
+
+
+def test_cli_errors_are_one_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from fabline.cli import main
+
+    runner = CliRunner()
+    result = runner.invoke(
+        main, ["remediate", "--report", str(tmp_path / "nope.json"), "-o", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 2 and "cannot read the report" in result.output
+    (tmp_path / "bad.json").write_text('{"schema": "something/1"}')
+    result = runner.invoke(
+        main, ["remediate", "--report", str(tmp_path / "bad.json"), "-o", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 2 and "not a fabline report.json" in result.output
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "notes.txt").write_text("mine")
+    snap = tmp_path / "snap"
+    synthetic.write_snapshot(synthetic.lab_fabric(), snap)
+    report = tmp_path / "r.json"
+    report.write_text(
+        json.dumps({"schema": "fabline.report/1", "run": {"snapshot": str(snap)}, "results": []})
+    )
+    result = runner.invoke(main, ["remediate", "--report", str(report), "-o", str(busy)])
+    assert result.exit_code == 2 and "not a fabline remediation folder" in result.output
+    assert (busy / "notes.txt").read_text() == "mine"
+    result = runner.invoke(main, ["remediate", "--report", str(report), "-o", str(tmp_path / "fix")])
+    assert result.exit_code == 0, result.output
+    assert "0 device change(s)" in result.output
+    assert "Nothing: every failing finding" in (tmp_path / "fix" / "plan.md").read_text()

@@ -23,7 +23,7 @@ from fabline.results import Result, Status
 CONFIG_FIELDS = frozenset({"mtu", "trust", "pfc_priorities", "dscp_to_priority", "fec", "autoneg", "ecn"})
 CONFIG_LEAVES = frozenset(
     {"qos.pfc_watchdog.enabled", "nic.roce_tos", "nic.ecn_np_priorities", "nic.ecn_rp_priorities",
-     "host.nccl_env.NCCL_IB_TC"}
+     "host.nccl_env.NCCL_IB_TC", "host.gpudirect_rdma"}
 )  # fmt: skip
 #: Fields whose change takes a live port down while it retrains (applied last, marked).
 DISRUPTIVE_FIELDS = frozenset({"fec", "autoneg", "speed_gbps"})

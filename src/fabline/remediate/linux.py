@@ -4,7 +4,8 @@ The commands are the ones the NIC vendor documents for ConnectX on Linux: ``ip l
 mtu N``; ``mlnx_qos -i X --trust dscp``, ``--pfc 0,0,0,1,0,0,0,0``, ``--dscp2prio set,DSCP,PRIO``;
 RDMA-CM's default ToS through configfs (``/sys/kernel/config/rdma_cm/<dev>/ports/1/default_roce_tos``,
 the directory created first, as ``cma_roce_tos`` does); DCQCN's ECN enables in sysfs
-(``/sys/class/net/X/ecn/roce_np|roce_rp/enable/<prio>``); ``/etc/nccl.conf`` for ``NCCL_IB_TC``;
+(``/sys/class/net/X/ecn/roce_np|roce_rp/enable/<prio>``); ``/etc/nccl.conf`` for ``NCCL_IB_TC``; ``modprobe nvidia_peermem`` (and its ``modules-load.d`` file) for
+GPUDirect RDMA;
 ``ethtool --set-fec`` / ``ethtool -s X autoneg`` last (they retrain the link). None of these
 survive a reboot: the host's settings file, rendered from the site's host template
 (``templates/linux/host.yml.j2``, what ``fabline check --intended`` reads back) with the intended
@@ -69,6 +70,11 @@ def commands(before: Mapping[str, Any], after: Mapping[str, Any]) -> tuple[list[
             risky.append(f"sudo ethtool --set-fec {q} encoding {diff['fec']}")
         if "autoneg" in diff:
             risky.append(f"sudo ethtool -s {q} autoneg {'on' if diff['autoneg'] else 'off'}")
+    gdr = (after.get("host") or {}).get("gpudirect_rdma")
+    if gdr is True and (before.get("host") or {}).get("gpudirect_rdma") is not True:
+        # GPUDirect RDMA is the nvidia_peermem module: load it now and at every boot.
+        safe.append("sudo modprobe nvidia_peermem")
+        safe.append("echo nvidia_peermem | sudo tee /etc/modules-load.d/nvidia-peermem.conf")
     env_new = (after.get("host") or {}).get("nccl_env")
     if isinstance(env_new, Mapping) and env_new != (before.get("host") or {}).get("nccl_env"):
         body = "".join(f"{k}={v}\\n" for k, v in env_new.items())

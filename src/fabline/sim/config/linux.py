@@ -11,6 +11,8 @@
 - ``mkdir -p /sys/kernel/config/rdma_cm/<dev>``: creates the configfs directory (a device the host
   does not have is ``No such file or directory``).
 - ``ethtool --set-fec X encoding rs|baser|off|auto`` and ``ethtool -s X autoneg on|off``.
+- ``modprobe nvidia_peermem`` (GPUDirect RDMA; ``lsmod`` lists it afterwards) and a
+  ``/etc/modules-load.d/*.conf`` written with ``tee``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 from fabline.sim.config.stdin import STDIN
 from fabline.sim.device import SimDevice
 from fabline.sim.render.common import Answer
-from fabline.sim.render.linux import _mlnx_qos
+from fabline.sim.render.linux import DEFAULT_KERNEL, _mlnx_qos
 
 _FEC = {"rs": "rs", "baser": "fc", "off": "none", "auto": "auto"}
 
@@ -52,6 +54,14 @@ def command(dev: SimDevice, argv: list[str]) -> Answer | None:
         devices = {(b.get("nic") or {}).get("rdma_device") for b in (state.get("interfaces") or {}).values()}
         if m is None or m.group(1) not in devices:
             return Answer("", 1, f"mkdir: cannot create directory '{argv[2]}': No such file or directory\n")
+        return Answer("")
+    if argv[:1] == ["modprobe"] and len(argv) == 2:
+        if argv[1] != "nvidia_peermem":
+            kernel = (state.get("facts") or {}).get("kernel") or DEFAULT_KERNEL
+            return Answer(
+                "", 1, f"modprobe: FATAL: Module {argv[1]} not found in directory /lib/modules/{kernel}\n"
+            )
+        dev.configure(lambda s: s.setdefault("host", {}).update(gpudirect_rdma=True))
         return Answer("")
     if argv[:1] == ["tee"] and len(argv) == 2:
         return _tee(dev, argv[1], STDIN.get() or "")
@@ -131,6 +141,8 @@ def _tee(dev: SimDevice, path: str, text: str) -> Answer:
         name = m.group(1)
         dev.configure(lambda s: s["interfaces"][name].update(mtu=int(value)))
         return Answer(text)
+    if path.startswith("/etc/modules-load.d/") and path.endswith(".conf"):
+        return Answer(text)  # read at the next boot; the running kernel is what modprobe changed
     if path == "/etc/nccl.conf":
         env = dict(
             ln.split("=", 1) for ln in text.splitlines() if "=" in ln and not ln.lstrip().startswith("#")
