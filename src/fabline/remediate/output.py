@@ -135,11 +135,21 @@ def _value(v: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _change(current: Any, value: Any) -> str:
+    """``old -> new``; for maps (a DSCP map) only the keys that change."""
+    if isinstance(current, Mapping) and isinstance(value, Mapping):
+        keys = sorted((k for k in {*current, *value} if current.get(k) != value.get(k)), key=str)
+        return "{" + ", ".join(f"{k}: {_value(current.get(k))} -> {_value(value.get(k))}" for k in keys) + "}"
+    return f"{_value(current)} -> {_value(value)}"
+
+
 def _fix_line(f: Fix, files: Sequence[str]) -> str:
     where = f"{f.device} {f.subject}" if f.subject else f.device
     mark = " **(interrupts traffic: applied last)**" if f.disruptive else ""
-    return (f"- `{where}` {f.check}: `{f.path}` {_value(f.current)} -> {_value(f.value)}; value from "
-            f"{f.source}{mark} ({', '.join(f'`devices/{n}`' for n in files)})")  # fmt: skip
+    # The file that carries the fix: the traffic-interrupting one for a disruptive fix.
+    mine = [n for n in files if ("disruptive" in n) == f.disruptive] or list(files)
+    return (f"- `{where}` {f.check}: `{f.path}` {_change(f.current, f.value)}; value from "
+            f"{f.source}{mark} ({', '.join(f'`devices/{n}`' for n in mine)})")  # fmt: skip
 
 
 def _order_line(o: WorkOrder) -> str:
