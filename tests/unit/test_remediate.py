@@ -321,3 +321,15 @@ def test_cli_errors_are_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "0 device change(s)" in result.output
     assert "Nothing: every failing finding" in (tmp_path / "fix" / "plan.md").read_text()
+
+
+def test_plan_skips_a_device_whose_state_file_is_broken(tmp_path: Path) -> None:
+    from fabline.snapshot import Snapshot
+
+    snap = tmp_path / "snap"
+    synthetic.write_snapshot(synthetic.lab_fabric(), snap)
+    (snap / "state" / "leaf-r1-a.json").write_text("{ truncated")
+    r = _result("leaf-r1-a", "switch-mtu", "swp1", {"mtu": {"min": 9100}})
+    plan = build_plan([r], Snapshot(snap).load, {"leaf-r1-a": "cumulus"}, snap, {})
+    assert plan.changes == [] and plan.skipped["leaf-r1-a"].startswith("state not readable")
+    assert "leaf-r1-a::switch-mtu::swp1" in plan.unresolved

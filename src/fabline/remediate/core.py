@@ -14,9 +14,9 @@ from typing import Any
 from fabline.remediate import cumulus, linux, netcli, sonic
 from fabline.remediate.common import NoEvidence, RawReader, Stages, raw_output
 from fabline.remediate.intent import DeviceIntent, build_intents, covers, put, work_order
-from fabline.remediate.model import DeviceChange, Plan
+from fabline.remediate.model import DeviceChange, Plan, WorkOrder
 from fabline.results import Result, Status
-from fabline.state import UNREADABLE_STATUSES
+from fabline.state import UNREADABLE_STATUSES, StateError
 
 Emitter = Callable[[Stages, RawReader], DeviceChange]
 
@@ -65,7 +65,7 @@ def build_plan(
     for name in sorted({r.device for r in results}):
         try:
             state = load_state(name)
-        except Exception as exc:
+        except StateError as exc:
             plan.skipped[name] = f"state not readable: {exc}"
             continue
         if state is None:
@@ -95,7 +95,7 @@ def build_plan(
             continue
         plan.changes.append(change)
         plan.covered.update(f.finding for f in intent.fixes)
-    orders: dict[tuple[str, str | None, str], Any] = {}
+    orders: dict[tuple[str, str | None, str], WorkOrder] = {}
     for r in rest:
         if r.device in plan.skipped and r.device not in states:
             continue
