@@ -318,7 +318,7 @@ def demo(out: Path, eapi: bool) -> None:
     for path in written:
         console.print(f"wrote {path}", highlight=False)
     console.print(f"snapshot {result.snapshot} (raw/, state/, manifest.json)", highlight=False)
-    from fabline.remediate.cli import run_remediate
+    from fabline.cli.remediate import run_remediate
 
     # The fixes of the planted faults, from the report just written (docs/remediation.md).
     fix = run_remediate(

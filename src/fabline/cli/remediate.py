@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from fabline.clicommon import baseline_option, baseline_paths, checks_dir_or_default, checks_option, friendly
+from fabline.cli.common import baseline_option, baseline_paths, checks_dir_or_default, checks_option, friendly
 from fabline.errors import ConfigError
 from fabline.paths import MAX_STATE_BYTES, read_regular
 from fabline.remediate.model import Plan
