@@ -586,9 +586,9 @@ def test_secrets_never_in_reprs(tmp_path: Path) -> None:
             "hosts.yml",
         ),
         (
-            {"hosts.yml": "plugin: amazon.aws.aws_ec2\n"},
+            {"hosts.yml": "plugin: example.absent.cloud_inventory\n"},
             "hosts.yml",
-            "inventory plugin 'amazon.aws.aws_ec2' is not installed",
+            "inventory plugin 'example.absent.cloud_inventory' is not installed",
             "hosts.yml",
         ),
         (
