@@ -26,7 +26,7 @@ from typing import Any
 from fabline import synthetic
 from fabline.collect.profiles import PROFILES
 from fabline.platforms import PLATFORMS, ParseContext
-from fabline.platforms.base import checked_merge, run_parser
+from fabline.platforms.dispatch import checked_merge, run_parser
 from fabline.sim.render import render
 from fabline.sim.server import Simulator
 

@@ -1,7 +1,9 @@
 """A fast validator of the state schema's types and ranges, compiled once from the JSON Schema.
 
-Every parser's fragment is checked before it is merged (``fabline.platforms.base.run_parser``):
-that is every output of every collection, so the check must cost little. This compiles the
+Every collected device's parsed fragments are checked (``fabline.platforms.dispatch``, through
+:func:`fabline.state.schema_problem`, which compiles the state schema with this module): that is
+every output of every collection, so the check must cost little. This module knows no schema of
+its own and imports nothing of fabline. This compiles the
 subset of JSON Schema the state schema uses (``type``, ``enum``, ``const``, ``minimum``,
 ``maximum``, ``properties``, ``additionalProperties``, ``items``, ``propertyNames`` patterns) into
 plain closures, several times faster than a general validator on the same documents; keys already
@@ -11,7 +13,6 @@ words jsonschema uses.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections.abc import Callable
@@ -188,22 +189,3 @@ def problem_text(problem: str) -> str:
         path, _, message = problem[1:].partition("\x00")
         return f"{path}: {message}"
     return problem
-
-
-def first_problem(doc: Any) -> str | None:
-    """The first problem of a state document or fragment against the state schema (``path: message``), or None.
-
-    :func:`fabline.state.schema_problem` is the public name; the parse dispatcher calls it here.
-    """
-    found = state_check()(doc)
-    return problem_text(found) if found else None
-
-
-@functools.cache
-def state_check() -> Check:
-    """The compiled state schema (without its required keys: a fragment is a partial state)."""
-    from fabline.state import schema_document
-
-    schema = dict(schema_document())
-    schema.pop("required", None)
-    return compile_schema(schema)

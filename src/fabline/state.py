@@ -7,6 +7,7 @@ directly, so loading 100k ports costs what the JSON parser costs and little more
 
 from __future__ import annotations
 
+import functools
 import json
 from importlib import resources
 from pathlib import Path
@@ -16,6 +17,7 @@ import orjson
 
 from fabline.paths import MAX_STATE_BYTES, SnapshotPathError, read_regular
 from fabline.platforms.spec import PLATFORMS, platform_ids
+from fabline.schema_check import Check, compile_schema, problem_text
 
 SCHEMA_ID = "fabline.state/1"
 ROLES = ("spine", "leaf", "host")
@@ -212,16 +214,23 @@ def schema_problem(doc: Any) -> str | None:
 
     The first problem, naming the field; None when the document is valid. Keys a document may
     omit are not required here, so a fragment (one command's share of a state) is checked the same
-    way (:func:`fabline.schema_check.state_check`, compiled from the shipped JSON Schema).
+    way (:func:`state_check`, compiled from the shipped JSON Schema by :mod:`fabline.schema_check`).
 
     Example:
         >>> schema_problem({"interfaces": {"Ethernet0": {"pfc_priorities": [3, 9]}}})
         'interfaces.Ethernet0.pfc_priorities[1]: 9 is greater than the maximum of 7'
         >>> schema_problem({"interfaces": {"Ethernet0": {"mtu": 9100}}})
     """
-    from fabline.schema_check import first_problem
+    found = state_check()(doc)
+    return problem_text(found) if found else None
 
-    return first_problem(doc)
+
+@functools.cache
+def state_check() -> Check:
+    """The compiled state schema (without its required keys: a fragment is a partial state)."""
+    schema = schema_document()
+    schema.pop("required", None)
+    return compile_schema(schema)
 
 
 def _short(exc: Exception) -> str:

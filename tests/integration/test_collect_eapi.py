@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from fabline import synthetic
-from fabline.collect.device import CommandRefused
+from fabline.collect.allowlist import CommandRefused
 from fabline.collect.eapi import TlsPolicy, _connection_class, normalize_fingerprint
 from fabline.errors import ConfigError
 from fabline.sim import TransportFault

@@ -20,7 +20,7 @@ import yaml
 
 from fabline import synthetic
 from fabline.baseline import Selector
-from fabline.collect.device import CommandRefused, allowed
+from fabline.collect.allowlist import CommandRefused, allowed
 from fabline.collect.profiles import PROFILES, check_profiles
 from fabline.design.model import default_port_mtu
 from fabline.inventory import load_inventory, platform_for_network_os

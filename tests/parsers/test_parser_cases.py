@@ -97,3 +97,22 @@ def test_every_command_of_every_platform_has_a_case() -> None:
         used = [_load_case(p)["command"] for p in CASES if p.parent.name == platform_id]
         missing = [c.template for c in platform.commands if not any(c.pattern().match(u) for u in used)]
         assert not missing, f"{platform_id}: commands without a parser case: {missing}"
+
+
+def test_every_parser_declares_its_input() -> None:
+    """Every allow-listed command's parser is declared (``text_parser`` / ``json_parser``, docs/platforms.md).
+
+    The dispatcher then owns what every parser shares: the text check or the JSON load, and the
+    empty-result ParseError; a parser that calls ``check_text``/``load_json`` on its own output
+    repeats it.
+    """
+    from fabline.platforms import PLATFORMS
+    from fabline.platforms.base import DeclaredParser
+
+    undeclared = sorted(
+        f"{platform}: {cmd.template} ({getattr(cmd.parser, '__name__', cmd.parser)})"
+        for platform, spec in PLATFORMS.items()
+        for cmd in spec.commands
+        if not isinstance(cmd.parser, DeclaredParser)
+    )
+    assert undeclared == []

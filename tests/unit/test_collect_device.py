@@ -17,15 +17,9 @@ from typing import Any
 
 import pytest
 
+from fabline.collect.allowlist import CommandRefused, allowed, render
 from fabline.collect.collector import CollectOptions, _run, collect
-from fabline.collect.device import (
-    CommandRefused,
-    RetryPolicy,
-    allowed,
-    collect_device,
-    render,
-    select_interfaces,
-)
+from fabline.collect.device import RetryPolicy, collect_device, select_interfaces
 from fabline.collect.profiles import PROFILES, check_profiles
 from fabline.collect.reparse import reparse_snapshot
 from fabline.collect.transports import CommandFailure, ConnectFailure, Output
@@ -354,7 +348,9 @@ def test_bad_options_are_config_errors(tmp_path: Path) -> None:
         collect([host()], tmp_path, CollectOptions(workers=0))
 
 
-@pytest.mark.parametrize("name", ["collector", "device", "hostkeys", "profiles", "transports", "writer"])
+@pytest.mark.parametrize(
+    "name", ["allowlist", "collector", "device", "hostkeys", "profiles", "transports", "writer"]
+)
 def test_doctests(name: str) -> None:
     import doctest
     import importlib

@@ -17,23 +17,6 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "fabline"
 
-#: Cycles known and owned elsewhere; each entry must still exist (so a fixed one is removed here).
-#: platforms.base -> state/schema_check (fragments are checked against the schema) -> platforms.spec
-#: (the schema's platform enum comes from the registry) -> platforms.base (Command): issue 12 §1.
-KNOWN_CYCLES: set[frozenset[str]] = {
-    frozenset({"fabline.platforms.base", "fabline.platforms.spec", "fabline.schema_check", "fabline.state"}),
-    # The eAPI/NAPALM getter transport and the SSH collector import each other (landed with the
-    # napalm platform while this test was written; one transport interface module would end it).
-    frozenset(
-        {
-            "fabline.collect.device",
-            "fabline.collect.eapi",
-            "fabline.collect.getters",
-            "fabline.collect.transports",
-        }
-    ),
-}
-
 #: (importer prefix, imported prefixes it must not depend on, why).
 RULES: list[tuple[str, tuple[str, ...], str]] = [
     (
@@ -180,11 +163,8 @@ def test_the_graph_is_read() -> None:
 
 
 def test_no_import_cycles() -> None:
-    cycles = set(_cycles(_graph()))
-    assert cycles - KNOWN_CYCLES == set(), "import cycles: " + "; ".join(
-        " <-> ".join(sorted(c)) for c in cycles - KNOWN_CYCLES
-    )
-    assert cycles >= KNOWN_CYCLES, "a known cycle is gone: remove it from KNOWN_CYCLES"
+    cycles = _cycles(_graph())
+    assert cycles == [], "import cycles: " + "; ".join(" <-> ".join(sorted(c)) for c in cycles)
 
 
 @pytest.mark.parametrize(("importer", "forbidden", "why"), RULES, ids=[r[0] for r in RULES])

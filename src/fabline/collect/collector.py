@@ -25,7 +25,7 @@ from typing import Any
 
 from fabline import __version__
 from fabline.collect.device import DeviceRef, DeviceResult, Gathered, RetryPolicy, gather_device, now_iso
-from fabline.collect.eapi import TlsPolicy, eapi_port, wants_eapi
+from fabline.collect.eapi import EapiSession, TlsPolicy, eapi_port, wants_eapi
 from fabline.collect.finisher import Finisher
 from fabline.collect.hostkeys import HostKeyStore
 from fabline.collect.profiles import PROFILES, Profile
@@ -33,9 +33,10 @@ from fabline.collect.transports import (
     DEFAULT_COMMAND_TIMEOUT,
     DEFAULT_MAX_OUTPUT,
     ConnectOptions,
+    ExecSession,
     LiveSockets,
+    NetmikoSession,
     Session,
-    open_session,
 )
 from fabline.collect.writer import MANIFEST_SCHEMA, read_entry, read_manifest, write_json_atomic
 from fabline.errors import ConfigError
@@ -284,6 +285,34 @@ class RichProgress(Progress):
     def finish(self) -> None:
         """Stop the bar."""
         self.bar.stop()
+
+
+def open_session(
+    device: Device,
+    transport: str,
+    device_type: str | None,
+    store: HostKeyStore,
+    options: ConnectOptions,
+    shell: bool = False,
+) -> Session:
+    """Open the session the platform's profile names (``exec``/``netmiko``: SSH,
+    :mod:`fabline.collect.transports`; ``eapi``: the device's HTTP API, :mod:`fabline.collect.eapi`;
+    ``napalm``: a NAPALM driver's getters, :mod:`fabline.collect.getters`).
+
+    Raises:
+        ConnectFailure: The device could not be logged into.
+    """
+    if transport == "exec":
+        return ExecSession(device, store, options)
+    if transport == "eapi":
+        return EapiSession(device, options)
+    if transport == "napalm":
+        from fabline.collect.getters import NapalmSession  # NAPALM's stack only when a device uses it
+
+        return NapalmSession(device, options)
+    if transport == "netmiko" and device_type:
+        return NetmikoSession(device, device_type, store, options, scripts=shell)
+    raise ValueError(f"unknown transport {transport!r}")
 
 
 def default_session_factory(

@@ -8,13 +8,12 @@ per-command records for the manifest.
 from __future__ import annotations
 
 import datetime as dt
-import functools
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from fabline.collect.allowlist import CommandRefused, allowed, match_command, render
 from fabline.collect.profiles import PROFILES, Profile
 from fabline.collect.transports import (
     CommandFailure,
@@ -24,17 +23,11 @@ from fabline.collect.transports import (
     redact,
 )
 from fabline.collect.writer import unique_file
-from fabline.errors import CommandUnavailable, FablineError, ParseError
+from fabline.errors import CommandUnavailable, ParseError
 from fabline.inventory import Device, Named
 from fabline.platforms import PLATFORMS
-from fabline.platforms.base import (
-    SCHEMA_EXPECTED,
-    Command,
-    ParseContext,
-    checked_merge,
-    merge_fragments,
-    run_parser,
-)
+from fabline.platforms.base import ParseContext, merge_fragments
+from fabline.platforms.dispatch import SCHEMA_EXPECTED, checked_merge, run_parser
 from fabline.state import SCHEMA_ID
 
 #: Command-record statuses; only ``ok`` feeds the state.
@@ -42,95 +35,6 @@ COMMAND_STATUSES = (
     "ok", "unavailable", "parse_error", "failed", "command_timeout", "output_too_large", "dropped", "skipped",
     "refused",
 )  # fmt: skip
-
-# Interface and RDMA-device names come from device output (or the inventory) and end up in command
-# lines: only plain names pass, so a hostile name can never add shell syntax to a command.
-_SAFE_PARAM = {
-    "exec": re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@+-]{0,63}"),
-    "netmiko": re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/@+-]{0,63}"),
-}
-# eAPI and NAPALM getters take no interface parameters today; a future one gets the CLI's rule.
-_SAFE_PARAM["eapi"] = _SAFE_PARAM["napalm"] = _SAFE_PARAM["netmiko"]
-
-
-class CommandRefused(FablineError):
-    """A command line that is not on the platform's read-only allow-list; it is never sent."""
-
-
-def allowed(platform: str, command: str) -> str:
-    """Return the command if it is an instance of an allow-listed template, else refuse it.
-
-    Example:
-        >>> allowed("linux", "ethtool -m eth0")
-        'ethtool -m eth0'
-        >>> allowed("linux", "ethtool --set-fec eth0 encoding rs")
-        Traceback (most recent call last):
-        ...
-        fabline.collect.device.CommandRefused: linux: 'ethtool --set-fec eth0 encoding rs' is not on the read-only allow-list; refused
-    """
-    refusal = _refusal(platform, command)
-    if refusal is not None:
-        raise CommandRefused(refusal)
-    return command
-
-
-@functools.lru_cache(maxsize=16384)
-def _refusal(platform: str, command: str) -> str | None:
-    """Why a command line is refused, or None (kept per line: each is checked twice per device)."""
-    matched = _match(platform, command)
-    if matched is None:
-        return f"{platform}: {command!r} is not on the read-only allow-list; refused"
-    # A template parameter matches any non-blank text ('eth0;reboot' too): only plain names pass.
-    rx = _SAFE_PARAM[PROFILES[platform].transport]
-    for _key, value in matched[1]:
-        if not rx.fullmatch(value) or ".." in value:
-            return f"{platform}: {command!r}: {value!r} is not a plain name; refused"
-    return None
-
-
-@functools.cache
-def _compiled(platform: str) -> tuple[tuple[Command, re.Pattern[str]], ...]:
-    # Platform.match compiles each template's regex per call; a collection matches every command
-    # line twice (refusal guard, parser choice), so the compiled allow-list is kept per platform.
-    return tuple((cmd, cmd.pattern()) for cmd in PLATFORMS[platform].commands)
-
-
-def match_command(platform: str, command: str) -> tuple[Command, dict[str, str]] | None:
-    """The allow-listed command a concrete command line is an instance of, with its parameters.
-
-    Example:
-        >>> cmd, params = match_command("linux", "ethtool -S eth2")
-        >>> cmd.template, params
-        ('ethtool -S {interface}', {'interface': 'eth2'})
-        >>> match_command("linux", "reboot") is None
-        True
-    """
-    found = _match(platform, command)
-    return None if found is None else (found[0], dict(found[1]))
-
-
-@functools.lru_cache(maxsize=16384)
-def _match(platform: str, command: str) -> tuple[Command, tuple[tuple[str, str], ...]] | None:
-    # A command line is matched up to three times (plan, last guard, parser choice) and the same
-    # lines recur on every device of a platform: the answer is kept per (platform, line).
-    for cmd, rx in _compiled(platform):
-        m = rx.match(command)
-        if m:
-            return cmd, tuple(m.groupdict().items())
-    return None
-
-
-def render(profile: Profile, template: str, **params: str) -> str:
-    """A concrete command line from a profile template, refusing unsafe parameter values.
-
-    Raises:
-        CommandRefused: A parameter is not a plain name, or the result is not allow-listed.
-    """
-    rx = _SAFE_PARAM[profile.transport]
-    for key, value in params.items():
-        if not rx.fullmatch(value) or ".." in value:
-            raise CommandRefused(f"{profile.platform}: {key} {value!r} is not a plain name; refused")
-    return allowed(profile.platform, template.format(**params))
 
 
 @dataclass

@@ -44,6 +44,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fabline.collect.allowlist import CommandRefused, allowed
 from fabline.collect.transports import (
     CommandFailure,
     ConnectFailure,
@@ -207,8 +208,6 @@ def _connection_class(platform: str | None) -> type[Any]:
     """
     from pyeapi.eapilib import HttpsConnection, HttpsEapiConnection
 
-    from fabline.collect.device import allowed
-
     class _Https(HttpsConnection):  # type: ignore[misc]
         """One HTTPS connection that records how far it got (for the fault classification)."""
 
@@ -296,8 +295,6 @@ def classify_eapi_error(exc: BaseException, connection: Any, where: str, timeout
     ``connection`` is the pyeapi connection (its transport records the phase reached and the HTTP
     status); pyeapi keeps the socket-level exception it wrapped in ``socket_error``.
     """
-    from fabline.collect.device import CommandRefused
-
     https = getattr(connection, "transport", None)
     phase = getattr(https, "phase", "tcp")
     status = getattr(https, "status", None)

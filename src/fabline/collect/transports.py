@@ -883,32 +883,3 @@ class NetmikoSession:
             else:
                 self.conn.disconnect()
         self._login.release()
-
-
-def open_session(
-    device: Device,
-    transport: str,
-    device_type: str | None,
-    store: HostKeyStore,
-    options: ConnectOptions,
-    shell: bool = False,
-) -> Session:
-    """Open the session the platform's profile names (``eapi``: the device's HTTP API, see
-    :mod:`fabline.collect.eapi`; ``napalm``: a NAPALM driver's getters, :mod:`fabline.collect.getters`).
-
-    Raises:
-        ConnectFailure: The device could not be logged into.
-    """
-    if transport == "exec":
-        return ExecSession(device, store, options)
-    if transport == "eapi":
-        from fabline.collect.eapi import EapiSession
-
-        return EapiSession(device, options)
-    if transport == "napalm":
-        from fabline.collect.getters import NapalmSession
-
-        return NapalmSession(device, options)
-    if transport == "netmiko" and device_type:
-        return NetmikoSession(device, device_type, store, options, scripts=shell)
-    raise ValueError(f"unknown transport {transport!r}")

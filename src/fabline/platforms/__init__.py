@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from fabline.errors import ParseError
 from fabline.platforms import arista_eos, cisco_nxos, cumulus, linux, napalm, sonic
-from fabline.platforms.base import Command, Fragment, ParseContext, merge_fragments, run_parser
+from fabline.platforms.base import Command, Fragment, ParseContext, merge_fragments
+from fabline.platforms.dispatch import run_parser
 from fabline.platforms.spec import (
     PLATFORMS,
     RUN_PLANS,

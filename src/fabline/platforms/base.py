@@ -2,10 +2,11 @@
 
 A platform is data: a tuple of :class:`Command` entries (the read-only allow-list), each naming
 the parser that turns its output into a state-schema-v1 fragment. A parser declares what it reads
-and what it expects (:func:`text_parser`, :func:`json_parser`), and the dispatcher owns the rest:
-it bounds and checks the text (:func:`check_text`) or loads the JSON (:func:`load_json`), hands the
-parser the checked text or the document, and turns an empty result into the command's
-:class:`~fabline.errors.ParseError` (unless the parser is declared ``may_be_empty``). A parser raises
+and what it expects (:func:`text_parser`, :func:`json_parser`), and the dispatcher
+(:mod:`fabline.platforms.dispatch`) owns the rest: the text is checked (:func:`check_text`) or the
+JSON loaded (:func:`load_json`) before the parser's body sees it, an empty result is the
+command's :class:`~fabline.errors.ParseError` (unless the parser is declared ``may_be_empty``),
+and the fragment is bounded, cleaned and checked against the state schema. A parser raises
 ``ctx.reject(detail)`` when the output does not have the expected shape.
 
 Example:
@@ -15,9 +16,9 @@ Example:
     ...     if not m:
     ...         raise ctx.reject("no mtu line")
     ...     return {"interfaces": {"eth0": {"mtu": int(m[1])}}}
-    >>> run_parser(parse_mtu, "mtu 9000\\n", ParseContext("linux", "x"))
+    >>> parse_mtu("mtu 9000\\n", ParseContext("linux", "x"))
     {'interfaces': {'eth0': {'mtu': 9000}}}
-    >>> run_parser(parse_mtu, "", ParseContext("linux", "x"))
+    >>> parse_mtu("", ParseContext("linux", "x"))
     Traceback (most recent call last):
     ...
     fabline.errors.ParseError: linux: 'x': expected one 'mtu N' line (empty output)
@@ -28,13 +29,12 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fabline.errors import CommandUnavailable, ParseError
 from fabline.platforms.toolkit import ValueProblem, clip, dash_tables
-from fabline.schema_check import first_problem
 
 Fragment = dict[str, Any]
 
@@ -98,7 +98,7 @@ class DeclaredParser:
     Calling it with a command's output does the part every parser shares: the text is checked
     (empty, binary, over-long, an error banner) or the JSON document loaded and bounded, and the
     parser's body gets the checked text or the document, with ``ctx.expected`` set. The
-    dispatcher (:func:`run_parser`) adds the rest: the empty-result ``ParseError``, the bounds and
+    dispatcher (:func:`fabline.platforms.dispatch.run_parser`) adds the rest: the empty-result ``ParseError``, the bounds and
     the clean strings of the fragment.
 
     Attributes:
@@ -305,7 +305,7 @@ def load_json(output: str, ctx: ParseContext, expected: str = "a JSON document")
     except ValueError as exc:  # ValueProblem, or an integer beyond Python's digit limit
         raise ctx.fail(expected, f"invalid JSON: {clip(str(exc).splitlines()[0])}") from None
     # Deep nesting that loads is bounded where it matters: a fragment nests at most
-    # MAX_FRAGMENT_DEPTH levels (run_parser); a walk of every document would cost every collection.
+    # MAX_FRAGMENT_DEPTH levels (fabline.platforms.dispatch); a walk of every document would cost every collection.
     return doc
 
 
@@ -399,141 +399,3 @@ def split_dashed_table(text: str) -> list[dict[str, str]]:
     """
     tables = dash_tables(text.splitlines())
     return list(tables[0].rows) if tables else []
-
-
-# --- the dispatcher's share of every parser ------------------------------------------------------
-
-#: The deepest a fragment nests (interfaces.IF.ecn.Q.field is 5; QoS maps under qos.maps are 5).
-MAX_FRAGMENT_DEPTH = 12
-#: The longest string a fragment may hold (a description, a build string, an NCCL value).
-MAX_FIELD_CHARS = 4096
-
-#: Control characters (C0 but TAB, DEL, C1) raw in text, or escaped in JSON. Device strings go to
-#: consoles and reports: an escape sequence in an LLDP system name must not reach a terminal.
-_CONTROL_RAW = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-_CONTROL_ESCAPED = re.compile(r"\\u00[01][0-9a-fA-F]|\\u00[89][0-9a-fA-F]|\\u007[fF]|\\[nrbf]")
-_CONTROL_IN_STRING = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]+")
-
-
-def may_be_empty(parser: Parser) -> Parser:
-    """Mark a parser whose output can truly hold nothing (no LLDP neighbour, no pinned NCCL setting).
-
-    Any other parser's empty result is a ``ParseError``: a truncated table reads as no rows. A
-    declared parser says it with ``may_be_empty=True`` (:func:`text_parser`, :func:`json_parser`).
-    """
-    parser.may_be_empty = True  # type: ignore[attr-defined]
-    return parser
-
-
-#: Why an empty fragment is a ParseError (the dispatcher's words for every parser).
-EMPTY_DETAIL = "nothing readable in it (truncated, or another command's output?)"
-
-
-def run_parser(parser: Parser, output: str, ctx: ParseContext, *, validate: bool = True) -> Fragment:
-    """Run one parser with what every parser needs around it: bounds, validation, clean strings.
-
-    The parser reads the output (a declared parser gets it checked or loaded: ``check_text`` and
-    ``load_json`` bound its size and JSON nesting); here a value outside its domain
-    (:class:`~fabline.platforms.toolkit.ValueProblem`) or nesting that exhausts the stack becomes
-    the command's ``ParseError``; an empty result is one too unless the parser may be empty; the
-    fragment's nesting and strings are bounded and control characters stripped from its strings;
-    with ``validate`` the fragment must be valid state (types and ranges of the state JSON Schema).
-
-    A device's collection passes ``validate=False`` and checks the device's merged fragments once
-    (:func:`checked_merge`): an interface that several commands fill is checked once, not once per
-    command.
-
-    Raises:
-        ParseError: The output is not this command's, or holds values no device has.
-    """
-    try:
-        fragment = parser(output, ctx)
-    except ValueProblem as exc:
-        raise ctx.fail("values a device can hold", str(exc)) from None
-    except (ValueError, OverflowError) as exc:  # int() of a 5,000-digit run, a float overflow
-        raise ctx.fail(
-            "values a device can hold", clip(str(exc).splitlines()[0] if str(exc) else "")
-        ) from None
-    except RecursionError:
-        raise ctx.fail("output of bounded nesting", "nested too deep") from None
-    if not isinstance(fragment, dict) or not _has_value(fragment):
-        if getattr(parser, "may_be_empty", False) and isinstance(fragment, dict):
-            return fragment
-        raise ctx.fail(getattr(parser, "expected", None) or "output holding data", EMPTY_DETAIL)
-    dirty = _CONTROL_RAW.search(output) is not None or (
-        "\\" in output and _CONTROL_ESCAPED.search(output) is not None
-    )
-    # Strings and nesting taken from a text output are bounded by its line cap and the parser's
-    # own structure; JSON can carry anything, so its fragments (and dirty ones) are walked.
-    problem = _bound_fragment(fragment, dirty) if dirty or ctx.notes.get("json") else None
-    if problem is None and validate:
-        problem = first_problem(fragment)
-    if problem:
-        raise ctx.fail(SCHEMA_EXPECTED, problem)
-    return fragment
-
-
-#: What a fragment the state schema refuses was expected to hold.
-SCHEMA_EXPECTED = "values valid in the state schema"
-
-
-def checked_merge(fragments: Sequence[Mapping[str, Any]]) -> tuple[Fragment, dict[int, str]]:
-    """Merge one device's fragments (parsed with ``validate=False``), checking the state schema once.
-
-    The merged body is checked as a whole: valid (the usual case) means every value that reaches
-    the state is valid, at the cost of one pass over it. Invalid means some fragment is (merging
-    only adds keys and replaces values, so it cannot make valid fragments invalid): each fragment
-    is then checked alone, and the invalid ones are left out of the merge. A value a later
-    fragment replaced is not checked: it reaches nothing.
-
-    Returns:
-        The merged body and, by position in ``fragments``, the problem of each fragment left out.
-
-    Example:
-        >>> merged, refused = checked_merge([{"interfaces": {"e1": {"mtu": 9000}}},
-        ...                                  {"interfaces": {"e1": {"fec": "rs", "mtu": "big"}}}])
-        >>> merged, refused
-        ({'interfaces': {'e1': {'mtu': 9000}}}, {1: "interfaces.e1.mtu: 'big' is not of type 'integer'"})
-    """
-    merged = merge_fragments(fragments)
-    if first_problem(merged) is None:
-        return merged, {}
-    refused = {i: problem for i, f in enumerate(fragments) if (problem := first_problem(f)) is not None}
-    if not refused:  # cannot happen (see above); never write what the schema refuses
-        refused = dict.fromkeys(range(len(fragments)), "the merged state is not valid state")
-    return merge_fragments(f for i, f in enumerate(fragments) if i not in refused), refused
-
-
-def _has_value(node: Any) -> bool:
-    """Whether a fragment holds any value that is not an empty object (``[]`` is a value: none)."""
-    if type(node) is not dict:
-        return True
-    return any(_has_value(v) for v in node.values())
-
-
-def _bound_fragment(fragment: Fragment, clean: bool) -> str | None:
-    """Check nesting depth and string length of a fragment; strip control characters if ``clean``.
-
-    Returns the first problem, naming its path, or None.
-    """
-    stack: list[tuple[Any, str, int]] = [(fragment, "", 0)]
-    while stack:
-        node, path, depth = stack.pop()
-        if depth > MAX_FRAGMENT_DEPTH:
-            return f"{path} nests deeper than {MAX_FRAGMENT_DEPTH} levels"
-        items = node.items() if type(node) is dict else enumerate(node)
-        for key, value in items:
-            kind = type(value)
-            if kind is str:
-                if len(value) > MAX_FIELD_CHARS:
-                    return (
-                        f"{path}.{key} is {len(value):,} characters long (the limit is {MAX_FIELD_CHARS:,})"
-                    )
-                if clean and _CONTROL_IN_STRING.search(value):
-                    node[key] = _CONTROL_IN_STRING.sub(" ", value).strip()
-            elif kind is dict or kind is list:
-                stack.append((value, f"{path}.{key}" if path else str(key), depth + 1))
-        if clean and type(node) is dict:
-            for key in [k for k in node if type(k) is str and _CONTROL_IN_STRING.search(k)]:
-                node[_CONTROL_IN_STRING.sub(" ", key).strip()] = node.pop(key)
-    return None

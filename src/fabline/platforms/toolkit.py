@@ -22,7 +22,7 @@ from typing import Any
 class ValueProblem(ValueError):
     """A value in device output is outside what the field can hold (a range beyond its domain).
 
-    Raised by the helpers here; the dispatcher (:func:`fabline.platforms.base.run_parser`) turns
+    Raised by the helpers here; the dispatcher (:func:`fabline.platforms.dispatch.run_parser`) turns
     it into the command's ``ParseError``. :func:`on_line` prefixes the offending line.
     """
 
