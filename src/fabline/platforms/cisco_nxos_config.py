@@ -89,7 +89,7 @@ class Policies:
             matches = self.qos_classes.get(cls, {})
             for d in matches.get("dscp", []):
                 dscp[str(d)] = group
-            for c in matches.get("cos", []):
+            for c in matches.get("pcp", []):
                 cos[str(c)] = group
         return dscp, cos
 
@@ -132,15 +132,18 @@ class Policies:
         return dict(sorted(out.items()))
 
 
+#: A ``class-map type qos`` match line on one of the trust words (``match dscp 26``, ``match cos 3``).
+_MATCH_CLASS = re.compile(rf"match ({'|'.join(map(re.escape, VOCABULARY.trust.values()))}) (.+)")
+
+
 def _read_policies(tree: list[Node]) -> Policies:
     pol = Policies()
     for node in tree:
         line = node.text
         if m := re.fullmatch(r"class-map type qos (?:match-all |match-any )?(\S+)", line):
-            matches: dict[str, list[int]] = {"dscp": [], "cos": []}
+            matches: dict[str, list[int]] = {"dscp": [], "pcp": []}
             for sub in node.children:
-                if mm := re.fullmatch(r"match (dscp|cos) (.+)", sub.text):
-                    kind = mm.group(1)
+                if (mm := _MATCH_CLASS.fullmatch(sub.text)) and (kind := VOCABULARY.trust_mode(mm.group(1))):
                     with on_line(sub.text):
                         values = dscp_values(mm.group(2)) if kind == "dscp" else expand_ints(mm.group(2), PCP)
                     matches[kind] += values

@@ -5,10 +5,12 @@ from __future__ import annotations
 from fabline.platforms.spec import Vocabulary
 from fabline.platforms.toolkit import expand_short_name, is_mac
 
-#: NX-OS's words for state values: ``fec rs-fec`` (config) and ``FEC mode is rs-fec`` (show).
+#: NX-OS's words for state values: ``fec rs-fec`` (config) and ``FEC mode is rs-fec`` (show); the
+#: trust a ``class-map type qos`` classifies on, ``match dscp`` or ``match cos``.
 VOCABULARY = Vocabulary(
     fec={"rs": "rs-fec", "fc": "fc-fec", "none": "off", "auto": "auto"},
     fec_aliases={"rs-ieee": "rs", "rs-cons16": "rs"},
+    trust={"dscp": "dscp", "pcp": "cos"},
 )
 
 __all__ = ["canonical_name", "is_mac", "kept"]

@@ -14,10 +14,14 @@ from typing import Any
 from fabline.platforms.spec import Vocabulary
 from fabline.platforms.toolkit import PORT_NUMBER, ValueProblem, clip
 
-#: Cumulus's words for state values (NVUE ``link fec``, NCLU ``link fec``).
+#: Cumulus's words for state values: FEC (NVUE ``link fec``, NCLU ``link fec``) and trust (NVUE
+#: ``qos mapping <profile> trust l2|l3``; the RoCE view's ``trust-mode`` prints ``pcp``/``dscp``,
+#: traffic.conf's ``packet_priority_source_set`` ``802.1p``/``dscp``).
 VOCABULARY = Vocabulary(
     fec={"rs": "rs", "fc": "baser", "none": "off", "auto": "auto"},
     fec_aliases={"none": "none", "rs-fec": "rs", "base-r": "fc", "fc": "fc", "fc-fec": "fc"},
+    trust={"dscp": "l3", "pcp": "l2"},
+    trust_aliases={"dscp": "dscp", "pcp": "pcp", "802.1p": "pcp", "8021p": "pcp"},
 )
 
 #: Multipliers of the size units NVUE prints. NVUE formats bytes with binary prefixes:
@@ -115,13 +119,16 @@ def _port_range(first: str, last: str, token: str) -> range:
 
 
 def trust_fields(modes: list[str]) -> dict[str, Any]:
-    """Trust fields from NVUE/traffic.conf mode words (``pcp``, ``dscp``, ``802.1p``, ``l2``, ``l3``)."""
+    """Trust fields from NVUE/traffic.conf mode words (``pcp``, ``dscp``, ``802.1p``, ``l2``, ``l3``, ``both``).
+
+    Example:
+        >>> trust_fields(["802.1p", "dscp"]), trust_fields(["l2"])
+        ({'trust': 'dscp', 'trust_modes': ['pcp', 'dscp']}, {'trust': 'pcp', 'trust_modes': ['pcp']})
+    """
     canon = []
     for word in modes:
         w = word.strip().lower()
-        name = {"802.1p": "pcp", "8021p": "pcp", "l2": "pcp", "pcp": "pcp", "l3": "dscp", "dscp": "dscp"}.get(
-            w
-        )
+        name = VOCABULARY.trust_mode(w)
         if w == "both":
             canon += ["pcp", "dscp"]
         elif name:

@@ -130,7 +130,9 @@ class Vocabulary:
     Attributes:
         fec: State FEC mode (``rs``, ``fc``, ``none``, ``auto``) -> the word the platform prints.
         fec_aliases: Other words the platform prints for a state FEC mode (read, never written).
-        trust: State trust mode (``dscp``, ``pcp``) -> the platform's word.
+        trust: State trust mode (``dscp``, ``pcp``) -> the word the platform prints (and its
+            simulator renderer writes).
+        trust_aliases: Other words the platform prints for a state trust mode (read, never written).
 
     Speed units are not per platform: every platform's parsers read them with
     :func:`fabline.platforms.toolkit.speed_gbps`.
@@ -139,6 +141,7 @@ class Vocabulary:
     fec: Mapping[str, str] = field(default_factory=dict)
     fec_aliases: Mapping[str, str] = field(default_factory=dict)
     trust: Mapping[str, str] = field(default_factory=dict)
+    trust_aliases: Mapping[str, str] = field(default_factory=dict)
     _fec_words: Mapping[str, str] = field(init=False, repr=False, compare=False, default_factory=dict)
     _trust_words: Mapping[str, str] = field(init=False, repr=False, compare=False, default_factory=dict)
 
@@ -157,11 +160,15 @@ class Vocabulary:
         Example:
             >>> Vocabulary(trust={"dscp": "dscp", "pcp": "cos"}).trust_mode("COS")
             'pcp'
+            >>> Vocabulary(trust={"dscp": "l3"}, trust_aliases={"802.1p": "pcp"}).trust_mode("802.1p")
+            'pcp'
         """
         return self._trust_words.get(word.lower())
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_trust_words", {w.lower(): mode for mode, w in self.trust.items()})
+        trust = {w.lower(): mode for mode, w in self.trust.items()}
+        trust.update((w.lower(), mode) for w, mode in self.trust_aliases.items())
+        object.__setattr__(self, "_trust_words", trust)
         words = {w.lower(): mode for mode, w in self.fec.items()}
         words.update((w.lower(), mode) for w, mode in self.fec_aliases.items())
         object.__setattr__(self, "_fec_words", words)

@@ -97,7 +97,7 @@ def running_config(dev: SimView, state: dict[str, Any]) -> str:
             out.append(f"   {_FEC[b['fec']]}")
         out.append("   no switchport")
         if "trust" in b:
-            out.append(f"   qos trust {'dscp' if b['trust'] == 'dscp' else 'cos'}")
+            out.append(f"   qos trust {PLATFORM.vocabulary.trust[b['trust']]}")
         if "pfc_priorities" in b:
             if b["pfc_priorities"]:
                 out.append("   priority-flow-control on")

@@ -44,13 +44,17 @@ def normalize(state: dict[str, Any]) -> None:
             b["pfc_priorities"] = sorted(lossless)
 
 
+#: The class-map match word for DSCP classification (the platform's trust vocabulary).
+_TRUST_DSCP = PLATFORM.vocabulary.trust["dscp"]
+
+
 def _classify(tag: str, dmap: dict[str, int]) -> list[str]:
     by_group: dict[int, list[int]] = {}
     for d, p in dmap.items():
         by_group.setdefault(int(p), []).append(int(d))
     out = []
     for g, codes in sorted(by_group.items()):
-        out += [f"class-map type qos match-any {tag}_QG{g}", f"  match dscp {compress_ints(codes)}"]
+        out += [f"class-map type qos match-any {tag}_QG{g}", f"  match {_TRUST_DSCP} {compress_ints(codes)}"]
     out.append(f"policy-map type qos {tag}")
     for g in sorted(by_group):
         out += [f"  class {tag}_QG{g}", f"    set qos-group {g}"]

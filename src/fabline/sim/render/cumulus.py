@@ -39,7 +39,7 @@ def _size(n: float) -> str:
 
 
 def _mapping(dmap: dict[str, int], trust: str) -> dict[str, Any]:
-    return {"trust": "l3" if trust == "dscp" else "l2",
+    return {"trust": PLATFORM.vocabulary.trust[trust],
             "dscp": {k: {"switch-priority": v} for k, v in dmap.items()}}  # fmt: skip
 
 
