@@ -275,6 +275,17 @@ def test_parsers_and_renderers_share_each_platform_vocabulary() -> None:
             assert vocab.fec_mode(word) == mode and vocab.fec_mode(word.upper()) == mode, (spec.id, word)
         for mode, word in vocab.trust.items():
             assert vocab.trust_mode(word) == mode, (spec.id, word)
+    # Trust words: every switch platform with a trust setting has them, and its renderer writes them.
+    for pid in ("arista_eos", "cisco_nxos", "cumulus"):
+        assert set(PLATFORMS[pid].vocabulary.trust) == {"dscp", "pcp"}, pid
+    assert cisco_nxos._TRUST_DSCP == PLATFORMS["cisco_nxos"].vocabulary.trust["dscp"]
+    assert cumulus._mapping({}, "pcp")["trust"] == PLATFORMS["cumulus"].vocabulary.trust["pcp"] == "l2"
+    nxos_config = (
+        "class-map type qos match-any RDMA\n  match cos 3\npolicy-map type qos QOS\n  class RDMA\n"
+        "    set qos-group 3\ninterface Ethernet1/1\n  service-policy type qos input QOS\n"
+    )
+    nxos = parse_output("cisco_nxos", "show running-config", nxos_config)["interfaces"]["Ethernet1/1"]
+    assert (nxos["trust"], nxos["pcp_to_priority"]) == ("pcp", {"3": 3})
     # Each parser reads its platform's words (the simulator's round trips prove the rendered text).
     assert (
         parse_output(
@@ -284,3 +295,17 @@ def test_parsers_and_renderers_share_each_platform_vocabulary() -> None:
         )["interfaces"]["eth0"]["fec"]
         == "fc"
     )
+
+
+def test_the_collector_names_no_platform_command() -> None:
+    """Commands belong to their platform spec: the per-device collection code names none of them."""
+    device = (REPO_ROOT / "src/fabline/collect/device.py").read_text("utf-8")
+    named = sorted(
+        {
+            t
+            for spec in PLATFORMS.values()
+            for t in spec.run.templates()
+            if f'"{t}"' in device or f"'{t}'" in device or f"``{t}``" in device
+        }
+    )
+    assert named == []

@@ -249,9 +249,10 @@ def select_interfaces(
 ) -> tuple[list[str], str]:
     """The interfaces to inspect, and where the list came from (for the manifest/docs).
 
-    Linux: the inventory's ``rail_interfaces`` when set, else the RDMA netdevs (``show_gids``,
-    which reads sysfs), else every physical netdev (``ip -d link`` shows a PCI parent). Switches:
-    every reported interface the profile's pattern accepts, except administratively down ones.
+    Hosts: the inventory's ``rail_interfaces`` when set, else the interfaces of the first of the
+    run plan's ``interface_sources`` that lists any (Linux: the RDMA netdevs, else the physical
+    ones). Switches: every reported interface the profile's pattern accepts, except
+    administratively down ones.
     """
     if not profile.interface_commands:
         return [], "none"
@@ -261,17 +262,17 @@ def select_interfaces(
             rail = [p.strip() for p in rail.split(",") if p.strip()]
         if isinstance(rail, list) and rail:
             return [str(x) for x in rail], "inventory rail_interfaces"
-        gids = (by_command.get("show_gids") or {}).get("interfaces") or {}
-        rdma = sorted(
-            n for n, b in gids.items() if isinstance(b, dict) and (b.get("nic") or {}).get("rdma_device")
-        )
-        if rdma:
-            return rdma, "RDMA netdevs (show_gids)"
-        links = (by_command.get("ip -j -d link show") or {}).get("interfaces") or {}
-        phys = sorted(
-            n for n, b in links.items() if isinstance(b, dict) and (b.get("nic") or {}).get("pci_address")
-        )
-        return phys, "physical netdevs (ip -d link)"
+        found: list[str] = []
+        label = "none"
+        for source in profile.interface_sources:
+            listed = (by_command.get(source.command) or {}).get("interfaces") or {}
+            found = sorted(
+                n for n, b in listed.items() if isinstance(b, dict) and (b.get("nic") or {}).get(source.needs)
+            )
+            label = source.label
+            if found:
+                break
+        return found, label
     merged = merge_fragments(by_command.values())
     names = [
         n

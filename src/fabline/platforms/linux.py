@@ -28,7 +28,15 @@ from fabline.platforms.base import (
     json_parser,
     text_parser,
 )
-from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan, Vocabulary
+from fabline.platforms.spec import (
+    InterfaceSource,
+    MtuKind,
+    MtuSemantics,
+    Platform,
+    PlatformSpec,
+    RunPlan,
+    Vocabulary,
+)
 from fabline.platforms.toolkit import lldp_entry, mbps_to_gbps, text_field
 
 #: ``ethtool``'s words for state values (``Active FEC encoding: RS``), shared with the simulator.
@@ -832,6 +840,12 @@ PLATFORM = PlatformSpec(
             "grep -H . /sys/class/net/{interface}/device/infiniband/*/ports/1/hw_counters/*",
         ),
         rdma_listing=("ibv_devinfo",),
+        # Without rail_interfaces: the RDMA netdevs (show_gids reads sysfs), else every physical
+        # netdev (ip -d link shows a PCI parent).
+        interface_sources=(
+            InterfaceSource("show_gids", "rdma_device", "RDMA netdevs (show_gids)"),
+            InterfaceSource("ip -j -d link show", "pci_address", "physical netdevs (ip -d link)"),
+        ),
         finalize=attach_rdma_devices,
     ),
     network_os=("linux",),

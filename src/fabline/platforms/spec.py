@@ -180,6 +180,21 @@ TRANSPORTS = ("netmiko", "exec", "eapi", "napalm")
 
 
 @dataclass(frozen=True)
+class InterfaceSource:
+    """Where a host's run plan finds the interfaces to inspect when the inventory names none.
+
+    Attributes:
+        command: A device command of the plan whose parsed output lists interfaces.
+        needs: The ``nic`` field an interface must have there to be inspected (``rdma_device``).
+        label: How the manifest and the docs name the choice (``RDMA netdevs (show_gids)``).
+    """
+
+    command: str
+    needs: str
+    label: str
+
+
+@dataclass(frozen=True)
 class RunPlan:
     """What a collection runs on one platform, and how it connects.
 
@@ -206,6 +221,8 @@ class RunPlan:
             (everything else is parsed after the session, off the collecting thread).
         rdma_listing: The command templates listing every RDMA device of the host
             (``host.rdma_devices``): parsed to plan only when no chosen interface names one.
+        interface_sources: A host's sources of the interfaces to inspect when its inventory has no
+            ``rail_interfaces``, in order: the first that lists any wins.
         finalize: Post-merge hook over the merged state (switch-wide defaults, RDMA-device joins).
         shell: The CLI is a POSIX shell (bash on SONiC and Cumulus): commands go in batches as one
             script line with end markers, instead of one prompt round trip each.
@@ -223,6 +240,7 @@ class RunPlan:
     rdma_commands: tuple[str, ...] = ()
     rdma_sources: tuple[str, ...] = ()
     rdma_listing: tuple[str, ...] = ()
+    interface_sources: tuple[InterfaceSource, ...] = ()
     finalize: Finalizer | None = None
     shell: bool = False
     httpapi: str | None = None
@@ -332,6 +350,11 @@ class PlatformSpec:
             f"{self.id}: {t!r} is not on the read-only allow-list"
             for t in self.run.templates() + self.run.rdma_sources + self.run.rdma_listing
             if t not in known
+        ]
+        out += [
+            f"{self.id}: interface source {s.command!r} is not a device command of its run plan"
+            for s in self.run.interface_sources
+            if s.command not in self.run.device_commands
         ]
         if self.run.platform != self.id:
             out.append(f"{self.id}: its run plan says platform {self.run.platform!r}")
