@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import re
 import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -33,7 +35,9 @@ from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
 
-_SINGLE = re.compile(r"^\s*\{\{((?:(?!\}\}).)*)\}\}\s*$", re.DOTALL)
+#: A value that is one expression and nothing else (``{{ x | bool }}``): rendered to its native
+#: value, not to text. The expression holds no other delimiter (``{{ a }} {{ b }}`` is text).
+_SINGLE = re.compile(r"^\s*\{\{((?:(?!\}\}|\{\{|\{%|\{#).)*)\}\}\s*$", re.DOTALL)
 _PLAIN_REF = re.compile(r"^\s*\{\{\s*[A-Za-z_][\w.]*\s*\}\}\s*$")
 
 #: Longest string or list a template may build, and longest text it may render (characters).
@@ -215,6 +219,64 @@ class BoundedSandbox(_Limits, SandboxedEnvironment):
 class BoundedImmutableSandbox(_Limits, ImmutableSandboxedEnvironment):
     """:class:`BoundedSandbox` where lists and dicts cannot be changed (inventory variables)."""
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        #: The value templates compiled in this environment, by text (:func:`compile_value`).
+        self.value_templates: dict[str, ValueTemplate] = {}
+
+
+@dataclass(frozen=True)
+class ValueTemplate:
+    """One template in a value (an inventory variable, a baseline value), compiled once.
+
+    Attributes:
+        call: ``call(**variables)``: the native value of a single expression (``"{{ n + 1 }}"``
+            gives an int), else the rendered text; within the per-render limits.
+        names: The variables the template references.
+        single: Whether the template is one expression (a native value) rather than text.
+    """
+
+    call: Callable[..., Any]
+    names: frozenset[str]
+    single: bool
+
+
+#: Distinct value templates kept per environment (a fleet's inventory repeats the same few).
+MAX_CACHED_TEMPLATES = 65_536
+
+
+def compile_value(env: BoundedImmutableSandbox, text: str) -> ValueTemplate:
+    """Compile a value's template once per environment: the one native-value rule of fabline.
+
+    Inventory variables (:mod:`fabline.inventory.varstemplates`) and baseline values
+    (:func:`render`) both come here, so both have the same filters, limits and native values.
+
+    Example:
+        >>> t = compile_value(environment(), "{{ flag | bool }}")
+        >>> t.call(flag="yes"), t.names, t.single
+        (True, frozenset({'flag'}), True)
+        >>> compile_value(environment(), "mtu {{ n }}").call(n=9000)
+        'mtu 9000'
+
+    Raises:
+        TemplateLimitError: A banned tag.
+        TemplateSyntaxError: Not a template.
+    """
+    hit = env.value_templates.get(text)
+    if hit is not None:
+        return hit
+    loops = env.check(text)  # no include/import/macro: a value is one bounded template
+    names = frozenset(meta.find_undeclared_variables(env.parse(text)))
+    single = _SINGLE.match(text)
+    if single:
+        expr = env.compile_expression(single.group(1), undefined_to_none=False)
+        compiled = ValueTemplate(functools.partial(bounded_call, expr, loops), names, True)
+    else:
+        compiled = ValueTemplate(functools.partial(render_text, env.from_string(text), loops), names, False)
+    if len(env.value_templates) < MAX_CACHED_TEMPLATES:
+        env.value_templates[text] = compiled
+    return compiled
+
 
 @contextlib.contextmanager
 def _deadline(seconds: float) -> Iterator[None]:
@@ -336,8 +398,7 @@ def variables_of(value: Any) -> frozenset[str]:
     for text in _strings(value):
         if "{{" in text or "{%" in text:
             try:
-                _TEXT_ENV.check(text)
-                names |= meta.find_undeclared_variables(_TEXT_ENV.parse(text))
+                names |= compile_value(_TEXT_ENV, text).names
             except TemplateError as exc:
                 raise TemplateValueError(f"bad template {text!r}: {exc}") from None
     return frozenset(names)
@@ -357,18 +418,15 @@ def render(value: Any, context: Mapping[str, Any]) -> Any:
         if "{{" not in value and "{%" not in value:
             return value
         try:
-            loops = _TEXT_ENV.check(value)
-            single = _SINGLE.match(value)
-            if single:
-                # compile_expression keeps the native value (no string round trip).
-                expr = _TEXT_ENV.compile_expression(single.group(1), undefined_to_none=False)
-                out = bounded_call(expr, loops, **context)
-                if isinstance(out, Undefined):
-                    out._fail_with_undefined_error()
-                # A bare reference to a string variable ("3" from an INI [group:vars]) is typed
-                # like YAML would type it; an explicit filter (``| string``) keeps its result.
-                return _typed(out) if _PLAIN_REF.match(value) else out
-            return render_text(_TEXT_ENV.from_string(value), loops, **context)
+            template = compile_value(_TEXT_ENV, value)
+            out = template.call(**context)
+            if not template.single:
+                return out
+            if isinstance(out, Undefined):
+                out._fail_with_undefined_error()
+            # A bare reference to a string variable ("3" from an INI [group:vars]) is typed
+            # like YAML would type it; an explicit filter (``| string``) keeps its result.
+            return _typed(out) if _PLAIN_REF.match(value) else out
         except TemplateError as exc:
             raise TemplateValueError(f"{value!r}: {exc}") from None
         except (ArithmeticError, TypeError, ValueError, LookupError, AttributeError) as exc:

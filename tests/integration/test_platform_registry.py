@@ -278,7 +278,7 @@ def test_parsers_and_renderers_share_each_platform_vocabulary() -> None:
     # Trust words: every switch platform with a trust setting has them, and its renderer writes them.
     for pid in ("arista_eos", "cisco_nxos", "cumulus"):
         assert set(PLATFORMS[pid].vocabulary.trust) == {"dscp", "pcp"}, pid
-    assert cisco_nxos._TRUST_DSCP == PLATFORMS["cisco_nxos"].vocabulary.trust["dscp"]
+    assert PLATFORMS["cisco_nxos"].vocabulary.trust["dscp"] == cisco_nxos._TRUST_DSCP
     assert cumulus._mapping({}, "pcp")["trust"] == PLATFORMS["cumulus"].vocabulary.trust["pcp"] == "l2"
     nxos_config = (
         "class-map type qos match-any RDMA\n  match cos 3\npolicy-map type qos QOS\n  class RDMA\n"

@@ -43,3 +43,20 @@ def test_baseline_values_cannot_read_the_environment() -> None:
     # An expected value is printed in every report: no env lookup from a baseline.
     with pytest.raises(TemplateValueError):
         render("{{ lookup('env', 'HOME') }}", {})
+
+
+def test_value_templates_are_compiled_once_and_shared_by_inventory_and_baseline() -> None:
+    """One native-value rule (``compile_value``): a baseline value's template is compiled once,
+    and inventory variables use the same filters and the same single-expression rule."""
+    from fabline.inventory.varstemplates import VarsTemplater
+    from fabline.templating import _TEXT_ENV, compile_value
+
+    text = "{{ flag | bool }}"
+    assert render(text, {"flag": "on"}) is True
+    first = _TEXT_ENV.value_templates[text]
+    assert render(text, {"flag": "off"}) is False and _TEXT_ENV.value_templates[text] is first
+    assert compile_value(_TEXT_ENV, text) is first and first.single and first.names == {"flag"}
+    host_vars = VarsTemplater().render_vars(
+        "gpu1", {"flag": "yes", "on": text, "n": " {{ 3 + 4 }} "}, {}, dict
+    )
+    assert host_vars["on"] is True and host_vars["n"] == 7

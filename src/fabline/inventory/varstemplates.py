@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import functools
 import os
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from jinja2 import TemplateError, TemplateSyntaxError, Undefined, UndefinedError, meta
+from jinja2 import TemplateError, TemplateSyntaxError, Undefined, UndefinedError
 
-from fabline.templating import TemplateLimitError, bounded_call, environment, render_text
-
-_SINGLE_EXPRESSION = re.compile(r"^\{\{((?:(?!\}\}|\{\{|\{%|\{#).)*)\}\}$", re.S)
+from fabline.templating import TemplateLimitError, compile_value, environment
 
 
 class _TemplateFailureError(Exception):
@@ -55,23 +51,7 @@ class VarsTemplater:
 
     def __init__(self) -> None:
         self.env = environment(lookup=_lookup, query=_query, q=_query)
-        self._compiled: dict[str, tuple[Callable[..., Any], frozenset[str], bool]] = {}
         self._results: dict[tuple[Any, ...], Any] = {}
-
-    def _compile(self, text: str) -> tuple[Callable[..., Any], frozenset[str], bool]:
-        got = self._compiled.get(text)
-        if got is None:
-            loops = self.env.check(text)  # no include/import/macro: a value is one bounded template
-            names = frozenset(meta.find_undeclared_variables(self.env.parse(text)))
-            single = _SINGLE_EXPRESSION.match(text.strip())
-            if single:
-                expr = self.env.compile_expression(single.group(1), undefined_to_none=False)
-                got = (functools.partial(bounded_call, expr, loops), names, True)
-            else:
-                template = self.env.from_string(text)
-                got = (functools.partial(render_text, template, loops), names, False)
-            self._compiled[text] = got
-        return got
 
     def render_vars(
         self,
@@ -108,7 +88,8 @@ class VarsTemplater:
 
         def render(text: str, key: str) -> Any:
             try:
-                fn, names, _single = self._compile(text)
+                template = compile_value(self.env, text)
+                fn, names = template.call, template.names
                 ctx: dict[str, Any] = {}
                 for n in names:
                     if n in raw:
