@@ -31,6 +31,7 @@ from fabline.platforms.base import (
 )
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
 from fabline.platforms.toolkit import gbps, lldp_entry, speed_gbps, text_field, uptime_seconds
+from fabline.state_types import Facts, Optics
 
 
 def _num(value: str) -> float | None:
@@ -77,7 +78,7 @@ def parse_show_version_json(doc: Any, ctx: ParseContext) -> Fragment:
     """``show version | json``: facts (model, os_version, serial, vendor, uptime_s)."""
     if not isinstance(doc, dict) or "version" not in doc or "modelName" not in doc:
         raise ctx.reject()
-    facts: dict[str, Any] = {"os_version": str(doc["version"]), "model": str(doc["modelName"])}
+    facts: Facts = {"os_version": str(doc["version"]), "model": str(doc["modelName"])}
     if doc.get("serialNumber"):
         facts["serial"] = str(doc["serialNumber"])
     if doc.get("mfgName"):
@@ -93,7 +94,7 @@ def parse_show_version(text: str, ctx: ParseContext) -> Fragment:
     version = re.search(r"^Software image version:\s*(\S.*?)\s*$", text, re.MULTILINE)
     if not version:
         raise ctx.reject()
-    facts: dict[str, Any] = {"os_version": version.group(1)}
+    facts: Facts = {"os_version": version.group(1)}
     first = text.strip().splitlines()[0].strip()
     m = re.fullmatch(r"(Arista)\s+(\S+)", first)
     if m:
@@ -401,7 +402,7 @@ def parse_show_interfaces_transceiver(text: str, ctx: ParseContext) -> Fragment:
         m = row_rx.match(line)
         if not m:
             continue
-        optics: dict[str, Any] = {}
+        optics: Optics = {}
         temp, tx, rx = _num(m.group(2)), _num(m.group(5)), _num(m.group(6))
         if temp is not None:
             optics["temperature_c"] = temp
@@ -422,7 +423,7 @@ def parse_show_interfaces_transceiver_json(doc: Any, ctx: ParseContext) -> Fragm
     for name, body in _interfaces_of(doc, "interfaces", ctx, ctx.expected, marks).items():
         if "parameters" in body:
             raise ctx.reject("per-parameter objects: this is 'dom thresholds' output")
-        optics: dict[str, Any] = {}
+        optics: Optics = {}
         if body.get("mediaType"):
             optics["type"] = str(body["mediaType"])
         if body.get("vendorSn"):

@@ -30,6 +30,7 @@ from fabline.platforms.cisco_nxos_config import parse_show_running_config
 from fabline.platforms.cisco_nxos_names import VOCABULARY, canonical_name, kept
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
 from fabline.platforms.toolkit import lldp_entry, speed_gbps, uptime_seconds
+from fabline.state_types import Facts
 
 # --- facts ---------------------------------------------------------------------------------
 
@@ -44,7 +45,7 @@ def parse_show_version(text: str, ctx: ParseContext) -> Fragment:
     version = re.search(r"^\s*(?:NXOS|system|NX-OS):\s+version\s+(\S+)", text, re.MULTILINE)
     if not version:
         raise ctx.reject()
-    facts: dict[str, Any] = {"os_version": version.group(1), "vendor": "Cisco"}
+    facts: Facts = {"os_version": version.group(1), "vendor": "Cisco"}
     if m := re.search(r"^\s*cisco (.+?) [Cc]hassis", text, re.MULTILINE):
         facts["model"] = m.group(1).strip()
     if m := re.search(r"Processor Board ID (\S+)", text):

@@ -12,6 +12,7 @@ from typing import Any
 from fabline.platforms.base import Fragment, ParseContext, json_parser, text_parser
 from fabline.platforms.cumulus_values import expand_ports, fec_mode, flag
 from fabline.platforms.toolkit import add_neighbor, lldp_entry, mbps_to_gbps, speed_gbps
+from fabline.state_types import Facts
 
 # --- net show interface all json (NCLU) ----------------------------------------------------------
 
@@ -79,7 +80,7 @@ def parse_net_show_configuration_commands(text: str, ctx: ParseContext) -> Fragm
     lines = [line.strip() for line in text.splitlines()]
     if not any(line.startswith("net add ") for line in lines):
         raise ctx.reject("no 'net add' line")
-    facts: dict[str, Any] = {}
+    facts: Facts = {}
     interfaces: dict[str, dict[str, Any]] = {}
     for line in lines:
         host = re.fullmatch(r"net add hostname (\S+)", line)

@@ -33,6 +33,7 @@ from fabline.platforms.base import (
 )
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
 from fabline.platforms.toolkit import lldp_entry
+from fabline.state_types import Optics
 
 #: The first line of a getter's evidence when the driver does not implement it.
 NOT_IMPLEMENTED = "NotImplementedError:"
@@ -218,7 +219,7 @@ def parse_get_optics(text: str, ctx: ParseContext) -> Fragment:
                 value = _number(_obj(state.get(key)).get("instant"))
                 if value is not None:
                     into.append(value)
-        optics: dict[str, Any] = {}
+        optics: Optics = {}
         if rx:
             optics["rx_power_dbm"] = rx
         if tx:
