@@ -37,7 +37,7 @@ from fabline.platforms import (
     registered,
     switch_platforms,
 )
-from fabline.platforms.base import Command, Fragment, ParseContext, check_text, load_json
+from fabline.platforms.base import Command, Fragment, ParseContext, json_parser, text_parser
 from fabline.sim import render as sim_render
 from fabline.sim.render.common import Answer
 from fabline.sim.render.linux import not_found
@@ -53,20 +53,20 @@ if TYPE_CHECKING:
 # The toy platform: what a sixth platform module and its simulator renderer would hold.
 
 
-def parse_toy_version(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("a 'ToyOS <release>' line")
+def parse_toy_version(text: str, ctx: ParseContext) -> Fragment:
     """``toy show version``: ``ToyOS <release>``."""
-    text = check_text(output, ctx, "a 'ToyOS <release>' line")
     words = text.split()
     if len(words) != 2 or words[0] != "ToyOS":
-        raise ctx.fail("a 'ToyOS <release>' line", f"got {text.strip()[:40]!r}")
+        raise ctx.reject(f"got {text.strip()[:40]!r}")
     return {"facts": {"os_version": words[1]}}
 
 
-def parse_toy_ports(output: str, ctx: ParseContext) -> Fragment:
+@json_parser("a JSON object of ports")
+def parse_toy_ports(data: Any, ctx: ParseContext) -> Fragment:
     """``toy show ports``: a JSON object port -> {up, mtu, peer, peer_port}."""
-    data = load_json(output, ctx, "a JSON object of ports")
-    if not isinstance(data, dict) or not data:
-        raise ctx.fail("a JSON object of ports", "no ports")
+    if not isinstance(data, dict):
+        raise ctx.reject("not an object")
     interfaces: dict[str, Any] = {}
     for name, port in data.items():
         body: dict[str, Any] = {"admin_up": port["up"], "oper_up": port["up"], "mtu": port["mtu"]}
