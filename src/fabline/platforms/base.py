@@ -107,18 +107,16 @@ class DeclaredParser:
         expected: What the output should be, for every ``ParseError`` of the command.
         may_be_empty: The output can truly hold nothing (no LLDP neighbour): an empty fragment is
             a result, not a ``ParseError``.
-        lines: Text only: refuse lines longer than :data:`MAX_LINE_CHARS` (regexes run on lines).
     """
 
     def __init__(
         self, body: Callable[[Any, ParseContext], Fragment], reads: InputKind, expected: str, *,
-        may_be_empty: bool = False, lines: bool = True,
+        may_be_empty: bool = False,
     ) -> None:  # fmt: skip
         self.body = body
         self.reads = reads
         self.expected = expected
         self.may_be_empty = may_be_empty
-        self.lines = lines
         functools.update_wrapper(self, body)
 
     def __call__(self, output: str, ctx: ParseContext) -> Fragment:
@@ -126,19 +124,19 @@ class DeclaredParser:
         ctx = ctx.expecting(self.expected)
         if self.reads == "json":
             return self.body(load_json(output, ctx, self.expected), ctx)
-        return self.body(check_text(output, ctx, self.expected, lines=self.lines), ctx)
+        return self.body(check_text(output, ctx, self.expected), ctx)
 
     def __repr__(self) -> str:
         return f"<{self.reads} parser {self.body.__module__}.{self.body.__name__}>"
 
 
 def text_parser(
-    expected: str, *, may_be_empty: bool = False, lines: bool = True
+    expected: str, *, may_be_empty: bool = False
 ) -> Callable[[Callable[[str, ParseContext], Fragment]], DeclaredParser]:
     """Declare a parser of text output: its body gets the checked text (see :class:`DeclaredParser`)."""
 
     def declare(body: Callable[[str, ParseContext], Fragment]) -> DeclaredParser:
-        return DeclaredParser(body, "text", expected, may_be_empty=may_be_empty, lines=lines)
+        return DeclaredParser(body, "text", expected, may_be_empty=may_be_empty)
 
     return declare
 
@@ -227,7 +225,8 @@ _CONTROL_RX = re.compile(r"[\x00-\x08]")
 def check_text(output: str, ctx: ParseContext, expected: str, *, lines: bool = True) -> str:
     """Reject output that cannot be a command's answer: empty, binary, or an error banner.
 
-    Returns the output unchanged so a parser can write ``text = check_text(output, ctx, "...")``.
+    Returns the output unchanged. A declared parser (:func:`text_parser`) gets its output through
+    here; a parser calls it itself only on a part of the output (one line of a file).
 
     Raises:
         CommandUnavailable: The device says it does not know the command.
