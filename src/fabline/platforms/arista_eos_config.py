@@ -125,48 +125,61 @@ def _ecn(line: str) -> dict[str, Any] | None:
     return entry
 
 
+# The lines of an interface or qos-profile section (compiled once: every line of a running-config
+# goes through them).
+_DESCRIPTION = re.compile(r"description (.+)")
+_MTU = re.compile(r"mtu (\d+)")
+_L2_MTU = re.compile(r"l2 mtu (\d+)")
+_SPEED = re.compile(r"speed (forced )?(auto)?\s*(\S+)?")
+_FEC = re.compile(r"error-correction encoding (\S+)")
+_TRUST = re.compile(r"qos trust (\S+)")
+_PFC_ON = re.compile(r"priority-flow-control (mode )?on")
+_PFC_OFF = re.compile(r"no priority-flow-control|priority-flow-control (mode )?off")
+_PFC_PRIORITY = re.compile(r"priority-flow-control priority (\d) (no-drop|drop)")
+_SERVICE_PROFILE = re.compile(r"service-profile (\S+)")
+_TX_QUEUE = re.compile(r"(?:uc-)?tx-queue (\d)")
+
+
 def port_settings(node: Node) -> PortSettings:
     """Read the lines of an ``interface`` or ``qos profile`` section."""
     s = PortSettings()
     v = s.values
     for child in node.children:
         line = child.text
-        if m := re.fullmatch(r"description (.+)", line):
+        if m := _DESCRIPTION.fullmatch(line):
             v["description"] = m.group(1)
         elif line == "shutdown":
             v["admin_up"] = False
         elif line == "no shutdown":
             v["admin_up"] = True
-        elif m := re.fullmatch(r"mtu (\d+)", line):
+        elif m := _MTU.fullmatch(line):
             v["mtu"] = int(m.group(1))
-        elif m := re.fullmatch(r"l2 mtu (\d+)", line):
+        elif m := _L2_MTU.fullmatch(line):
             v["l2_mtu"] = int(m.group(1))
-        elif m := re.fullmatch(r"speed (forced )?(auto)?\s*(\S+)?", line):
+        elif m := _SPEED.fullmatch(line):
             if m.group(2):
                 v["autoneg"] = True
             elif m.group(3) and (gbps := speed_gbps(m.group(3))) is not None:
                 v["speed_gbps"], v["autoneg"] = gbps, False
-        elif (m := re.fullmatch(r"error-correction encoding (\S+)", line)) and (
-            mode := VOCABULARY.fec_mode(m.group(1))
-        ):
+        elif (m := _FEC.fullmatch(line)) and (mode := VOCABULARY.fec_mode(m.group(1))):
             s.fec.append(mode)
         elif line == "no error-correction encoding":
             s.fec = ["none"]
-        elif (m := re.fullmatch(r"qos trust (\S+)", line)) and (trust := VOCABULARY.trust_mode(m.group(1))):
+        elif (m := _TRUST.fullmatch(line)) and (trust := VOCABULARY.trust_mode(m.group(1))):
             v["trust"] = trust
-        elif re.fullmatch(r"priority-flow-control (mode )?on", line):
+        elif _PFC_ON.fullmatch(line):
             s.pfc_on = True
-        elif re.fullmatch(r"no priority-flow-control|priority-flow-control (mode )?off", line):
+        elif _PFC_OFF.fullmatch(line):
             s.pfc_on = False
-        elif m := re.fullmatch(r"priority-flow-control priority (\d) (no-drop|drop)", line):
+        elif m := _PFC_PRIORITY.fullmatch(line):
             s.no_drop[int(m.group(1))] = m.group(2) == "no-drop"
         elif line == "priority-flow-control pause watchdog":
             v["pfc_watchdog"] = True
         elif line == "no priority-flow-control pause watchdog":
             v["pfc_watchdog"] = False
-        elif m := re.fullmatch(r"service-profile (\S+)", line):
+        elif m := _SERVICE_PROFILE.fullmatch(line):
             s.profile = m.group(1)
-        elif m := re.fullmatch(r"(?:uc-)?tx-queue (\d)", line):
+        elif m := _TX_QUEUE.fullmatch(line):
             for sub in child.children:
                 if (entry := _ecn(sub.text)) is not None:
                     s.ecn[m.group(1)] = entry
