@@ -216,17 +216,23 @@ def parse_show_lldp_neighbors_detail(text: str, ctx: ParseContext) -> Fragment:
 # --- optics --------------------------------------------------------------------------------
 
 
-def _dom_value(block: str, label: str, unit: str) -> list[float]:
-    r"""The readings of one DOM row label in a transceiver block, in lane order.
+#: A DOM row of a transceiver block: its label and the reading of the lane (one row per lane).
+_DOM_ROW = re.compile(
+    r"^[ \t]*(Temperature|Tx Power|Rx Power)[ \t]+(-?\d{1,6}(?:\.\d{1,6})?) (?:C|dBm)", re.MULTILINE
+)
+
+
+def _dom_values(block: str) -> dict[str, list[float]]:
+    r"""The readings of each DOM row label in a transceiver block, in lane order (one pass over it).
 
     Example:
-        >>> _dom_value("  Rx Power   -2.10 dBm  1.00 dBm\n  Rx Power   N/A\n", "Rx Power", "dBm")
-        [-2.1]
+        >>> _dom_values("  Temperature  31.5 C\n  Rx Power   -2.10 dBm  1.00 dBm\n  Rx Power   N/A\n")
+        {'Temperature': [31.5], 'Rx Power': [-2.1]}
     """
-    return [
-        float(v)
-        for v in re.findall(rf"^\s*{label}\s+(-?\d{{1,6}}(?:\.\d{{1,6}})?) {unit}", block, re.MULTILINE)
-    ]
+    out: dict[str, list[float]] = {}
+    for label, value in _DOM_ROW.findall(block):
+        out.setdefault(label, []).append(float(value))
+    return out
 
 
 @text_parser(
@@ -256,12 +262,13 @@ def parse_show_interface_transceiver(text: str, ctx: ParseContext) -> Fragment:
         ):
             if m := re.search(rf"^\s*{label} is (.+?)\s*$", block, re.MULTILINE):
                 optics[key] = m.group(1)
-        temps = _dom_value(block, "Temperature", "C")
+        dom = _dom_values(block)
+        temps = dom.get("Temperature")
         if temps:
             optics["temperature_c"] = temps[0]
-        if tx := _dom_value(block, "Tx Power", "dBm"):
+        if tx := dom.get("Tx Power"):
             optics["tx_power_dbm"] = tx
-        if rx := _dom_value(block, "Rx Power", "dBm"):
+        if rx := dom.get("Rx Power"):
             optics["rx_power_dbm"] = rx
         interfaces[canonical_name(head.group(1))] = {"optics": optics}
     return {"interfaces": interfaces}
