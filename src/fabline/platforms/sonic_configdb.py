@@ -317,18 +317,26 @@ def _port_qos(t: Tables, complete: bool, iface: Callable[[str], dict[str, Any]])
     if complete or qos_map:
         # The global binding (and, in a complete document, "no binding") applies to every port.
         ports |= set(t.get("PORT", {}))
+    # Every port names the same one or two maps: each is read once (a copy per port, as before).
+    priorities: dict[str, dict[str, int] | None] = {}
     for port in sorted(ports):
         body = iface(port)
         binding: Mapping[str, Any] = bindings.get(port, {})
         dscp_map = binding.get("dscp_to_tc_map") or global_binding.get("dscp_to_tc_map")
         if dscp_map:
+            name = _ref(dscp_map)
             body["trust"] = "dscp"
-            body["dscp_to_tc_map"] = _ref(dscp_map)
-            table = dscp_maps.get(_ref(dscp_map))
-            if table is not None:
-                body["dscp_to_priority"] = {
-                    str(d): tc for d, v in sorted(_int_map(table).items()) if (tc := v) <= 7 and d <= 63
-                }
+            body["dscp_to_tc_map"] = name
+            if name not in priorities:
+                table = dscp_maps.get(name)
+                priorities[name] = (
+                    None
+                    if table is None
+                    else {str(d): v for d, v in sorted(_int_map(table).items()) if v <= 7 and d <= 63}
+                )
+            mapped = priorities[name]
+            if mapped is not None:
+                body["dscp_to_priority"] = dict(mapped)
         elif binding.get("dot1p_to_tc_map") or global_binding.get("dot1p_to_tc_map"):
             body["trust"] = "pcp"
         if port in bindings or complete:
