@@ -217,3 +217,32 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycles(edges) == [frozenset({"a", "b", "c"})]
     assert _is_cli("fabline.cli.history") and not _is_cli("fabline.history.store")
     assert not _is_cli("fabline.history.cli") and not _is_cli("fabline.client")
+
+
+def test_every_module_can_be_imported_first() -> None:
+    """No partially initialised module at run time: each module imported first, in a fresh interpreter.
+
+    The graph above follows names; Python also runs a package's ``__init__`` before any of its
+    modules (``fabline.state`` importing ``fabline.platforms.spec`` runs ``fabline/platforms/__init__``).
+    One interpreter imports every module in turn, each after forgetting every fabline module.
+    """
+    import subprocess
+    import sys
+
+    mods = sorted(m for m in _modules() if m != "fabline.__main__")
+    script = (
+        "import importlib, sys\n"
+        "bad = []\n"
+        f"for name in {mods!r}:\n"
+        "    for loaded in [m for m in sys.modules if m == 'fabline' or m.startswith('fabline.')]:\n"
+        "        del sys.modules[loaded]\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "    except ImportError as exc:\n"
+        "        bad.append(f'{name}: {exc}')\n"
+        "print('\\n'.join(bad))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=600, check=True
+    )
+    assert out.stdout.strip() == "", out.stdout

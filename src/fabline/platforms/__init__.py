@@ -11,7 +11,6 @@ from __future__ import annotations
 from fabline.errors import ParseError
 from fabline.platforms import arista_eos, cisco_nxos, cumulus, linux, napalm, sonic
 from fabline.platforms.base import Command, Fragment, ParseContext, merge_fragments
-from fabline.platforms.dispatch import run_parser
 from fabline.platforms.spec import (
     PLATFORMS,
     RUN_PLANS,
@@ -50,6 +49,10 @@ def parse_output(platform_id: str, command_line: str, output: str) -> Fragment:
     Raises:
         ParseError: Unknown platform, command not on the allow-list, or output of the wrong shape.
     """
+    # The dispatcher sits above this registry: it checks the state schema, whose platform enum is
+    # the registry (fabline.state imports it), so it is imported when a parse runs.
+    from fabline.platforms.dispatch import run_parser
+
     try:
         platform = PLATFORMS[platform_id]
     except KeyError:
