@@ -254,3 +254,88 @@ def test_nvue_link_that_is_not_an_object_gives_no_fields() -> None:
     text = '{"eth0": {"link": {"mtu": 1500, "speed": "1G"}, "type": "eth"}, "swp1": {"link": true, "type": "swp"}}'
     got = parse_output("cumulus", "nv show interface -o json", text)
     assert got == {"interfaces": {"eth0": {"mtu": 1500, "speed_gbps": 1}, "swp1": {}}}
+
+
+# --- which releases have which command (issue 15, item 1) -----------------------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _release_table() -> dict[str, tuple[str, str]]:
+    """docs/platforms/cumulus.md's 'Commands per release' table: command -> (releases, unsupported)."""
+    text = (REPO / "docs" / "platforms" / "cumulus.md").read_text("utf-8")
+    section = text.split("## Commands per release", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0].startswith("`"):
+            rows[cells[0].strip("`")] = (cells[1], cells[2])
+    return rows
+
+
+def test_the_docs_release_table_is_the_code_s() -> None:
+    table = _release_table()
+    assert set(table) == {c.template for c in COMMANDS}
+    for command in COMMANDS:
+        releases, unsupported = table[command.template]
+        if command.releases is None:
+            assert releases == "every release", command.template
+            continue
+        assert releases == command.releases.describe(), command.template
+        assert command.releases.source, f"{command.template}: the release range names its source"
+        feeds = ", ".join(f"`{p}`" for p in command.releases.feeds) or "-"
+        assert unsupported == feeds, command.template
+
+
+@pytest.mark.parametrize(
+    ("release", "lldp_source", "absent"),
+    [
+        ("5.14.0", "nv show interface lldp-detail", {"net show interface all json"}),
+        ("5.9.1", "nv show interface lldp-detail", {"net show interface all json"}),
+        ("5.0.0", "nv show interface lldp-detail", {"net show interface all json"}),
+        ("4.4.3", "net show interface all json", {"nv show interface lldp-detail", "nv show system"}),
+        ("3.7.15", "net show interface all json", {"nv config show -o json", "nv show qos roce"}),
+    ],
+)
+def test_every_release_has_exactly_one_lldp_source(release: str, lldp_source: str, absent: set[str]) -> None:
+    from fabline.collect.device import for_release
+
+    plan = get_platform("cumulus").run
+    keep, skipped = for_release("cumulus", plan.device_commands, release)
+    lldp = [c for c in keep if c in ("nv show interface lldp-detail", "net show interface all json")]
+    assert lldp == [lldp_source]
+    assert absent <= {r.command for r in skipped}
+    assert all(r.status == "not_in_release" and release in (r.message or "") for r in skipped)
+
+
+@pytest.mark.parametrize(
+    ("release", "has_watchdog", "has_transceiver"),
+    [("5.5.1", False, False), ("5.6.0", True, False), ("5.10.1", True, False), ("5.11.0", True, True)],
+)
+def test_per_port_commands_follow_the_release(
+    release: str, has_watchdog: bool, has_transceiver: bool
+) -> None:
+    from fabline.collect.device import for_release
+
+    keep, _ = for_release("cumulus", get_platform("cumulus").run.interface_commands, release)
+    assert ("nv show interface {interface} qos pfc-watchdog" in keep) is has_watchdog
+    assert ("nv show interface {interface} transceiver" in keep) is has_transceiver
+
+
+def test_an_unknown_release_sends_everything() -> None:
+    from fabline.collect.device import for_release
+
+    plan = get_platform("cumulus").run
+    for release in (None, "", "unknown build"):
+        keep, skipped = for_release("cumulus", plan.device_commands, release)
+        assert keep == list(plan.device_commands) and skipped == []
+
+
+def test_release_numbers_compare_as_numbers() -> None:
+    from fabline.platforms.base import Releases, release_key
+
+    assert release_key("5.10.0") > release_key("5.9.1")  # type: ignore[operator]
+    assert release_key("5.9") == release_key("5.9.0")
+    assert Releases(since="5.11").has("5.11.0-rc1") is True
+    assert Releases(since="5.6", until="5.16").has("5.16.0") is False
+    assert Releases(since="5.6", until="5.16").has("5.15.9") is True

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from fabline import synthetic
+from fabline.collect.device import for_release
 from fabline.errors import ParseError
 from fabline.platforms import cumulus, get_platform, linux, merge_fragments, parse_output
 from fabline.sim.render import render
@@ -69,7 +70,6 @@ SKIP: dict[str, dict[str, str]] = {
         "show interfaces transceiver detail": "lane 1 only",
         "show interfaces transceiver": "lane 1 only",
     },
-    "cumulus": {"cat /etc/cumulus/datapath/traffic.conf": "no traffic.conf on Cumulus 5.x (NVUE)"},
 }
 
 
@@ -96,10 +96,17 @@ def collect_direct(sim: Simulator, name: str) -> tuple[dict[str, Any], list[str]
     dev = sim.devices[name]
     fragments = []
     failures = []
+    release = (dev.state().get("facts") or {}).get("os_version")
     for line in command_lines(dev.platform, dev.state()):
         if line in SKIP.get(dev.platform, {}):
             continue
         answer = dev.answer(line, render)
+        if not for_release(dev.platform, [line], release)[0]:
+            # A command the release does not have (its documentation says so): the simulated
+            # device must refuse it as that release does, never answer it.
+            if answer.code == 0:
+                failures.append(f"{line}: answered by {release}, which does not have it")
+            continue
         try:
             fragments.append(parse_output(dev.platform, line, answer.out))
         except ParseError as exc:

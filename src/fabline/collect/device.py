@@ -8,6 +8,7 @@ per-command records for the manifest.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,15 +27,88 @@ from fabline.collect.writer import unique_file
 from fabline.errors import CommandUnavailable, ParseError
 from fabline.inventory import Device, Named
 from fabline.platforms import PLATFORMS
-from fabline.platforms.base import ParseContext, merge_fragments
+from fabline.platforms.base import ParseContext, Releases, merge_fragments
 from fabline.platforms.dispatch import SCHEMA_EXPECTED, checked_merge, run_parser
 from fabline.state import SCHEMA_ID
 
 #: Command-record statuses; only ``ok`` feeds the state.
 COMMAND_STATUSES = (
     "ok", "unavailable", "parse_error", "failed", "command_timeout", "output_too_large", "dropped", "skipped",
-    "refused",
+    "refused", "not_in_release",
 )  # fmt: skip
+#: The status of a command the device's release does not have (by the vendor's documentation): it
+#: is never sent, and it is not an error of the device (``Command.releases``).
+NOT_IN_RELEASE = "not_in_release"
+#: The inventory variable that names a device's NOS release (``5.9.1``), when the inventory knows it.
+RELEASE_VAR = "fabline_os_version"
+
+
+@functools.cache
+def _releases(platform: str) -> dict[str, Releases]:
+    return {c.template: c.releases for c in PLATFORMS[platform].commands if c.releases is not None}
+
+
+def releases_of(platform: str, command: str) -> Releases | None:
+    """The releases that have a command (a template or a concrete line), or None when all have it.
+
+    Example:
+        >>> releases_of("cumulus", "net show interface all json").describe()
+        'before 5.0'
+        >>> releases_of("linux", "ethtool -S eth0") is None
+        True
+    """
+    found = _releases(platform).get(command)
+    if found is None and _releases(platform):
+        matched = match_command(platform, command)
+        found = _releases(platform).get(matched[0].template) if matched else None
+    return found
+
+
+def for_release(
+    platform: str, templates: Iterable[str], release: str | None
+) -> tuple[list[str], list[CommandRecord]]:
+    """The templates a release has, and a ``not_in_release`` record for each one it lacks.
+
+    An unknown release (None, or no number in it) keeps every template: what the device lacks
+    is then found out by running it (``unavailable``).
+
+    Example:
+        >>> keep, skipped = for_release("cumulus", ["decode-syseeprom", "net show interface all json"], "5.9.1")
+        >>> keep, [(r.command, r.status) for r in skipped]
+        (['decode-syseeprom'], [('net show interface all json', 'not_in_release')])
+    """
+    keep: list[str] = []
+    skipped: list[CommandRecord] = []
+    for template in templates:
+        rel = releases_of(platform, template)
+        if rel is None or rel.has(release) is not False:
+            keep.append(template)
+            continue
+        where = f" ({rel.source})" if rel.source else ""
+        skipped.append(
+            CommandRecord(
+                template,
+                NOT_IN_RELEASE,
+                message=f"not sent: {platform} {release} does not have it; documented for {rel.describe()}{where}",
+            )
+        )
+    return keep, skipped
+
+
+def release_restricted(platform: str, template: str) -> bool:
+    """Whether only some releases have a command."""
+    return releases_of(platform, template) is not None
+
+
+def removed_later(platform: str, template: str) -> bool:
+    """Whether a release removed the command (so it waits until the device's release is known).
+
+    Example:
+        >>> removed_later("cumulus", "net show interface all json"), removed_later("cumulus", "nv show system")
+        (True, False)
+    """
+    rel = releases_of(platform, template)
+    return rel is not None and rel.until is not None
 
 
 @dataclass
@@ -215,7 +289,7 @@ def assemble_state(
         status = failure.status
     else:
         for r in records:
-            if r.status != "ok":
+            if r.status not in ("ok", NOT_IN_RELEASE):
                 errors.append(
                     {"command": r.command, "kind": _ERROR_KIND[r.status], "message": r.message or r.status}
                 )
@@ -231,13 +305,25 @@ def assemble_state(
         "errors": errors,
         "collected_at": collected_at,
     }
-    unsupported = PLATFORMS[device.platform].unsupported
+    unsupported = dict(PLATFORMS[device.platform].unsupported)
+    for r in records:  # what the device's release lacks is unsupported there, with the reason
+        rel = releases_of(device.platform, r.command) if r.status == NOT_IN_RELEASE else None
+        for path in rel.feeds if rel is not None else ():
+            unsupported.setdefault(path, r.message or NOT_IN_RELEASE)
     if unsupported:  # what this source can never give: rules needing it are 'skipped', not 'error'
-        state["unsupported"] = dict(unsupported)
+        state["unsupported"] = unsupported
     for key, value in body.items():
         if key not in state:
             state[key] = value
     return status, state
+
+
+def device_release(device: Device) -> str | None:
+    """The NOS release the inventory gives a device (``fabline_os_version``, e.g. ``5.9.1``), or None."""
+    value = device.vars.get(RELEASE_VAR)
+    return (
+        str(value) if isinstance(value, (str, int, float)) and not isinstance(value, bool) and value else None
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -415,9 +501,26 @@ def gather_device(
         return gathered
     run = _Run(device, profile, session, gathered)
     try:
-        run.commands(list(profile.device_commands))
+        # Commands only some releases have are sent only to those: the release comes from the
+        # inventory or, failing that, from the device's own answer to the first batch. Until it
+        # is known, a command later releases removed waits and goes with the per-interface ones
+        # (no extra round trip); one that only newer releases have is tried (an older device
+        # answers 'unavailable', and its release stays unknown).
+        release = device_release(device)
+        device_commands, skipped = for_release(profile.platform, profile.device_commands, release)
+        deferred = [c for c in device_commands if release is None and removed_later(profile.platform, c)]
+        run.commands([c for c in device_commands if c not in deferred])
+        restricted = deferred or any(
+            release_restricted(profile.platform, t) for t in profile.interface_commands
+        )
+        if release is None and restricted:
+            release = run.release()
+            deferred, late = for_release(profile.platform, deferred, release)
+            skipped += late
+        templates, late = for_release(profile.platform, profile.interface_commands, release)
+        gathered.records.extend(skipped + late)
         interfaces, _source = select_interfaces(device, profile, run.planning_view())
-        per_interface = run.expand(profile.interface_commands, "interface", interfaces)
+        per_interface = deferred + run.expand(templates, "interface", interfaces)
         # The RDMA commands go with the per-interface ones (one round trip fewer) when the device
         # commands already name every interface's RDMA device; else they wait for those outputs.
         early = None
@@ -508,6 +611,14 @@ class _Run:
             if self.records[index].message:
                 self.records[index].message = redact(self.records[index].message or "", *self.secrets)
         return g.fragments[index]
+
+    def release(self) -> str | None:
+        """The NOS release the device reported so far (``facts.os_version``), or None."""
+        for fragment in self.planning_view().values():
+            version = (fragment.get("facts") or {}).get("os_version")
+            if isinstance(version, str) and version:
+                return version
+        return None
 
     def rdma_plan(self, interfaces: list[str], complete: bool) -> list[str] | None:
         """The RDMA devices to run the RDMA commands for (see :func:`rdma_devices`).

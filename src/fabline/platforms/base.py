@@ -172,6 +172,71 @@ def _template_pattern(template: str) -> re.Pattern[str]:
     return re.compile(rf"^\s*{rx}\s*$")
 
 
+def release_key(release: str) -> tuple[int, ...] | None:
+    """The comparable numbers of a NOS release (``5.9.1`` -> ``(5, 9, 1)``), or None.
+
+    A build string around the number is allowed (``Cumulus Linux 5.11.0`` -> ``(5, 11, 0)``);
+    missing parts count as 0 when compared (``5.9`` == ``5.9.0``).
+
+    Example:
+        >>> release_key("5.9.1"), release_key("Cumulus Linux 4.4.3"), release_key("unknown")
+        ((5, 9, 1), (4, 4, 3), None)
+    """
+    m = re.search(r"(\d+(?:\.\d+){0,3})", release)
+    if m is None:
+        return None
+    parts = tuple(int(p) for p in m.group(1).split("."))
+    return parts + (0,) * (3 - len(parts)) if len(parts) < 3 else parts
+
+
+@dataclass(frozen=True)
+class Releases:
+    """The NOS releases that have a command, as the vendor documents it.
+
+    Attributes:
+        since: The first release that has the command (None: every release the platform covers).
+        until: The first release that no longer has it (None: still there).
+        source: Where this is documented (a vendor page, with the release it covers).
+        feeds: State paths only this command provides (``interfaces.*.optics``): on a release
+            without it they are recorded as unsupported, so a rule needing them is ``skipped``
+            with the reason instead of failing on missing evidence.
+    """
+
+    since: str | None = None
+    until: str | None = None
+    source: str = ""
+    feeds: tuple[str, ...] = ()
+
+    def has(self, release: str | None) -> bool | None:
+        """Whether a release has the command; None when the release is unknown or unreadable.
+
+        Example:
+            >>> Releases(since="5.11").has("5.9.1"), Releases(until="5.0").has("4.4.3"), Releases().has(None)
+            (False, True, None)
+        """
+        key = release_key(release) if release else None
+        if key is None:
+            return None
+        if self.since is not None and key < (release_key(self.since) or ()):
+            return False
+        return not (self.until is not None and key >= (release_key(self.until) or ()))
+
+    def describe(self) -> str:
+        """The releases in words: ``5.11 and later``, ``before 5.0``, ``5.0 to before 5.16``.
+
+        Example:
+            >>> Releases(since="5.11").describe(), Releases(until="5.0").describe()
+            ('5.11 and later', 'before 5.0')
+        """
+        if self.since and self.until:
+            return f"{self.since} to before {self.until}"
+        if self.since:
+            return f"{self.since} and later"
+        if self.until:
+            return f"before {self.until}"
+        return "every release"
+
+
 @dataclass(frozen=True)
 class Command:
     """One read-only command of a platform.
@@ -181,12 +246,16 @@ class Command:
         parser: Function from output to state fragment.
         feeds: Human-readable list of the state paths the command fills (for docs and ``--help``).
         kind: ``cli`` for a switch CLI / shell command, ``file`` for a file read with ``cat``.
+        releases: The NOS releases that have the command (from the vendor's documentation); a
+            collection of a device whose release lacks it does not send it and records why
+            (``not_in_release``). None: every release has it.
     """
 
     template: str
     parser: Parser
     feeds: str
     kind: str = "cli"
+    releases: Releases | None = None
 
     @property
     def parameters(self) -> tuple[str, ...]:

@@ -34,8 +34,9 @@ from typing import Any
 import yaml
 
 from fabline.errors import ParseError
-from fabline.platforms.base import Command, ParseContext, merge_fragments
+from fabline.platforms.base import Command, ParseContext, Releases, merge_fragments
 from fabline.platforms.cumulus_files import parse_decode_syseeprom, parse_traffic_conf
+from fabline.platforms.cumulus_lldpd import parse_lldp_detail
 from fabline.platforms.cumulus_nclu import (
     parse_net_show_configuration_commands,
     parse_net_show_interface_all_json,
@@ -153,51 +154,93 @@ def apply_port_defaults(state: dict[str, Any]) -> dict[str, Any]:
     return state
 
 
+# --- which releases have which command (NVIDIA's documentation) -----------------------------------
+#
+# The NVUE command reference (CumulusNetworks/docs, content/nvue-reference/) gives each command's
+# "Version History: Introduced in Cumulus Linux X"; NCLU (`net ...`) and traffic.conf are the 3.x/4.x
+# interfaces, which 5.x replaced with NVUE (`/etc/cumulus/datapath/qos/qos_features.conf` is the QoS
+# file NVUE manages there). docs/platforms/cumulus.md has the table with the page of each row.
+
+_REF = "NVUE command reference, content/nvue-reference/Show-Commands"
+NVUE_5_0 = Releases(since="5.0", source=f"{_REF}/Interface.md, QoS.md, System.md: introduced in 5.0.0")
+NVUE_CONFIG = Releases(since="5.0", source="NVUE command reference, Config-Commands.md: introduced in 5.0.0")
+NVUE_LLDP = Releases(
+    since="5.0", source=f"{_REF}/LLDP.md: 'nv show interface lldp-detail' introduced in 5.0.0"
+)
+PFC_WATCHDOG = Releases(
+    since="5.6",
+    source=f"{_REF}/QoS.md: 'nv show interface <id> qos pfc-watchdog' introduced in 5.6.0",
+    feeds=("interfaces.*.pfc_watchdog", "qos.pfc_watchdog"),
+)
+TRANSCEIVER = Releases(
+    since="5.11",
+    source=f"{_REF}/Interface.md: 'nv show interface <interface> transceiver' introduced in 5.11.0",
+    feeds=("interfaces.*.optics",),
+)
+CLASSIC = Releases(
+    until="5.0",
+    source="Cumulus Linux 3.x/4.x user guides (NCLU, traffic.conf); 5.x is NVUE-only",
+)
+
 COMMANDS: tuple[Command, ...] = (
     Command(
         "nv config show -o json",
         parse_nv_config_show_json,
         "facts.hostname; interfaces.*.{mtu,speed_gbps,fec,autoneg,admin_up,description,QoS from "
         "named profiles,pfc_watchdog}; qos.roce; qos.buffer_mode; qos.port_defaults (configured values)",
+        releases=NVUE_CONFIG,
     ),
     Command(
         "nv show interface -o json",
         parse_nv_show_interface_json,
         "interfaces.*.{admin_up,oper_up,mtu,speed_gbps,fec,autoneg,description}",
+        releases=NVUE_5_0,
+    ),
+    Command(
+        "nv show interface lldp-detail",
+        parse_lldp_detail,
+        "interfaces.*.lldp.{device,port,port_id,port_description,chassis_id,mgmt_ip,other_neighbors}",
+        releases=NVUE_LLDP,
     ),
     Command(
         "nv show interface {interface} link",
         parse_nv_show_interface_link,
         "interfaces.IF.{admin_up,oper_up,autoneg,speed_gbps,fec,mtu,applied}",
+        releases=NVUE_5_0,
     ),
     Command(
         "nv show qos roce",
         parse_nv_show_qos_roce,
         "qos.roce; qos.buffer_mode; qos.lossless_priorities; qos.port_defaults.{trust,trust_modes,"
         "dscp_to_priority,pcp_to_priority,pfc_priorities,pfc_rx,pfc_tx,ecn}",
+        releases=NVUE_5_0,
     ),
     Command(
         "nv show interface {interface} qos roce status",
         parse_nv_show_interface_qos_roce_status,
         "interfaces.IF.{trust,trust_modes,dscp_to_priority,pcp_to_priority,pfc_priorities,pfc_rx,"
         "pfc_tx,ecn,roce_mode}",
+        releases=NVUE_5_0,
     ),
     Command(
         "nv show interface {interface} qos roce counters",
         parse_nv_show_interface_qos_roce_counters,
         "interfaces.IF.counters.{ecn_marked,cnp_sent,roce_pfc_rx_pause,roce_pfc_tx_pause,"
         "roce_rx_discards,roce_tx_discards}",
+        releases=NVUE_5_0,
     ),
     Command(
         "nv show interface {interface} qos pfc-watchdog",
         parse_nv_show_interface_qos_pfc_watchdog,
         "interfaces.IF.pfc_watchdog.{enabled,deadlock_count} (qos.pfc_watchdog via apply_port_defaults)",
+        releases=PFC_WATCHDOG,
     ),
     Command(
         "nv show interface {interface} transceiver",
         parse_nv_show_interface_transceiver,
         "interfaces.IF.optics.{vendor,part_number,serial,temperature_c,rx_power_dbm,tx_power_dbm,"
         "identifier,status}",
+        releases=TRANSCEIVER,
     ),
     Command(
         "cat /etc/cumulus/datapath/traffic.conf",
@@ -205,21 +248,25 @@ COMMANDS: tuple[Command, ...] = (
         "qos.port_defaults.{trust,trust_modes,dscp_to_priority,pcp_to_priority}; "
         "interfaces.*.{pfc_priorities,pfc_rx,pfc_tx,ecn}",
         kind="file",
+        releases=CLASSIC,
     ),
     Command(
         "net show interface all json",
         parse_net_show_interface_all_json,
         "interfaces.*.{admin_up,oper_up,mtu,speed_gbps,description,lldp.{device,port,mgmt_ip,other_neighbors}}",
+        releases=CLASSIC,
     ),
     Command(
         "net show configuration commands",
         parse_net_show_configuration_commands,
         "facts.hostname; interfaces.*.{mtu,description,speed_gbps,autoneg,fec} (configured)",
+        releases=CLASSIC,
     ),
     Command(
         "nv show system",
         parse_nv_show_system,
         "facts.{hostname,os_version,build,uptime_s}",
+        releases=NVUE_5_0,
     ),
     Command(
         "decode-syseeprom",
@@ -277,6 +324,9 @@ PLATFORM = PlatformSpec(
             "decode-syseeprom",
             "nv show qos roce",
             "nv show interface -o json",
+            # LLDP: NVUE's lldpd view on 5.x, NCLU on 3.x/4.x; each is sent only to the releases
+            # that have it (Command.releases), after the release is known.
+            "nv show interface lldp-detail",
             "net show interface all json",
         ),
         interface_commands=(
@@ -297,7 +347,7 @@ PLATFORM = PlatformSpec(
     # A switch port is a Linux netdev: its MTU is the kernel's L3 MTU (9216 -> 9234-byte frames).
     mtu=MtuSemantics(MtuKind.L3, fabric_mtu=9216),
     vocabulary=VOCABULARY,
-    os_version="5.9.1",
+    os_version="5.14.0",
     config_command="nv config show -o json",
     read_config=read_startup_yaml,
 )

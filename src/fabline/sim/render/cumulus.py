@@ -1,11 +1,16 @@
-"""NVIDIA Cumulus Linux 5.x outputs rendered from a device state (NVUE tables and JSON, NCLU JSON).
+"""NVIDIA Cumulus Linux outputs rendered from a device state (NVUE tables and JSON, lldpd, NCLU JSON).
 
 Layouts follow ``tests/samples/cumulus`` (``nv show`` tables with operational/applied
-columns, ``nv show qos roce``, ``decode-syseeprom``, NCLU ``net show interface all json``) and
-NVUE's documented JSON for ``nv config show -o json`` / ``nv show interface -o json``.
-The simulated switch answers NCLU's ``net show interface all json`` and ``net show configuration
-commands`` as well (``net show interface all json`` is the only LLDP view on the allow-list; a
-real 5.x image has no NCLU); ``/etc/cumulus/datapath/traffic.conf`` is absent, as on 5.x.
+columns, ``nv show qos roce``, ``decode-syseeprom``, NCLU ``net show interface all json``),
+NVUE's documented JSON for ``nv config show -o json`` / ``nv show interface -o json`` and the
+lldpd detail layout of ``nv show interface lldp-detail`` (NVUE command reference, and a 5.16 lab
+capture in ``tests/parsers/local/cumulus``).
+
+The switch answers as the release its state names (``facts.os_version``) does, by the release
+table of the platform spec (``Command.releases``, from NVIDIA's documentation): a 5.x switch has
+no NCLU (``net``: bash's "command not found") and no ``traffic.conf``; a 3.x/4.x switch has no
+``nv``; an NVUE command newer than the release (``transceiver`` before 5.11, ``qos pfc-watchdog``
+before 5.6) is an NVUE usage error.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import json
 from collections import Counter
 from typing import Any
 
+from fabline.platforms.base import release_key
 from fabline.platforms.cumulus import PLATFORM
 from fabline.sim.render import linux
 from fabline.sim.render.common import Answer, SimView, ranges
@@ -421,8 +427,55 @@ def _nclu_interfaces(ports: dict[str, dict[str, Any]]) -> str:
     return json.dumps(doc, indent=4) + "\n"
 
 
+def _lldp_detail(ports: dict[str, dict[str, Any]]) -> str:
+    """``nv show interface lldp-detail``: lldpd's detail layout, one block per neighbour (CL 5.x)."""
+    rule = "-" * 79
+    out = [rule, "LLDP neighbors:", rule, ""]
+    for name, b in ports.items():
+        lldp = b.get("lldp")
+        if not lldp or not b.get("oper_up"):
+            continue
+        for n in [lldp, *lldp.get("other_neighbors", [])]:
+            port_id = n.get("port_id") or n.get("port", "")
+            out += [
+                f"Interface:    {name}", rule, "  Time:  ", "    0 days, 02:58:28", "",
+                "  Chassis:", f"    ChassisID:    mac {n.get('chassis_id', '48:b0:2d:ec:e5:3b')}",
+                f"    SysName:      {n.get('device', '')}",
+                f"    MgmtIP:       {n.get('mgmt_ip', '192.168.200.1')}", "    MgmtIface:    2",
+                "    Capability:   Bridge, off", "    Capability:   Router, on",
+                "  Port:", f"    PortID:       ifname {port_id}",
+                f"    PortDescr:    {n.get('port_description') or n.get('port', '')}",
+                "    TTL:          120", "    MFS:          9216",
+                "    PMD autoneg: supported: no, enabled: no", "",
+            ]  # fmt: skip
+    return "\n".join(out) + "\n"
+
+
+def _missing(release: str, words: list[str]) -> Answer | None:
+    """The answer of a switch whose release lacks the command (None: it has it), as NVIDIA documents.
+
+    Which release has which command is the platform spec's table (``Command.releases``).
+    """
+    line = " ".join(words)
+    key = release_key(release)
+    if key is None:
+        return None
+    if words[0] == "net" and key >= (5, 0, 0):
+        return linux.not_found("net")  # 5.x has no NCLU
+    if words[0] == "nv" and key < (5, 0, 0):
+        return linux.not_found("nv")
+    for command in PLATFORM.commands:
+        if command.releases is not None and command.pattern().match(line):
+            if command.releases.has(release) is False:
+                if command.kind == "file":
+                    return Answer("", 1, f"cat: {words[-1]}: No such file or directory\n")
+                return Answer("", 2, f"Error: Invalid command: {line}\n")
+            return None
+    return None
+
+
 def render(dev: SimView, line: str) -> Answer:
-    """Run one simple command line on a Cumulus switch."""
+    """Run one simple command line on a Cumulus switch of the release its state names."""
     state = dev.state()
     ports = _ports(state)
     words = line.split()
@@ -432,6 +485,9 @@ def render(dev: SimView, line: str) -> Answer:
         words = words[1:]
     cmd = " ".join(words)
     f = state.get("facts", {})
+    absent = _missing(str(f.get("os_version", "")), words) if words else None
+    if absent is not None:
+        return absent
     if cmd == "nv config show -o json":
         return Answer(json.dumps(nv_config(dev, state), indent=2) + "\n")
     if cmd == "nv show interface -o json":
@@ -459,6 +515,8 @@ def render(dev: SimView, line: str) -> Answer:
             "CRC-32               0xFE   4 0x6A1E9F3B\n"
             "(checksum valid)\n"
         )
+    if cmd == "nv show interface lldp-detail":
+        return Answer(_lldp_detail(ports))
     if cmd == "net show interface all json":
         return Answer(_nclu_interfaces(ports))
     if cmd == "net show configuration commands":
