@@ -69,7 +69,9 @@ def compile_schema(spec: dict[str, Any]) -> Check:
         def bounded(v: Any) -> str | None:
             if type(v) not in (int, float):
                 return None
-            if math.isnan(v):
+            # math.isnan(int) converts to float: an int past 1.8e308 (a run of digits a fuzzed
+            # output can hold) would raise OverflowError instead of failing the bound.
+            if type(v) is float and math.isnan(v):
                 return "nan is not a number"
             if low is not None and v < low:
                 return f"{v!r:.60} is less than the minimum of {low}"
