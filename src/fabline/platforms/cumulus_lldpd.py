@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from fabline.platforms.base import Fragment, ParseContext, check_text, may_be_empty
+from fabline.platforms.base import Fragment, ParseContext, text_parser
 from fabline.platforms.toolkit import add_neighbor, lldp_entry
 
 #: A neighbour block starts at ``Interface:    swp1`` (NVUE) or ``Interface:    swp1, via: LLDP, ...``.
@@ -38,8 +38,8 @@ def _typed_id(value: str) -> tuple[str | None, str | None]:
     return None, value or None
 
 
-@may_be_empty
-def parse_lldp_detail(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("lldpd's neighbour detail ('LLDP neighbors:' and 'Interface:' blocks)", may_be_empty=True)
+def parse_lldp_detail(text: str, ctx: ParseContext) -> Fragment:
     """``nv show interface lldp-detail`` (lldpd detail layout): every port's LLDP neighbours.
 
     Per neighbour: ``device`` (``SysName``), ``port`` (``PortID``; a MAC id, as hosts running
@@ -52,8 +52,6 @@ def parse_lldp_detail(output: str, ctx: ParseContext) -> Fragment:
     Raises:
         ParseError: Neither the ``LLDP neighbors:`` banner nor an ``Interface:`` block.
     """
-    expected = "lldpd's neighbour detail ('LLDP neighbors:' and 'Interface:' blocks)"
-    text = check_text(output, ctx, expected)
     interfaces: dict[str, dict[str, object]] = {}
     name: str | None = None
     fields: dict[str, str] = {}
@@ -87,5 +85,5 @@ def parse_lldp_detail(output: str, ctx: ParseContext) -> Fragment:
             fields[f.group("key")] = f.group("value")
     close()
     if not interfaces and not _BANNER.search(text):
-        raise ctx.fail(expected, "no 'LLDP neighbors:' banner and no 'Interface:' block")
+        raise ctx.reject("no 'LLDP neighbors:' banner and no 'Interface:' block")
     return {"interfaces": {n: b for n, b in interfaces.items() if b}}
