@@ -19,6 +19,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 
 from fabline.design.sizing import Sizing, SizingInput, size
 from fabline.errors import ConfigError
+from fabline.platforms.base import release_key
 from fabline.platforms.spec import PLATFORMS, host_platform, switch_platforms
 from fabline.userfiles import choice, load_yaml, validate
 
@@ -29,6 +30,11 @@ def template_platforms() -> tuple[str, ...]:
 
     bundled = packaged_workspace() / "templates"
     return tuple(p for p in switch_platforms() if (bundled / p).is_dir())
+
+
+def default_os_version() -> dict[str, str]:
+    """The release each switch platform's config is rendered for, by default (its spec's ``os_version``)."""
+    return {p: PLATFORMS[p].os_version for p in switch_platforms()}
 
 
 def default_port_mtu() -> dict[str, int]:
@@ -190,7 +196,23 @@ class Design(_Strict):
     asn: AsnSpec = Field(default_factory=AsnSpec)
     addressing: AddressingSpec = Field(default_factory=AddressingSpec)
     port_mtu: dict[str, int] = Field(default_factory=default_port_mtu)
+    os_version: dict[str, str] = Field(
+        default_factory=default_os_version,
+        description="the NOS release each platform's configs are rendered for (templates follow its object model)",
+    )
     qos: QosSpec = Field(default_factory=QosSpec)
+
+    @field_validator("os_version", mode="before")
+    @classmethod
+    def _releases(cls, value: Any) -> Any:
+        # A partial mapping keeps the other platforms' defaults; YAML reads 5.9 as a number.
+        if not isinstance(value, dict):
+            return value
+        given = {
+            k: str(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
+            for k, v in value.items()
+        }
+        return default_os_version() | given
 
     @model_validator(mode="after")
     def _consistent(self) -> Design:
@@ -228,6 +250,16 @@ class Design(_Strict):
                 )
             if sw.platform not in self.port_mtu:
                 raise ValueError(f"switches[{i}] ({sw.name}): port_mtu has no value for {sw.platform}")
+        for platform in sorted({sw.platform for sw in self.switches}):
+            release = self.os_version.get(platform, "")
+            if release_key(release) is None:
+                raise ValueError(f"os_version.{platform} {release!r}: no release number in it")
+            allowed = PLATFORMS[platform].config_releases
+            if allowed is not None and allowed.has(release) is False:
+                raise ValueError(
+                    f"os_version.{platform} {release}: the bundled {platform} template renders "
+                    f"{allowed.describe()} ({allowed.source})"
+                )
         want_leaves, want_spines = s.leaves, s.spines
         got_leaves = sum(1 for sw in self.switches if sw.role == "leaf")
         got_spines = len(self.switches) - got_leaves

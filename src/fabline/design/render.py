@@ -26,6 +26,7 @@ from fabline.design.model import Design, SwitchSpec
 from fabline.design.topology import Topology
 from fabline.errors import ConfigError
 from fabline.perf import can_fork, fork_pool
+from fabline.platforms.base import release_key
 
 _YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -167,6 +168,9 @@ class Renderer:
             "ports": self.topo.switch_ports(sw),
             "port_mtu": self.design.port_mtu[sw.platform],
             "qos": getattr(self.design.qos, sw.role).model_dump(),
+            # The release the config is for, and its numbers for comparisons ((5, 15, 0) >= ...).
+            "os_version": self.design.os_version.get(sw.platform, ""),
+            "release": release_key(self.design.os_version.get(sw.platform, "")) or (0, 0, 0),
         }  # fmt: skip
 
     def host_context(self, h: int) -> dict[str, Any]:

@@ -73,15 +73,17 @@ def config_tree(text: str) -> list[Node]:
 
 
 def speed_gbps(token: str) -> float | None:
-    """Gb/s of an EOS ``speed`` value: ``100gfull``, ``400g-8``, ``10000full``, ``25g``.
+    """Gb/s of an EOS ``speed`` value: ``100gfull``, ``400g-8``, ``1.6t-8``, ``10000full``, ``25g``.
 
     Example:
-        >>> speed_gbps("100gfull"), speed_gbps("400g-8"), speed_gbps("10000full")
-        (100, 400, 10)
+        >>> speed_gbps("100gfull"), speed_gbps("400g-8"), speed_gbps("1.6t-8"), speed_gbps("10000full")
+        (100, 400, 1600, 10)
     """
-    m = re.fullmatch(r"(\d{1,7}(?:\.\d{1,6})?)(g)?(?:full|half)?(?:-\d{1,2})?", token.lower())
+    m = re.fullmatch(r"(\d{1,7}(?:\.\d{1,6})?)([gt])?(?:full|half)?(?:-\d{1,2})?", token.lower())
     if not m:
         return None
+    if m.group(2) == "t":
+        return gbps(float(m.group(1)) * 1000)
     return gbps(float(m.group(1))) if m.group(2) else mbps_to_gbps(float(m.group(1)))
 
 

@@ -350,4 +350,9 @@ PLATFORM = PlatformSpec(
     os_version="5.14.0",
     config_command="nv config show -o json",
     read_config=read_startup_yaml,
+    # templates/cumulus/startup.yaml.j2 writes the QoS profiles (qos mapping/pfc/congestion-control),
+    # which NVUE's object model has from 5.3 (nvueschema's per-release models; docs/design.md).
+    config_releases=Releases(
+        since="5.3", source="NVUE object model: qos mapping/pfc/congestion-control profiles from 5.3"
+    ),
 )

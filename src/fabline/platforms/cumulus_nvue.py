@@ -288,9 +288,9 @@ def parse_nv_show_qos_roce(text: str, ctx: ParseContext) -> Fragment:
     table = read_tree_table(text, ctx, ctx.expected)
     if table.get("mode") is None:
         raise ctx.reject("no 'mode' row")
-    if table.get("enable") is None:
-        # The per-port 'qos roce status' view has the same rows but no 'enable' knob.
-        raise ctx.reject("no 'enable' row (the per-port status view?)")
+    if table.get("enable") is None and table.get("state") is None:
+        # The per-port 'qos roce status' view has the same rows but no 'enable' ('state' from 5.15) knob.
+        raise ctx.reject("no 'enable' or 'state' row (the per-port status view?)")
     roce = _roce_profile(table)
     qos: dict[str, Any] = {"roce": roce}
     defaults = _roce_fields(table)

@@ -142,8 +142,10 @@ def parse_nv_config_show_json(doc: Any, ctx: ParseContext) -> Fragment:
     roce = qos_cfg.get("roce")
     if isinstance(roce, Mapping):
         entry: dict[str, Any] = {}
-        if roce.get("enable") is not None and flag(str(roce["enable"])) is not None:
-            entry["enabled"] = flag(str(roce["enable"]))
+        # 'enable: on' up to 5.14, 'state: enabled' from 5.15 (NVIDIA's "New and Changed NVUE Commands").
+        switch = roce.get("state", roce.get("enable"))
+        if switch is not None and flag(str(switch)) is not None:
+            entry["enabled"] = flag(str(switch))
         if roce.get("mode"):
             entry["mode"] = str(roce["mode"])
             qos["buffer_mode"] = str(roce["mode"])

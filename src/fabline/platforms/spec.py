@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-from fabline.platforms.base import Command
+from fabline.platforms.base import Command, Releases
 
 Finalizer = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -283,6 +283,8 @@ class PlatformSpec:
             (a rendered config is parsed as its output); None for hosts.
         read_config: Reads a rendered configuration file (as ``fabline render`` writes it) into a
             state body, where that is more than parsing it as ``config_command``'s output.
+        config_releases: The releases the bundled config template (``templates/<id>/``) renders
+            for (None: any); ``fabline render`` refuses a design whose ``os_version`` is outside.
         unsupported: State paths this platform's source cannot provide, with the reason (dotted
             prefixes, ``*`` for any interface: ``{"interfaces.*.ecn": "..."}``). Written into every
             state it collects (``unsupported``), so a rule that needs such a path ends ``skipped``
@@ -303,6 +305,7 @@ class PlatformSpec:
     config_command: str | None = None
     read_config: Callable[[str], dict[str, Any]] | None = None
     unsupported: Mapping[str, str] = field(default_factory=dict)
+    config_releases: Releases | None = None
 
     def __post_init__(self) -> None:
         # A Platform member is its id, but states, messages and pickles carry the plain string.
