@@ -96,3 +96,19 @@ def test_4x_with_the_inventory_release_sends_only_what_it_has(run: dict[str, Any
     assert {r["status"] for c, r in records.items() if c.startswith("nv ")} == {"not_in_release"}
     assert any(b.get("lldp") for b in got["interfaces"].values())
     assert got["errors"] == []
+
+
+def test_a_5_15_switch_reads_back_through_the_renamed_knobs(tmp_path: Path) -> None:
+    # 5.15 renamed 'qos roce enable on' to 'state enabled' and auto-negotiate on/off to
+    # enabled/disabled (NVIDIA's "New and Changed NVUE Commands"): the simulated switch says so, and
+    # the parsers read it (the RoCE profile is on, the ports' autoneg is known).
+    snap, got = _collect(tmp_path, "5.15.0", False)
+    assert got["status"] == "ok", got["errors"]
+    assert got["qos"]["roce"]["enabled"] is True
+    raw = (snap / "raw" / LEAF).iterdir()
+    config = next(p for p in raw if p.name.startswith("nv_config_show"))
+    assert '"state": "enabled"' in config.read_text()
+    want = next(s for s in synthetic.states(LAB) if s["name"] == LEAF)
+    for name, body in want["interfaces"].items():
+        if "autoneg" in body:
+            assert got["interfaces"][name]["autoneg"] == body["autoneg"], name

@@ -67,7 +67,13 @@ def _cc(ecn: dict[str, Any]) -> dict[str, Any]:
     return {"traffic-class": tcs}
 
 
-def _link(b: dict[str, Any]) -> dict[str, Any]:
+def _new_words(state: dict[str, Any]) -> bool:
+    """Whether the release says ``state: enabled`` / ``enabled|disabled`` (5.15+, NVIDIA's changed commands)."""
+    key = release_key(str(state.get("facts", {}).get("os_version", "")))
+    return key is not None and key >= (5, 15, 0)
+
+
+def _link(b: dict[str, Any], new_words: bool = False) -> dict[str, Any]:
     link: dict[str, Any] = {"state": {"up" if b.get("admin_up") else "down": {}}}
     if "mtu" in b:
         link["mtu"] = b["mtu"]
@@ -76,7 +82,8 @@ def _link(b: dict[str, Any]) -> dict[str, Any]:
     if "fec" in b:
         link["fec"] = _FEC[b["fec"]]
     if "autoneg" in b:
-        link["auto-negotiate"] = "on" if b["autoneg"] else "off"
+        words = ("enabled", "disabled") if new_words else ("on", "off")
+        link["auto-negotiate"] = words[0] if b["autoneg"] else words[1]
     return link
 
 
@@ -87,7 +94,9 @@ def nv_config(dev: SimView, state: dict[str, Any]) -> list[dict[str, Any]]:
     dmap, trust = _common(ports, "dscp_to_priority") or {}, _common(ports, "trust") or "dscp"
     pfc, ecn = _common(ports, "pfc_priorities") or [], _common(ports, "ecn") or {}
     qos: dict[str, Any] = {
-        "roce": {"enable": "on", "mode": "lossless"},
+        "roce": {"state": "enabled", "mode": "lossless"}
+        if _new_words(state)
+        else {"enable": "on", "mode": "lossless"},
         "mapping": {"default-global": _mapping(dmap, trust)},
         "pfc": {"default-global": _pfc(pfc)},
         "congestion-control": {"default-global": _cc(ecn)},
@@ -97,7 +106,7 @@ def nv_config(dev: SimView, state: dict[str, Any]) -> list[dict[str, Any]]:
         "lo": {"type": "loopback"},
     }
     for name, b in ports.items():
-        body: dict[str, Any] = {"type": "swp", "link": _link(b)}
+        body: dict[str, Any] = {"type": "swp", "link": _link(b, _new_words(state))}
         if b.get("lldp"):
             body["description"] = f"{b['lldp']['device']} {b['lldp']['port']}"
         port_qos: dict[str, Any] = {}
@@ -214,7 +223,8 @@ def _qos_roce(ports: dict[str, dict[str, Any]], state: dict[str, Any]) -> str:
     tcs = sorted(ecn, key=int)
     first = ecn[tcs[0]] if tcs else {}
     rows = [
-        ("enable", "", "on"),
+        # The show tree mirrors the object model: 'enable on' to 5.14, 'state enabled' from 5.15.
+        ("state", "", "enabled") if _new_words(state) else ("enable", "", "on"),
         ("mode", "lossless", "lossless"),
         ("pfc", "", ""),
         ("  pfc-priority", ranges(pfc), ""),
