@@ -16,6 +16,7 @@ from fabline.design.plans import CABLING_HEADER, cabling_csv, inventory_dict, wr
 from fabline.design.sizing import SizingInput
 from fabline.design.topology import Topology
 from fabline.errors import ConfigError
+from fabline.platforms import PLATFORMS
 
 
 def _design(**kw: int) -> Design:
@@ -135,6 +136,10 @@ def test_inventory_vars() -> None:
     leaf = leaves["leaf-r9-000"]
     assert (leaf["rail"], leaf["plane"], leaf["fabline_role"]) == (9, 1, "leaf")
     assert {v["plane"] for v in spines.values()} == {0, 1}
+    # Each switch says the release its config is rendered for, so a collection sends only what it has.
+    for sw in d.switches:
+        got = (leaves | spines)[sw.name]["fabline_os_version"]
+        assert got == d.os_version[sw.platform] == PLATFORMS[sw.platform].os_version
     yaml.safe_dump(inv)
 
 

@@ -19,7 +19,8 @@ def inventory_dict(design: Design, topo: Topology | None = None) -> dict[str, An
     """An Ansible YAML inventory of every switch and GPU server, with the vars the checks read.
 
     Switches: ``fabline_role``, ``fabline_platform``, ``plane``, leaves ``rail``, ``ansible_host``
-    (the loopback), ``bgp_asn``, ``cable_length_m`` (the pfc-headroom check reads it). Servers: ``rail_interfaces`` (NIC ports in rail order).
+    (the loopback), ``bgp_asn``, ``cable_length_m`` (the pfc-headroom check reads it),
+    ``fabline_os_version`` (the release its config is rendered for). Servers: ``rail_interfaces`` (NIC ports in rail order).
     """
     topo = topo or Topology(design)
     spines: dict[str, Any] = {}
@@ -32,6 +33,8 @@ def inventory_dict(design: Design, topo: Topology | None = None) -> dict[str, An
             "plane": sw.plane,
             "bgp_asn": sw.asn,
             "cable_length_m": getattr(design.qos, sw.role).cable_length_m,
+            # The release its config is rendered for: the collector sends only the commands it has.
+            "fabline_os_version": design.os_version.get(sw.platform, ""),
         }
         if sw.role == "leaf":
             hv["rail"] = sw.rail
