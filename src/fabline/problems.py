@@ -93,6 +93,18 @@ FAMILIES: dict[str, str] = {
     "version-skew": "version",
     "qos-skew": "qos-skew",
     "host-gpudirect-rdma": "gpudirect",
+    "lossless-drops": "lossless-loss",
+    "lossless-drops-delta": "lossless-loss",
+    "roce-errors-delta": "lossless-loss",
+    "pfc-storm-active": "pfc-storm",
+    "pfc-storms-delta": "pfc-storm",
+    "link-flaps": "flap",
+    "fec-corrected-rate": "signal",
+    "fec-pre-ber": "signal",
+    "optics-tx-power": "signal",
+    "optics-alarms": "signal",
+    "optics-firmware-skew": "version",
+    "link-optics": "signal",
 }
 
 #: What each family is about (the cause statement's first words) and what to do next.
@@ -134,10 +146,21 @@ _FAMILY_TEXT: dict[str, tuple[str, str]] = {
     "version": ("version skew", "upgrade the odd devices to the fleet's version (or pin allowed versions)"),
     "qos-skew": ("QoS skew", "align the odd switches' buffer, watchdog and ECN settings with the rest"),
     "gpudirect": ("GPUDirect RDMA", "load nvidia_peermem on the host"),
+    "lossless-loss": (
+        "loss on the lossless class",
+        "find where the lossless priority drops: headroom (pfc-headroom), a PFC storm, a host that "
+        "cannot keep up; then clear the counters and watch them",
+    ),
+    "pfc-storm": (
+        "PFC storm",
+        "find the device that keeps sending pauses (usually a host that stopped draining its queue) "
+        "behind the stormed port",
+    ),
+    "flap": ("link flaps", "inspect the optic, cable and peer of the flapping port; watch it for new flaps"),
 }
 
 #: Families whose problems are physical: they say what to inspect (device, port, peer, plan row).
-PHYSICAL = frozenset({"signal", "fec-mode", "port-state", "cabling", "speed"})
+PHYSICAL = frozenset({"signal", "fec-mode", "port-state", "cabling", "speed", "flap"})
 
 #: Subjects of built-in checks that name a device-wide aspect, not a port.
 _DEVICE_SUBJECTS = frozenset(

@@ -7,6 +7,7 @@ directly, so loading 100k ports costs what the JSON parser costs and little more
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import json
 from importlib import resources
@@ -236,3 +237,21 @@ def state_check() -> Check:
 def _short(exc: Exception) -> str:
     msg = str(exc)
     return msg if len(msg) < 120 else msg[:117] + "..."
+
+
+def parse_time(text: Any) -> float | None:
+    """UNIX time of an ISO 8601 timestamp, None when absent or unreadable.
+
+    Example:
+        >>> parse_time("1970-01-01T00:01:00Z"), parse_time("yesterday")
+        (60.0, None)
+    """
+    if not isinstance(text, str):
+        return None
+    try:
+        t = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=dt.UTC)
+    return t.timestamp()

@@ -105,6 +105,34 @@ class Counters(TypedDict, total=False):
     ecn_marked: int
     cnp_sent: int
     cnp_handled: int
+    # Loss on the lossless class (issue 15 item 2): per PG / unicast queue (= traffic class) index.
+    pg_dropped: dict[str, int]
+    queue_dropped: dict[str, int]
+    rx_prio_discards: dict[str, int]
+    roce_rx_discards: int
+    roce_tx_discards: int
+    rx_discards_phy: int
+    rx_out_of_buffer: int
+    # RoCE transport errors of a host's RDMA device (mlx5 hw_counters).
+    roce_out_of_sequence: int
+    roce_packet_seq_err: int
+    roce_local_ack_timeout_err: int
+    roce_out_of_buffer: int
+    roce_duplicate_request: int
+    roce_implied_nak_seq_err: int
+    roce_rnr_nak_retry_err: int
+    roce_adp_retrans: int
+    roce_adp_retrans_to: int
+    # PFC storms and pauses without a priority (issue 15 item 4).
+    pfcwd_storms_detected: dict[str, int]
+    pfcwd_storms_restored: dict[str, int]
+    roce_pfc_rx_pause: int
+    roce_pfc_tx_pause: int
+    pfc_rx_frames: int
+    pfc_tx_frames: int
+    # Link flaps (issue 15 item 3): up/down transitions.
+    link_flaps: int
+    interface_resets: int
 
 
 class HostNic(TypedDict, total=False):
@@ -141,6 +169,10 @@ class Interface(TypedDict, total=False):
     counters: Counters
     nic: HostNic
     description: str
+    pfcwd_stormed_queues: list[int]
+    last_flap_epoch_s: float
+    last_flap_age_s: int
+    fec_pre_ber: float
 
 
 class State(TypedDict, total=False):

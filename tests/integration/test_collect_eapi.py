@@ -161,7 +161,10 @@ def test_command_error_is_unavailable_and_the_rest_is_read(eapi_run: dict[str, A
 def test_timeout_and_drop_mid_session(eapi_run: dict[str, Any]) -> None:
     slow = state(eapi_run["tmp"] / "eapi", "eos-slowcmd")
     assert slow["status"] == "partial"
-    assert [(e["command"], e["kind"]) for e in slow["errors"]] == [("show priority-flow-control", "timeout")]
+    # The slow command times out; the commands the run plan sends after it are skipped.
+    errors = [(e["command"], e["kind"]) for e in slow["errors"]]
+    assert errors[0] == ("show priority-flow-control", "timeout")
+    assert {kind for _, kind in errors[1:]} <= {"skipped"}
     assert slow["interfaces"]["Ethernet1/1"]["mtu"] == 9214
     dropped = state(eapi_run["tmp"] / "eapi", "eos-drop")
     kinds = {e["command"]: e["kind"] for e in dropped["errors"]}

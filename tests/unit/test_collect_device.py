@@ -42,7 +42,7 @@ HOST_FILES = {
     "ethtool -S eth2": LINUX / "ethtool_-S-mlx5-constructed.txt",
     "mlnx_qos -i eth2": LINUX / "mlnx_qos-eth4-netarbiter-extract.txt",
     "grep -H . /sys/class/net/eth2/ecn/roce_*/enable/*": LINUX / "ecn_enable-eth2-constructed.txt",
-    "grep -H . /sys/class/net/eth2/device/infiniband/*/ports/1/hw_counters/*": LINUX
+    "grep -H . /sys/class/net/*/device/infiniband/*/ports/*/hw_counters/*": LINUX
     / "hw_counters-eth2-constructed.txt",
     "cat /sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos": LINUX / "default_roce_tos-106.txt",
 }

@@ -47,6 +47,39 @@ def canonical_port(name: str) -> str:
     return _SHORT.sub("ethernet", name.strip().lower(), count=1)
 
 
+#: A media code as it appears in module types and part names (IEEE PMD suffixes, cable kinds).
+_MEDIA = re.compile(
+    r"(?<![A-Z0-9])(SR8|SR4|SR2|SR|VR8|VR4|DR8|DR4|DR2|DR|FR8|FR4|FR|LR8|LR4|LR|ER8|ZR|AOC|AEC|ACC|CR8|CR4|CR2|CR|DAC)(?![A-Z0-9])"
+)
+_RATE = re.compile(r"(?<![0-9])(800|400|200|100|50|40|25|10)G(?:BASE)?(?![0-9])")
+
+
+def optic_class(optics: Any) -> str | None:
+    """``"<rate> <media>"`` of a transceiver, from its type (then part number); None when not told.
+
+    Platforms print a module's type differently (EOS ``400GBASE-DR4``, NX-OS ``QSFP-DD-400G-DR4``,
+    Cumulus ``cable-type``), so both ends are compared on what they share: the rate and the
+    media code. A part missing in the text is ``?``.
+
+    Example:
+        >>> optic_class({"type": "400GBASE-SR8"}), optic_class({"type": "QSFP-DD-400G-AOC"})
+        ('400G SR8', '400G AOC')
+        >>> optic_class({"type": "QSFP-DD Double Density 8X Pluggable Transceiver"}) is None
+        True
+    """
+    if type(optics) is not dict:
+        return None
+    for key in ("type", "media", "part_number"):
+        text = optics.get(key)
+        if type(text) is not str:
+            continue
+        upper = text.upper()
+        media, rate = _MEDIA.search(upper), _RATE.search(upper)
+        if media:
+            return f"{rate[1] + 'G' if rate else '?'} {media[1]}"
+    return None
+
+
 def _s(value: Any) -> str | None:
     return value if type(value) is str else None
 
@@ -80,6 +113,7 @@ class PortView(NamedTuple):
         speed_gbps, fec, autoneg, trust: As in state schema v1.
         pfc: Sorted PFC priorities; ``dscp``: sorted (DSCP, priority) pairs.
         roce_tos, ecn_np, ecn_rp: Host NIC application settings.
+        optic: The module's rate and media code (:func:`optic_class`).
     """
 
     name: str
@@ -102,6 +136,8 @@ class PortView(NamedTuple):
     ecn_np: tuple[int, ...] | None
     ecn_rp: tuple[int, ...] | None
     alias: str | None
+    #: The transceiver as "rate media" (``400G SR8``, ``400G AOC``), from ``optics``; None: unknown.
+    optic: str | None = None
 
 
 class DeviceView(NamedTuple):
@@ -258,6 +294,7 @@ class Projector:
                     prios(nic.get("ecn_np_priorities")),
                     prios(nic.get("ecn_rp_priorities")),
                     _s(get("alias")),
+                    optic_class(get("optics")),
                 )
             )
         host = device.state.get("host")

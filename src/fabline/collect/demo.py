@@ -57,6 +57,13 @@ def demo_fabric() -> tuple[synthetic.Fabric, synthetic.Fabric, list[Any]]:
             "gpu-002", "optics.rx_power_dbm", [-1.2, -10.4, -1.1, -1.3], "eth3", "dirty connector on one lane"
         ),
         Fault("leaf-r0-a", "counters.fec_uncorrectable", 17, "Ethernet8", "uncorrectable FEC codewords"),
+        # Issue 15: loss on the lossless class, a PFC storm, a flapping link (one snapshot shows them).
+        Fault("leaf-r0-a", "pfcwd_stormed_queues", [3], "Ethernet0", "PFC storm on the lossless queue now"),
+        Fault(
+            "leaf-r0-a", "counters.pfcwd_storms_detected", {"3": 1}, "Ethernet0", "the watchdog's storm count"
+        ),
+        Fault("leaf-r0-a", "counters.pg_dropped", {"3": 4096}, "Ethernet0", "drops on the lossless PG"),
+        Fault("leaf-r3-a", "last_flap_age_s", 300, "Ethernet1/4", "uplink flapped five minutes ago"),
         # lldpd is not installed on this host: recorded as unavailable, the device is 'partial'.
         TransportFault("gpu-002", "missing_command", "lldpctl -f json"),
     ]

@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import fnmatch
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,9 +24,10 @@ from fabline.perf import fork_pool, paused_gc, worker_count
 from fabline.record import CounterDelta
 from fabline.results import ExitCode, Result, Severity, Status, change_exit_code
 from fabline.snapshot import Snapshot
-from fabline.state import StateError
+from fabline.state import StateError, parse_time
 
-#: Paths never reported as state changes: counters, uptime, timestamps, optics readings, and the
+#: Paths never reported as state changes: counters, uptime, timestamps (``last_flap_*`` too), optics
+#: readings, the pre-FEC BER (a rate that moves every poll), and the
 #: frame sizes derived from ``mtu`` (a change shows once, as the ``mtu`` change). A
 #: pattern is dotted; ``*`` matches one key (glob), a leading ``**.`` any depth; a matching path
 #: excludes its whole subtree. Documented in docs/operations.md; ``--ignore`` adds more.
@@ -44,6 +44,7 @@ DEFAULT_VOLATILE: tuple[str, ...] = (
     "interfaces.*.optics.*bias*",
     "interfaces.*.optics.*voltage*",
     "interfaces.*.frame_bytes*",
+    "interfaces.*.fec_pre_ber",
 )
 
 _MISSING: Any = object()
@@ -320,24 +321,6 @@ def _change(device: str, parts: Sequence[str], b: Any, a: Any) -> Change:
 
 # --------------------------------------------------------------------------------------------
 # counters
-
-
-def parse_time(text: Any) -> float | None:
-    """UNIX time of an ISO 8601 timestamp, None when absent or unreadable.
-
-    Example:
-        >>> parse_time("1970-01-01T00:01:00Z"), parse_time("yesterday")
-        (60.0, None)
-    """
-    if not isinstance(text, str):
-        return None
-    try:
-        t = dt.datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=dt.UTC)
-    return t.timestamp()
 
 
 #: Per-priority counter names, built once (a 100k-GPU diff has a million of them).

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from fabline.platforms.arista_eos_config import parse_show_running_config
@@ -113,7 +114,10 @@ def parse_show_version(text: str, ctx: ParseContext) -> Fragment:
 
 @json_parser("an eAPI 'show interfaces' object with 'interfaces'", may_be_empty=True)
 def parse_show_interfaces_json(doc: Any, ctx: ParseContext) -> Fragment:
-    """``show interfaces | json``: admin/oper state, mtu, l2_mtu, speed, autoneg, description, CRC.
+    """``show interfaces | json``: admin/oper state, mtu, l2_mtu, speed, autoneg, description, CRC, flaps.
+
+    ``interfaceCounters.linkStatusChanges`` feeds the added ``counters.link_flaps`` and
+    ``lastStatusChangeTimestamp`` the added ``last_flap_epoch_s`` (the last link state change).
 
     ``interfaceStatus`` ``disabled`` is admin down; ``lineProtocolStatus`` ``up`` is oper up.
     ``bandwidth`` (bit/s) of 0 means unknown (virtual labs) and is left out; ``autoNegotiate``
@@ -143,9 +147,17 @@ def parse_show_interfaces_json(doc: Any, ctx: ParseContext) -> Fragment:
             entry["autoneg"] = False
         if body.get("description"):
             entry["description"] = str(body["description"])
-        errors = (body.get("interfaceCounters") or {}).get("inputErrorsDetail") or {}
+        counters = body.get("interfaceCounters") or {}
+        errors = counters.get("inputErrorsDetail") or {}
         if isinstance(errors.get("fcsErrors"), int):
-            entry["counters"] = {"crc_errors": errors["fcsErrors"]}
+            entry.setdefault("counters", {})["crc_errors"] = errors["fcsErrors"]
+        # Link flaps (issue 15 item 3): every up/down transition since boot or the last clear,
+        # and when the last one happened (UNIX time).
+        if isinstance(counters.get("linkStatusChanges"), int) and counters["linkStatusChanges"] >= 0:
+            entry.setdefault("counters", {})["link_flaps"] = counters["linkStatusChanges"]
+        changed = body.get("lastStatusChangeTimestamp")
+        if isinstance(changed, (int, float)) and not isinstance(changed, bool) and changed > 0:
+            entry["last_flap_epoch_s"] = float(changed)
         interfaces[name] = entry
     return {"interfaces": interfaces}
 
@@ -443,7 +455,11 @@ def parse_show_interfaces_transceiver_json(doc: Any, ctx: ParseContext) -> Fragm
     "an eAPI 'show interfaces transceiver dom thresholds' object with 'interfaces'", may_be_empty=True
 )
 def parse_show_interfaces_transceiver_dom_thresholds_json(doc: Any, ctx: ParseContext) -> Fragment:
-    """``show interfaces transceiver dom thresholds | json``: optics type, serial, per-lane rx/tx power."""
+    """``show interfaces transceiver dom thresholds | json``: optics type, serial, per-lane rx/tx power, flags.
+
+    The added ``optics.active_flags`` lists each reading beyond one of its printed alarm or warning
+    thresholds (``rxPower low alarm on channel 3``), the flags the module raises.
+    """
     interfaces: dict[str, Any] = {}
     for name, body in _interfaces_of(
         doc, "interfaces", ctx, ctx.expected, ("displayName", "parameters")
@@ -460,9 +476,53 @@ def parse_show_interfaces_transceiver_dom_thresholds_json(doc: Any, ctx: ParseCo
             values = [channels[c] for c in sorted(channels, key=lambda c: int(c) if c.isdigit() else 99)]
             if values and all(isinstance(v, int | float) for v in values):
                 optics[field] = values
+        flags = _dom_flags(params)
+        if optics and flags is not None:
+            optics["active_flags"] = flags
         if optics:
             interfaces[name] = {"optics": optics}
     return {"interfaces": interfaces}
+
+
+#: EOS threshold keys -> the word of the flag a reading beyond it raises (as CMIS/SFF-8636 name them).
+_THRESHOLDS = (
+    ("highAlarm", "high alarm", 1), ("highWarn", "high warning", 1),
+    ("lowAlarm", "low alarm", -1), ("lowWarn", "low warning", -1),
+)  # fmt: skip
+
+
+def _dom_flags(params: Mapping[str, Any]) -> list[str] | None:
+    """DOM alarm/warning flags a module raises, from each reading and its thresholds.
+
+    EOS prints every DOM reading with the module's alarm and warning thresholds (or the operator's
+    overrides); a reading beyond one is the flag the module raises. None when no parameter has
+    both readings and thresholds (nothing to judge); ``[]`` when none is beyond.
+
+    Example:
+        >>> _dom_flags({"rxPower": {"channels": {"1": -30.1, "2": -1.0},
+        ...                         "threshold": {"lowAlarm": -13.3, "lowWarn": -10.3}}})
+        ['rxPower low alarm on channel 1', 'rxPower low warning on channel 1']
+    """
+    flags: list[str] = []
+    judged = False
+    for key in sorted(params):
+        param = _obj(params.get(key))
+        limits = _obj(param.get("threshold"))
+        channels = _obj(param.get("channels"))
+        readings = [(c, v) for c, v in sorted(channels.items()) if isinstance(v, int | float)]
+        if not readings or not limits:
+            continue
+        judged = True
+        for channel, value in readings:
+            for limit_key, word, sign in _THRESHOLDS:
+                limit = limits.get(limit_key)
+                if (
+                    isinstance(limit, int | float)
+                    and not isinstance(limit, bool)
+                    and (value - limit) * sign > 0
+                ):
+                    flags.append(f"{key} {word} on channel {channel}")
+    return flags if judged else None
 
 
 _DETAIL_SECTIONS = {"Temperature": "temperature_c", "Tx Power": "tx_power_dbm", "Rx Power": "rx_power_dbm"}
@@ -541,6 +601,76 @@ def parse_show_priority_flow_control_counters_json(doc: Any, ctx: ParseContext) 
     return {"interfaces": interfaces}
 
 
+_TRAFFIC_CLASS = re.compile(r"^TC([0-7])$")
+
+
+@json_parser(
+    "an eAPI 'show interfaces counters queue drops' object with 'interfaces' of 'trafficClasses'",
+    may_be_empty=True,
+)
+def parse_show_interfaces_counters_queue_drops_json(doc: Any, ctx: ParseContext) -> Fragment:
+    """``show interfaces counters queue drops | json``: dropped packets per port and traffic class.
+
+    Feeds the added ``counters.queue_dropped`` (traffic class -> packets): the egress queue's
+    drops plus, on VOQ platforms (7280R/7800R), the ingress VOQ drops of that port and class, both
+    ``countersSum.droppedPackets``. Keys other than ``TC0``-``TC7`` (ranges) are not read; a
+    switch with no queue counter at all answers an empty ``interfaces`` object.
+    """
+    interfaces: dict[str, Any] = {}
+    for name, body in _interfaces_of(doc, "interfaces", ctx, ctx.expected, ("trafficClasses",)).items():
+        classes = body.get("trafficClasses")
+        if not kept(name) or not isinstance(classes, dict):
+            continue
+        drops: dict[str, int] = {}
+        for tc, detail in classes.items():
+            m = _TRAFFIC_CLASS.match(tc)
+            if m is None or not isinstance(detail, dict):
+                continue
+            for side in ("egressQueueCounters", "ingressVoqCounters"):
+                value = ((detail.get(side) or {}).get("countersSum") or {}).get("droppedPackets")
+                if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                    drops[m[1]] = drops.get(m[1], 0) + value
+        if drops:
+            interfaces[name] = {"counters": {"queue_dropped": dict(sorted(drops.items()))}}
+    return {"interfaces": interfaces}
+
+
+@json_parser("an eAPI 'show interfaces phy detail' object with 'interfacePhyStatuses'", may_be_empty=True)
+def parse_show_interfaces_phy_detail_json(doc: Any, ctx: ParseContext) -> Fragment:
+    """``show interfaces phy detail | json``: FEC codewords and pre-FEC BER of each port.
+
+    The first PHY of a port that reports ``fec`` is the switch chip's serdes (retimers and gearboxes
+    follow it in ``phyStatuses``): its ``correctedCodewords`` / ``uncorrectedCodewords`` feed
+    ``counters.fec_corrected`` / ``fec_uncorrectable`` (cumulative) and its ``preFecBer`` the
+    added ``fec_pre_ber``. A port without FEC counters (no module, FEC off) is left out.
+    """
+    interfaces: dict[str, Any] = {}
+    for name, body in _interfaces_of(doc, "interfacePhyStatuses", ctx, ctx.expected).items():
+        phys = body.get("phyStatuses")
+        if not kept(name) or not isinstance(phys, list):
+            continue
+        phy = next((p for p in phys if isinstance(p, dict) and isinstance(p.get("fec"), dict)), None)
+        if phy is None:
+            continue
+        entry: dict[str, Any] = {}
+        counters: dict[str, int] = {}
+        for key, field in (
+            ("correctedCodewords", "fec_corrected"),
+            ("uncorrectedCodewords", "fec_uncorrectable"),
+        ):
+            value = (phy["fec"].get(key) or {}).get("value")
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                counters[field] = value
+        if counters:
+            entry["counters"] = counters
+        ber = (phy.get("preFecBer") or {}).get("value")
+        if isinstance(ber, (int, float)) and not isinstance(ber, bool) and 0 <= ber <= 1:
+            entry["fec_pre_ber"] = float(ber)
+        if entry:
+            interfaces[name] = entry
+    return {"interfaces": interfaces}
+
+
 @json_parser(
     "an eAPI 'show qos interfaces ecn counters queue' object with 'intfQueueCounters'", may_be_empty=True
 )
@@ -599,7 +729,8 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "show interfaces | json",
         parse_show_interfaces_json,
-        "interfaces.*.admin_up, oper_up, mtu, l2_mtu, speed_gbps, autoneg, description, counters.crc_errors",
+        "interfaces.*.admin_up, oper_up, mtu, l2_mtu, speed_gbps, autoneg, description, counters.crc_errors, "
+        "counters.link_flaps, last_flap_epoch_s",
     ),
     Command(
         "show interfaces",
@@ -646,7 +777,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "show interfaces transceiver dom thresholds | json",
         parse_show_interfaces_transceiver_dom_thresholds_json,
-        "interfaces.*.optics.type, serial, rx_power_dbm, tx_power_dbm",
+        "interfaces.*.optics.type, serial, rx_power_dbm, tx_power_dbm, active_flags",
     ),
     Command(
         "show interfaces transceiver detail",
@@ -681,6 +812,16 @@ COMMANDS: tuple[Command, ...] = (
         "interfaces.*.pfc_priorities, pfc_watchdog; qos.pfc_watchdog.action",
     ),
     Command(
+        "show interfaces counters queue drops | json",
+        parse_show_interfaces_counters_queue_drops_json,
+        "interfaces.*.counters.queue_dropped",
+    ),
+    Command(
+        "show interfaces phy detail | json",
+        parse_show_interfaces_phy_detail_json,
+        "interfaces.*.counters.fec_corrected, fec_uncorrectable; interfaces.*.fec_pre_ber",
+    ),
+    Command(
         "show qos interfaces ecn counters queue | json",
         parse_show_qos_interfaces_ecn_counters_queue_json,
         "interfaces.*.counters.ecn_marked",
@@ -708,6 +849,10 @@ PLATFORM = PlatformSpec(
             "show interfaces transceiver dom thresholds | json",
             "show interfaces counters errors | json",
             "show priority-flow-control",
+            # Loss, pauses and FEC health (issue 15 items 2, 4, 5): whole-switch JSON tables.
+            "show interfaces counters queue drops | json",
+            "show priority-flow-control counters | json",
+            "show interfaces phy detail | json",
         ),
     ),
     network_os=("arista_eos", "eos", "arista.eos.eos"),

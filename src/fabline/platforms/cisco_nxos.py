@@ -66,7 +66,11 @@ _IF_HEAD = re.compile(
 
 @text_parser("NX-OS 'show interface' text ('<name> is up|down' blocks)", may_be_empty=True)
 def parse_show_interface(text: str, ctx: ParseContext) -> Fragment:
-    """``show interface``: admin/oper state, mtu, speed, autoneg, fec, fec_admin, description, CRC.
+    """``show interface``: admin/oper state, mtu, speed, autoneg, fec, fec_admin, description, CRC, flaps.
+
+    The per-port pause counters (``Rx pause``/``Tx pause``) feed the added
+    ``counters.pfc_rx_frames``/``pfc_tx_frames``, ``interface resets`` the added
+    ``counters.interface_resets`` and ``Last link flapped`` the added ``last_flap_age_s``.
 
     ``admin_up`` comes from ``admin state is up|down`` (or a head line ``is down
     (Administratively down)``); a port that is down for another reason and prints no admin
@@ -100,10 +104,49 @@ def parse_show_interface(text: str, ctx: ParseContext) -> Fragment:
                 entry["fec"] = oper
             if admin := VOCABULARY.fec_mode(m.group(1)):
                 entry["fec_admin"] = admin
+        counters: dict[str, int] = {}
         if m := re.search(r"\b(\d{1,20}) CRC\b", block):
-            entry["counters"] = {"crc_errors": int(m.group(1))}
+            counters["crc_errors"] = int(m.group(1))
+        # Pause frames (802.3x and PFC alike: NX-OS counts them per port, not per priority).
+        for field, rx in (("pfc_rx_frames", _RX_PAUSE), ("pfc_tx_frames", _TX_PAUSE)):
+            if m := rx.search(block):
+                counters[field] = int(m.group(1))
+        if m := _RESETS.search(block):
+            counters["interface_resets"] = int(m.group(1))
+        if counters:
+            entry["counters"] = counters
+        if (m := _FLAPPED.search(block)) and (age := flap_age_s(m.group(1))) is not None:
+            entry["last_flap_age_s"] = age
         interfaces[name] = entry
     return {"interfaces": interfaces}
+
+
+_RX_PAUSE = re.compile(r"^\s*(\d{1,20}) Rx pause\b", re.MULTILINE)
+_TX_PAUSE = re.compile(r"^\s*(\d{1,20}) Tx pause\b", re.MULTILINE)
+_RESETS = re.compile(r"^\s*(\d{1,20}) interface resets\b", re.MULTILINE)
+_FLAPPED = re.compile(r"^\s*Last link flapped (.+?)\s*$", re.MULTILINE)
+_AGE_FORMS = (
+    (re.compile(r"^(\d{1,2}):(\d{2}):(\d{2})$"), (3600, 60, 1)),  # under a day
+    (re.compile(r"^(\d{1,3})d(\d{1,2})h$"), (86400, 3600)),  # under a week
+    (re.compile(r"^(\d{1,5})week\(s\) (\d)day\(s\)$"), (604800, 86400)),
+    (re.compile(r"^(\d{1,5})y(\d{1,2})w$"), (31536000, 604800)),
+)
+
+
+def flap_age_s(text: str) -> int | None:
+    """Seconds since NX-OS's "Last link flapped" value; None for ``never`` or an unknown form.
+
+    NX-OS prints the age as ``hh:mm:ss`` under a day, ``XdYh`` under a week, then ``Xweek(s)
+    Yday(s)`` (``XyYw`` in some releases).
+
+    Example:
+        >>> flap_age_s("00:07:00"), flap_age_s("2week(s) 1day(s)"), flap_age_s("1d02h"), flap_age_s("never")
+        (420, 1296000, 93600, None)
+    """
+    for rx, units in _AGE_FORMS:
+        if m := rx.match(text.strip()):
+            return sum(int(v) * u for v, u in zip(m.groups(), units, strict=True))
+    return None
 
 
 _STATUS_WORDS = (
@@ -244,7 +287,8 @@ def parse_show_interface_transceiver(text: str, ctx: ParseContext) -> Fragment:
 
     ``name is`` is the vendor. With DOM (``details``), each ``Lane Number`` table gives one
     tx/rx power value (``N/A`` lanes are left out) and the first lane's temperature is
-    ``temperature_c``. Ports without a transceiver are left out.
+    ``temperature_c``; the alarm/warning marks after a reading feed the added
+    ``optics.active_flags`` (:func:`dom_flags`). Ports without a transceiver are left out.
     """
     blocks = text_blocks(text, r"^(Ethernet\S+)\s*$")
     if not blocks or "transceiver is" not in text:
@@ -270,8 +314,43 @@ def parse_show_interface_transceiver(text: str, ctx: ParseContext) -> Fragment:
             optics["tx_power_dbm"] = tx
         if rx := dom.get("Rx Power"):
             optics["rx_power_dbm"] = rx
+        flags = dom_flags(block)
+        if flags is not None:
+            optics["active_flags"] = flags
         interfaces[canonical_name(head.group(1))] = {"optics": optics}
     return {"interfaces": interfaces}
+
+
+_DOM_ROW = re.compile(
+    r"^\s*(?P<what>Temperature|Voltage|Current|Tx Power|Rx Power)\s+-?\d{1,6}(?:\.\d{1,6})?\s*(?:C|V|mA|dBm)"
+    r"\s*(?P<mark>\+\+|\+|--|-)?\s",
+    re.MULTILINE,
+)
+_LANE = re.compile(r"^\s*Lane Number:\s*(\d+)", re.MULTILINE)
+_MARKS = {"++": "high alarm", "+": "high warning", "--": "low alarm", "-": "low warning"}
+
+
+def dom_flags(block: str) -> list[str] | None:
+    """The DOM alarm/warning marks NX-OS prints after a reading (``++ high-alarm ... - low-warning``).
+
+    None when the block has no threshold table (no ``Note: ++ high-alarm`` legend): nothing judged.
+
+    Example:
+        >>> dom_flags("Lane Number:1 Network Lane\\n  Rx Power  -30.45 dBm --  2.00 dBm\\n"
+        ...           "  Note: ++  high-alarm; +  high-warning; --  low-alarm; -  low-warning\\n")
+        ['Rx Power low alarm on lane 1']
+    """
+    if "high-alarm" not in block:
+        return None
+    flags: list[str] = []
+    lanes = list(_LANE.finditer(block))
+    for m in _DOM_ROW.finditer(block):
+        if not m["mark"]:
+            continue
+        lane = next((int(x[1]) for x in reversed(lanes) if x.start() < m.start()), None)
+        where = f" on lane {lane}" if lane is not None else ""
+        flags.append(f"{m['what']} {_MARKS[m['mark']]}{where}")
+    return flags
 
 
 COMMANDS: tuple[Command, ...] = (
@@ -281,7 +360,8 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "show interface",
         parse_show_interface,
-        "interfaces.*.admin_up, oper_up, mtu, speed_gbps, autoneg, fec, fec_admin, description, counters.crc_errors",
+        "interfaces.*.admin_up, oper_up, mtu, speed_gbps, autoneg, fec, fec_admin, description, counters.crc_errors, "
+        "counters.pfc_rx_frames, counters.pfc_tx_frames, counters.interface_resets, last_flap_age_s",
     ),
     Command(
         "show interface status",
@@ -297,7 +377,8 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "show interface transceiver details",
         parse_show_interface_transceiver,
-        "interfaces.*.optics.vendor, part_number, serial, type, temperature_c, tx_power_dbm, rx_power_dbm",
+        "interfaces.*.optics.vendor, part_number, serial, type, temperature_c, tx_power_dbm, rx_power_dbm, "
+        "active_flags",
     ),
     Command(
         "show interface transceiver",

@@ -52,6 +52,7 @@ from fabline.platforms.cumulus_nvue import (
 )
 from fabline.platforms.cumulus_nvue_json import parse_nv_config_show_json, parse_nv_show_interface_json
 from fabline.platforms.cumulus_values import VOCABULARY
+from fabline.platforms.linux import parse_carrier_changes
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
 
 #: Fields of an interface that a switch-wide QoS default can supply (see :func:`apply_port_defaults`).
@@ -232,7 +233,8 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "nv show interface {interface} qos pfc-watchdog",
         parse_nv_show_interface_qos_pfc_watchdog,
-        "interfaces.IF.pfc_watchdog.{enabled,deadlock_count} (qos.pfc_watchdog via apply_port_defaults)",
+        "interfaces.IF.pfc_watchdog.{enabled,deadlock_count}, counters.pfcwd_storms_detected "
+        "(qos.pfc_watchdog via apply_port_defaults)",
         releases=PFC_WATCHDOG,
     ),
     Command(
@@ -261,6 +263,13 @@ COMMANDS: tuple[Command, ...] = (
         parse_net_show_configuration_commands,
         "facts.hostname; interfaces.*.{mtu,description,speed_gbps,autoneg,fec} (configured)",
         releases=CLASSIC,
+    ),
+    # The switch's kernel netdevs follow the front-panel ports: one read gives every port's flaps.
+    Command(
+        "grep -H . /sys/class/net/*/carrier_changes",
+        parse_carrier_changes,
+        "interfaces.*.counters.link_flaps",
+        kind="file",
     ),
     Command(
         "nv show system",
@@ -328,6 +337,7 @@ PLATFORM = PlatformSpec(
             # that have it (Command.releases), after the release is known.
             "nv show interface lldp-detail",
             "net show interface all json",
+            "grep -H . /sys/class/net/*/carrier_changes",
         ),
         interface_commands=(
             "nv show interface {interface} qos roce status",

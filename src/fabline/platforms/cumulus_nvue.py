@@ -364,7 +364,7 @@ def parse_nv_show_interface_qos_pfc_watchdog(text: str, ctx: ParseContext) -> Fr
     NVUE runs the PFC watchdog per port (``nv set interface <if> qos pfc-watchdog state``;
     documented default ``disable``). Feeds the added ``pfc_watchdog.enabled`` of the port (the
     ``state`` row) and ``pfc_watchdog.deadlock_count`` per traffic class from the ``PFC WD
-    Status`` table; :func:`apply_port_defaults` derives the switch-wide ``qos.pfc_watchdog``.
+    Status`` table, also as ``counters.pfcwd_storms_detected``; :func:`apply_port_defaults` derives the switch-wide ``qos.pfc_watchdog``.
 
     Example:
         >>> parse_nv_show_interface_qos_pfc_watchdog('''       operational  applied
@@ -395,9 +395,13 @@ def parse_nv_show_interface_qos_pfc_watchdog(text: str, ctx: ParseContext) -> Fr
             )
             if tc is not None and count is not None:
                 deadlocks[str(tc)] = count
+    body: dict[str, Any] = {"pfc_watchdog": watchdog}
     if deadlocks:
         watchdog["deadlock_count"] = deadlocks
-    return {"interfaces": {name: {"pfc_watchdog": watchdog}}}
+        # A deadlock the watchdog detected is a PFC storm: the same counter the other platforms
+        # feed, so pfc-storms-delta reads one field.
+        body["counters"] = {"pfcwd_storms_detected": dict(deadlocks)}
+    return {"interfaces": {name: body}}
 
 
 #: The words NVUE prints for the watchdog knob (a link's ``state`` says up/down instead).

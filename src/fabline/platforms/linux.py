@@ -274,7 +274,14 @@ _COUNTER_NAMES = {
     "rx_fec_corrected_blocks": "fec_corrected",
     "rx_fec_uncorrectable_blocks": "fec_uncorrectable",
     "rx_corrected_bits_phy": "fec_corrected_bits",
+    # Loss at the NIC (issue 15 item 2): every packet the port dropped (mostly no receive buffer),
+    # and packets dropped because the driver's receive queue had no free descriptor.
+    "rx_discards_phy": "rx_discards_phy",
+    "rx_out_of_buffer": "rx_out_of_buffer",
 }
+#: mlx5 ``rx_prioN_discards``: packets of priority N dropped for lack of port buffer (kernel commit
+#: 827a8cb2dd2b "net/mlx5e: Add discard counters per priority").
+_PRIO_DISCARDS = re.compile(r"^rx_prio(?P<prio>[0-7])_discards$")
 _PRIO_PAUSE = (
     re.compile(r"^(?P<dir>rx|tx)_prio(?P<prio>[0-7])_pause$"),  # mlx5
     re.compile(r"^(?P<dir>rx|tx)_pfc_ena_frames_pri(?P<prio>[0-7])$"),  # bnxt_en
@@ -283,7 +290,7 @@ _PRIO_PAUSE = (
 
 @text_parser("ethtool statistics ('NIC statistics:' then 'name: value' lines)")
 def parse_ethtool_s(text: str, ctx: ParseContext) -> Fragment:
-    """``ethtool -S IF``: per-priority PFC pauses, FEC, CRC, ECN/CNP counters (mlx5, bnxt_en).
+    """``ethtool -S IF``: per-priority PFC pauses and discards, FEC, CRC, drop counters (mlx5, bnxt_en).
 
     Per-queue lines (``[0]: rx_ucast_packets``) are skipped; only port-level counters are read.
     """
@@ -301,7 +308,9 @@ def parse_ethtool_s(text: str, ctx: ParseContext) -> Fragment:
             if m:
                 key = "pfc_rx_pause" if m["dir"] == "rx" else "pfc_tx_pause"
                 counters.setdefault(key, {})[m["prio"]] = value
-    for key in ("pfc_rx_pause", "pfc_tx_pause"):
+        if (m := _PRIO_DISCARDS.match(stat)) is not None:
+            counters.setdefault("rx_prio_discards", {})[m["prio"]] = value
+    for key in ("pfc_rx_pause", "pfc_tx_pause", "rx_prio_discards"):
         if key in counters:
             counters[key] = dict(sorted(counters[key].items()))
     if not stats:
@@ -455,43 +464,101 @@ def parse_ecn_enable(text: str, ctx: ParseContext) -> Fragment:
 # --- RDMA ---------------------------------------------------------------------------------------
 
 _HW_COUNTER = re.compile(
-    r"^/sys/class/net/(?P<if>[^/]+)/device/infiniband/(?P<dev>[^/]+)/ports/\d+/hw_counters/(?P<name>\w+):(?P<v>\d+)$"
+    r"^/sys/class/net/(?P<if>[^/]+)/device/infiniband/(?P<dev>[^/]+)/ports/(?P<port>\d+)/hw_counters/(?P<name>\w+):(?P<v>\d+)$"
 )
-#: mlx5 RDMA hardware counters (``/sys/class/infiniband/DEV/ports/1/hw_counters``) -> state.
+#: mlx5 RDMA hardware counters (``/sys/class/infiniband/DEV/ports/1/hw_counters``) -> state. The
+#: congestion ones (CNPs, ECN marks) and the RoCE transport's own errors: packets that arrived out
+#: of order (a drop upstream), NAK sequence errors, ACK timeouts (the request was retransmitted),
+#: receive-queue overruns, and the adaptive-retransmission counters (names from the kernel's mlx5
+#: ib driver, ``drivers/infiniband/hw/mlx5/counters.c``).
 _HW_COUNTER_NAMES = {
     "np_cnp_sent": "cnp_sent",
     "rp_cnp_handled": "cnp_handled",
     "np_ecn_marked_roce_packets": "ecn_marked",
     "out_of_sequence": "roce_out_of_sequence",
     "packet_seq_err": "roce_packet_seq_err",
+    "local_ack_timeout_err": "roce_local_ack_timeout_err",
+    "out_of_buffer": "roce_out_of_buffer",
+    "duplicate_request": "roce_duplicate_request",
+    "implied_nak_seq_err": "roce_implied_nak_seq_err",
+    "rnr_nak_retry_err": "roce_rnr_nak_retry_err",
+    "roce_adp_retrans": "roce_adp_retrans",
+    "roce_adp_retrans_to": "roce_adp_retrans_to",
 }
 
 
 @text_parser("grep -H lines '/sys/class/net/IF/device/infiniband/DEV/ports/1/hw_counters/NAME:N'")
 def parse_rdma_hw_counters(text: str, ctx: ParseContext) -> Fragment:
-    """``grep -H . /sys/class/net/IF/device/infiniband/*/ports/1/hw_counters/*``: CNP/ECN counters.
+    """``grep -H . /sys/class/net/*/device/infiniband/*/ports/*/hw_counters/*``: RDMA counters per netdev.
 
     mlx5 keeps the RoCE congestion counters (np_cnp_sent, rp_cnp_handled,
-    np_ecn_marked_roce_packets) in the RDMA device's ``hw_counters``, not in ``ethtool -S``.
-    Reaching them through the netdev's PCI device ties them to the interface and also names
-    its RDMA device (``nic.rdma_device``).
+    np_ecn_marked_roce_packets) and the RoCE transport errors in the RDMA device's
+    ``hw_counters``, not in ``ethtool -S``. Reaching them through each netdev's PCI device ties
+    them to the interface and names its RDMA device (``nic.rdma_device``), for every netdev in
+    one read (port 1: a RoCE NIC function has one port). The per-interface form
+    (``/sys/class/net/IF/...``) reads one netdev.
+
+    Example:
+        >>> parse_rdma_hw_counters(
+        ...     "/sys/class/net/eth2/device/infiniband/mlx5_0/ports/1/hw_counters/out_of_sequence:3\\n",
+        ...     ParseContext("linux", "grep"))
+        {'interfaces': {'eth2': {'counters': {'roce_out_of_sequence': 3}, 'nic': {'rdma_device': 'mlx5_0'}}}}
     """
-    name = ctx.require_interface(ctx.expected)
-    counters: dict[str, int] = {}
-    devices = set()
+    only = ctx.interface
+    interfaces: dict[str, dict[str, Any]] = {}
+    devices: dict[str, set[str]] = {}
     for line in text.splitlines():
         m = _HW_COUNTER.match(line.strip())
-        if not m:
+        if not m or m["port"] != "1" or (only is not None and m["if"] != only):
             continue
-        devices.add(m["dev"])
+        devices.setdefault(m["if"], set()).add(m["dev"])
+        counters = interfaces.setdefault(m["if"], {}).setdefault("counters", {})
         if m["name"] in _HW_COUNTER_NAMES:
             counters[_HW_COUNTER_NAMES[m["name"]]] = int(m["v"])
-    if not devices:
+    if not interfaces:
         raise ctx.reject("no hw_counters line")
-    fields: dict[str, Any] = {"counters": counters}
-    if len(devices) == 1:
-        fields["nic"] = {"rdma_device": devices.pop()}
-    return {"interfaces": {name: fields}}
+    for name, found in devices.items():
+        if len(found) == 1:
+            interfaces[name]["nic"] = {"rdma_device": found.pop()}
+    return {"interfaces": interfaces}
+
+
+_CARRIER = re.compile(r"^/sys/class/net/(?P<if>[^/\s]+)/carrier_changes:(?P<v>\d{1,20})$")
+#: The netdevs each platform's state holds (a switch's kernel also has lo, eth0, docker0, bridges).
+_CARRIER_PORTS = {
+    "sonic": re.compile(r"^Ethernet\d+$"),
+    "cumulus": re.compile(r"^swp\d+(s\d+)?$"),
+}
+
+
+@text_parser("grep -H lines '/sys/class/net/IF/carrier_changes:N'")
+def parse_carrier_changes(text: str, ctx: ParseContext) -> Fragment:
+    """``grep -H . /sys/class/net/*/carrier_changes``: link up/down transitions of every netdev at once.
+
+    The kernel counts every carrier change (down and up) of a netdev since it was created; on a
+    SONiC or Cumulus switch the front-panel netdevs follow the ports' operational state, so the
+    same read works there. Feeds the added ``counters.link_flaps``. On a switch only the
+    front-panel netdevs are kept; on a host every netdev but ``lo``.
+
+    Example:
+        >>> parse_carrier_changes("/sys/class/net/eth0/carrier_changes:4\\n", ParseContext("linux", "grep"))
+        {'interfaces': {'eth0': {'counters': {'link_flaps': 4}}}}
+    """
+    keep = _CARRIER_PORTS.get(ctx.platform)
+    interfaces: dict[str, Any] = {}
+    seen = False
+    for line in text.splitlines():
+        m = _CARRIER.match(line.strip())
+        if not m:
+            continue
+        seen = True
+        name = m["if"]
+        if name == "lo" or (keep is not None and not keep.match(name)):
+            continue
+        interfaces[name] = {"counters": {"link_flaps": int(m["v"])}}
+    if not seen:
+        raise ctx.reject("no carrier_changes line")
+    return {"interfaces": interfaces}
 
 
 @text_parser("ibv_devinfo output ('hca_id:' blocks)")
@@ -763,8 +830,14 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "grep -H . /sys/class/net/{interface}/device/infiniband/*/ports/1/hw_counters/*",
         parse_rdma_hw_counters,
-        "interfaces.IF.counters.{cnp_sent,cnp_handled,ecn_marked,roce_out_of_sequence,roce_packet_seq_err}; "
-        "interfaces.IF.nic.rdma_device",
+        "interfaces.IF.counters.{cnp_sent,cnp_handled,ecn_marked,roce_*}; interfaces.IF.nic.rdma_device",
+        kind="file",
+    ),
+    Command(
+        "grep -H . /sys/class/net/*/device/infiniband/*/ports/*/hw_counters/*",
+        parse_rdma_hw_counters,
+        "interfaces.*.counters.{cnp_sent,cnp_handled,ecn_marked,roce_out_of_sequence,roce_packet_seq_err,"
+        "roce_local_ack_timeout_err,roce_out_of_buffer,...}; interfaces.*.nic.rdma_device",
         kind="file",
     ),
     Command(
@@ -784,6 +857,12 @@ COMMANDS: tuple[Command, ...] = (
         "grep -H . /sys/class/net/{interface}/ecn/roce_*/enable/*",
         parse_ecn_enable,
         "interfaces.IF.nic.{ecn_np_priorities,ecn_rp_priorities}",
+        kind="file",
+    ),
+    Command(
+        "grep -H . /sys/class/net/*/carrier_changes",
+        parse_carrier_changes,
+        "interfaces.*.counters.link_flaps",
         kind="file",
     ),
     Command(
@@ -823,6 +902,11 @@ PLATFORM = PlatformSpec(
             "lsmod",
             "cat /etc/nccl.conf",
             "ibv_devinfo",
+            # Every netdev's RDMA hw_counters in one read (CNP/ECN and the RoCE transport errors);
+            # the paths also name each netdev's RDMA device.
+            "grep -H . /sys/class/net/*/device/infiniband/*/ports/*/hw_counters/*",
+            # Link flaps of every netdev in one read.
+            "grep -H . /sys/class/net/*/carrier_changes",
         ),
         interface_commands=(
             "ethtool {interface}",
@@ -832,13 +916,9 @@ PLATFORM = PlatformSpec(
             "ethtool -S {interface}",
             "mlnx_qos -i {interface}",
             "grep -H . /sys/class/net/{interface}/ecn/roce_*/enable/*",
-            "grep -H . /sys/class/net/{interface}/device/infiniband/*/ports/1/hw_counters/*",
         ),
         rdma_commands=("cat /sys/kernel/config/rdma_cm/{rdma_device}/ports/1/default_roce_tos",),
-        rdma_sources=(
-            "show_gids",
-            "grep -H . /sys/class/net/{interface}/device/infiniband/*/ports/1/hw_counters/*",
-        ),
+        rdma_sources=("show_gids", "grep -H . /sys/class/net/*/device/infiniband/*/ports/*/hw_counters/*"),
         rdma_listing=("ibv_devinfo",),
         # Without rail_interfaces: the RDMA netdevs (show_gids reads sysfs), else every physical
         # netdev (ip -d link shows a PCI parent).

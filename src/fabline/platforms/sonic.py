@@ -9,6 +9,7 @@ says what each command feeds and which vendor quirks the parsers handle.
 from __future__ import annotations
 
 from fabline.platforms.base import Command
+from fabline.platforms.linux import parse_carrier_changes
 from fabline.platforms.sonic_configdb import parse_show_runningconfiguration_all
 from fabline.platforms.sonic_show import (
     parse_show_ecn,
@@ -28,6 +29,8 @@ from fabline.platforms.sonic_show import (
     parse_show_pfcwd_config,
     parse_show_pfcwd_stats,
     parse_show_platform_summary,
+    parse_show_priority_group_drop_counters,
+    parse_show_queue_counters,
     parse_show_queue_wredcounters,
     parse_show_version,
 )
@@ -94,6 +97,13 @@ COMMANDS: tuple[Command, ...] = (
         parse_show_pfcwd_stats,
         "interfaces.*.counters.{pfcwd_storms_detected, pfcwd_storms_restored}; interfaces.*.pfcwd_stormed_queues",
     ),
+    # The switch's kernel netdevs follow the front-panel ports: one read gives every port's flaps.
+    Command(
+        "grep -H . /sys/class/net/*/carrier_changes",
+        parse_carrier_changes,
+        "interfaces.*.counters.link_flaps",
+        kind="file",
+    ),
     Command("show ecn", parse_show_ecn, "qos.wred_profiles"),
     Command(
         "show interfaces transceiver eeprom --dom", parse_show_interfaces_transceiver_eeprom, _OPTICS_FEEDS
@@ -137,8 +147,14 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "show interfaces counters fec-stats",
         parse_show_interfaces_counters_fec_stats,
-        "interfaces.*.counters.{fec_corrected, fec_uncorrectable, fec_symbol_errors}",
+        "interfaces.*.counters.{fec_corrected, fec_uncorrectable, fec_symbol_errors}; interfaces.*.fec_pre_ber",
     ),
+    Command(
+        "show priority-group drop counters",
+        parse_show_priority_group_drop_counters,
+        "interfaces.*.counters.pg_dropped",
+    ),
+    Command("show queue counters", parse_show_queue_counters, "interfaces.*.counters.queue_dropped"),
     Command(
         "show queue wredcounters",
         parse_show_queue_wredcounters,
@@ -172,6 +188,13 @@ PLATFORM = PlatformSpec(
             "show pfc counters",
             # SONiC 202305+; older images answer click's 'No such command' (unavailable).
             "show interfaces counters fec-stats",
+            # Loss on the lossless class and PFC storms (issue 15 items 2 and 4): whole-switch tables.
+            "show priority-group drop counters",
+            "show queue counters",
+            "show pfcwd stats",
+            "grep -H . /sys/class/net/*/carrier_changes",
+            # DOM alarm and warning flags of every module (issue 15 item 5).
+            "show interfaces transceiver status",
         ),
     ),
     network_os=("sonic", "dellemc.enterprise_sonic.sonic"),

@@ -384,7 +384,8 @@ def parse_show_pfcwd_stats(text: str, ctx: ParseContext) -> Fragment:
     Feeds the added ``counters.pfcwd_storms_detected`` / ``pfcwd_storms_restored`` (queue ->
     cumulative count, from ``STORM DETECTED/RESTORED``) and ``pfcwd_stormed_queues`` (queues whose
     status is ``stormed``). sonic-utilities leaves out queues whose counters are all zero (unless
-    ``-e``), so a queue missing here had no storm.
+    ``-e``), so a queue missing here had no storm, and a switch that never had one prints the
+    header alone (nothing to read, not an error).
     """
     tables = [
         t
@@ -639,7 +640,9 @@ def parse_show_interfaces_counters_fec_stats(text: str, ctx: ParseContext) -> Fr
     ``FEC_CORR`` and ``FEC_UNCORR`` are the corrected and uncorrectable codewords (SAI
     ``IF_IN_FEC_CORRECTABLE_FRAMES`` / ``IF_IN_FEC_NOT_CORRECTABLE_FRAMES``), cumulative since the
     last clear: ``counters.fec_corrected`` / ``fec_uncorrectable``; ``FEC_SYMBOL_ERR`` is the added
-    ``fec_symbol_errors``. Newer releases add BER and FLR columns, which are rates and not read.
+    ``fec_symbol_errors``. ``FEC_PRE_BER`` (newer releases; the bit error rate before correction over the
+    last poll interval) feeds the added ``fec_pre_ber``; the post-FEC BER, maximum and FLR columns
+    are not read.
     A port that shows N/A (no FEC counters) gets no counters.
 
     Example:
@@ -661,8 +664,26 @@ def parse_show_interfaces_counters_fec_stats(text: str, ctx: ParseContext) -> Fr
             )
             if (n := _count(row.get(col, ""))) is not None
         }
-        out[row["IFACE"]] = {"counters": counters} if counters else {}
+        entry: dict[str, Any] = {"counters": counters} if counters else {}
+        ber = _ber(row.get("FEC_PRE_BER", ""))
+        if ber is not None:
+            entry["fec_pre_ber"] = ber
+        out[row["IFACE"]] = entry
     return _interfaces(out)
+
+
+_BER = re.compile(r"^\d(?:\.\d+)?e[-+]\d{2}$")
+
+
+def _ber(cell: str) -> float | None:
+    """A BER cell (``1.48e-20``); None for N/A or anything else.
+
+    Example:
+        >>> _ber("1.48e-09"), _ber("N/A")
+        (1.48e-09, None)
+    """
+    text = cell.strip()
+    return float(text) if _BER.match(text) else None
 
 
 def _queue_totals(rows: list[tuple[str, str, str, str]]) -> dict[str, dict[str, Any]]:
@@ -720,3 +741,64 @@ def parse_show_queue_wredcounters(text: str, ctx: ParseContext) -> Fragment:
                 raise ctx.reject(f"row {row['Port']!r} is not an interface name")
             rows.append((row["Port"], row["TxQ"], row["EcnMarked/pkts"], row.get("WredDrp/pkts", "N/A")))
     return _interfaces(_queue_totals(rows))
+
+
+@text_parser("a PG drop table (Port, PG0..PG7)")
+def parse_show_priority_group_drop_counters(text: str, ctx: ParseContext) -> Fragment:
+    """``show priority-group drop counters`` (``pg-drop -c show``): ingress drops per priority group.
+
+    Feeds the added ``counters.pg_dropped`` (PG index -> packets dropped at ingress, cumulative).
+    On a RoCE fabric the lossless priority's PG (3) must never drop: a drop there means the
+    headroom was too small for what arrived after PAUSE (``lossless-drops``). N/A cells (a PG the
+    ASIC does not count) are left out.
+
+    Example:
+        >>> parse_show_priority_group_drop_counters('''Ingress PG dropped packets:
+        ...      Port    PG0    PG1    PG2    PG3
+        ... ---------  -----  -----  -----  -----
+        ... Ethernet0      0      0      0     12
+        ... ''', ParseContext("sonic", "show priority-group drop counters"))
+        {'interfaces': {'Ethernet0': {'counters': {'pg_dropped': {'0': 0, '1': 0, '2': 0, '3': 12}}}}}
+    """
+    table = _table(text, ctx, ("Port", "PG0"))
+    out: dict[str, dict[str, Any]] = {}
+    for row in table.rows:
+        drops = {
+            col[2:]: n
+            for col in table.headers
+            if re.fullmatch(r"PG[0-7]", col) and (n := _count(row.get(col, ""))) is not None
+        }
+        out[row["Port"]] = {"counters": {"pg_dropped": drops}} if drops else {}
+    return _interfaces(out)
+
+
+_UC_QUEUE = re.compile(r"^UC(\d)$")
+
+
+@text_parser("queue counter tables (Port, TxQ, Drop/pkts)")
+def parse_show_queue_counters(text: str, ctx: ParseContext) -> Fragment:
+    """``show queue counters`` (``queuestat``): egress drops per unicast queue.
+
+    Feeds the added ``counters.queue_dropped`` (unicast queue index = traffic class -> packets
+    dropped, cumulative). Multicast queues (``MC*``) and queues above 7 carry no RoCE traffic and
+    are left out, as are N/A cells. sonic-utilities prints one table per port.
+
+    Example:
+        >>> parse_show_queue_counters('''     Port    TxQ    Counter/pkts    Counter/bytes    Drop/pkts    Drop/bytes
+        ... ---------  -----  --------------  ---------------  -----------  ------------
+        ... Ethernet0    UC3              10             1000            7           700
+        ... Ethernet0    MC8               0                0            0             0
+        ... ''', ParseContext("sonic", "show queue counters"))
+        {'interfaces': {'Ethernet0': {'counters': {'queue_dropped': {'3': 7}}}}}
+    """
+    table = _table(text, ctx, ("Port", "TxQ", "Drop/pkts"))
+    out: dict[str, dict[str, Any]] = {}
+    for row in table.rows:
+        body = out.setdefault(row["Port"], {})
+        m = _UC_QUEUE.match(row["TxQ"].strip())
+        if m is None or int(m[1]) > 7:
+            continue
+        value = _count(row["Drop/pkts"])
+        if value is not None:
+            body.setdefault("counters", {}).setdefault("queue_dropped", {})[m[1]] = value
+    return _interfaces(out)

@@ -297,4 +297,79 @@ class PfcHeadroomCheck(Check[HeadroomParams]):
             yield PassBlock(self.id, device.name, self.effective_severity, ok)
 
 
-FLEET_CHECKS = (VersionSkewCheck, QosSkewCheck, PfcHeadroomCheck)
+class OpticsFirmwareParams(BaseModel):
+    """Parameters of optics-firmware-skew."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    allowed: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="pinned firmware per transceiver part number (e.g. {'MMS4X00-NS': ['2.4.0']}); any other fails",
+    )
+
+
+class OpticsFirmwareSkewCheck(Check[OpticsFirmwareParams]):
+    """Transceivers of one part number run the same firmware across the fleet.
+
+    Module firmware changes how an optic trains its lanes and reports its DOM: an 800G/400G
+    module on an old firmware is a classic "one flaky link" cause (DOMAIN "Firmware": transceiver
+    firmware pinned, no skew). Modules are grouped by part number, fleet-wide; each port whose
+    module runs another firmware than the group's majority (or than the pinned list) fails, a
+    tie names every version. Reads ``optics.part_number`` and ``optics.firmware`` (CMIS modules
+    on SONiC print it; the other platforms' commands do not show module firmware).
+    """
+
+    id = "optics-firmware-skew"
+    severity = Severity.MINOR
+    scope = "fabric"
+
+    @override
+    def collect(self, device: DeviceContext) -> tuple[tuple[str, str, str], ...]:
+        out = []
+        for name, body in device.interfaces.items():
+            optics = body.get("optics") if isinstance(body, Mapping) else None
+            if not isinstance(optics, Mapping):
+                continue
+            pn, fw = optics.get("part_number"), optics.get("firmware")
+            if isinstance(pn, str) and pn and isinstance(fw, str) and fw:
+                out.append((name, pn, fw))
+        return tuple(out)
+
+    @override
+    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
+        by_pn: dict[str, list[tuple[str, str, str]]] = {}
+        for device, rows in fabric.collected.items():
+            for port, pn, fw in rows:
+                by_pn.setdefault(pn, []).append((device, port, fw))
+        passes: dict[str, list[str | None]] = {}
+        for pn in sorted(by_pn):
+            members = by_pn[pn]
+            counts = Counter(fw for _, _, fw in members)
+            top = counts.most_common(2)
+            tie = len(top) == 2 and top[0][1] == top[1][1]
+            majority = None if tie else top[0][0]
+            spread = ", ".join(f"{v} ({n})" for v, n in counts.most_common())
+            pinned = self.params.allowed.get(pn)
+            for device, port, fw in sorted(members, key=lambda m: (m[0], natural_key(m[1]))):
+                if (pinned is not None and fw in pinned) or (pinned is None and fw == majority):
+                    passes.setdefault(device, []).append(port)
+                    continue
+                if pinned is not None:
+                    message = f"{device} {port}: {pn} runs firmware {fw}, not a pinned version ({', '.join(pinned)})"
+                    expected: Any = pinned
+                elif tie:
+                    message = f"{device} {port}: {pn} modules disagree on firmware with no majority: {spread}"
+                    expected = "one version"
+                else:
+                    message = (
+                        f"{device} {port}: {pn} runs firmware {fw}; the majority run {majority} ({spread})"
+                    )
+                    expected = majority
+                yield self.failed(
+                    device, port, message, expected=expected, actual={"part_number": pn, "firmware": fw}
+                )
+        for device in sorted(passes):
+            yield PassBlock(self.id, device, self.effective_severity, passes[device])
+
+
+FLEET_CHECKS = (VersionSkewCheck, QosSkewCheck, PfcHeadroomCheck, OpticsFirmwareSkewCheck)

@@ -534,6 +534,43 @@ class LinkDscpMapCheck(LinkPropertyCheck[LinkDscpParams]):
         return "; ".join(diffs) or None
 
 
+class LinkOpticsCheck(LinkPropertyCheck):
+    """Both ends of a link carry the same kind of transceiver: the same rate and media.
+
+    An SR8 module at one end and an AOC (or a DR4, or an 800G module run at 400G) at the other
+    can come up, but lane mapping, FEC and power budget are then outside what either was
+    qualified for, and such links are the ones that flap or run a high corrected-codeword rate.
+    Compared on the rate and media code each end's module type names (``400G SR8``); an end whose
+    module type names none (a generic identifier, no module data) is not compared.
+    """
+
+    id = "link-optics"
+    severity = Severity.MINOR
+    field = "optic"
+    attr = "optic"
+
+    @override
+    def mismatch(self, fabric: FabricContext, end: End, mine: Any, theirs: Any) -> str | None:
+        (rate_a, media_a), (rate_b, media_b) = mine.split(" ", 1), theirs.split(" ", 1)
+        same_rate = "?" in (rate_a, rate_b) or rate_a == rate_b
+        return None if same_rate and media_a == media_b else f"optic {mine} here, {theirs} at the peer"
+
+    @override
+    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
+        graph = self.graph(fabric)
+        passes: dict[str, list[str | None]] = {}
+        for device in sorted(graph.ends):
+            ok = passes[device] = []
+            for end in graph.ends[device]:
+                if end.status not in PAIRED:
+                    continue  # link-lldp reports it; an optic is not worth a second error
+                mine, theirs = end.port.optic, end.peer.optic if end.peer else None
+                if mine is None or theirs is None:
+                    continue  # a module type that names no media: nothing to compare
+                yield from self._compare(fabric, end, mine, theirs, ok)
+        yield from pass_blocks(self, passes)
+
+
 LINK_CHECKS: tuple[type[AnyCheck], ...] = (
     LinkLldpCheck,
     LinkMtuCheck,
@@ -543,4 +580,5 @@ LINK_CHECKS: tuple[type[AnyCheck], ...] = (
     LinkTrustCheck,
     LinkPfcCheck,
     LinkDscpMapCheck,
+    LinkOpticsCheck,
 )

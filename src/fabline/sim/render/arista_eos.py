@@ -156,19 +156,21 @@ def _interfaces_json(ports: dict[str, dict[str, Any]]) -> str:
     for i, (name, b) in enumerate(ports.items()):
         up, admin = bool(b.get("oper_up")), b.get("admin_up", True)
         crc = int(b.get("counters", {}).get("crc_errors", 0))
+        flaps = int(b.get("counters", {}).get("link_flaps", 1))
+        changed = float(b.get("last_flap_epoch_s", 1763280000.0))
         doc[name] = {
             "name": name, "forwardingModel": "routed", "lineProtocolStatus": "up" if up else "down",
             "interfaceStatus": "connected" if up else ("disabled" if not admin else "notconnect"),
             "hardware": "ethernet", "interfaceAddress": [], "physicalAddress": f"00:1c:73:00:{i // 256:02x}:{i % 256:02x}",
             "burnedInAddress": f"00:1c:73:00:{i // 256:02x}:{i % 256:02x}", "description": _desc(b),
             "bandwidth": int(b.get("speed_gbps", 0) * 1_000_000_000), "mtu": b.get("mtu", 1500), "l2Mtu": 0,
-            "lastStatusChangeTimestamp": 1763280000.0, "duplex": "duplexFull",
+            "lastStatusChangeTimestamp": changed, "duplex": "duplexFull",
             "autoNegotiate": "success" if b.get("autoneg") else "off", "loopbackMode": "loopbackNone",
             "interfaceCounters": {
                 "inOctets": 15098843210334 if up else 0, "inUcastPkts": 1843210987 if up else 0,
                 "inMulticastPkts": 0, "inBroadcastPkts": 0, "inDiscards": 0, "inTotalPkts": 1843210987 if up else 0,
                 "outOctets": 14671022198810 if up else 0, "outUcastPkts": 1790332114 if up else 0,
-                "outMulticastPkts": 0, "outBroadcastPkts": 0, "outDiscards": 0, "linkStatusChanges": 1,
+                "outMulticastPkts": 0, "outBroadcastPkts": 0, "outDiscards": 0, "linkStatusChanges": flaps,
                 "totalInErrors": crc, "totalOutErrors": 0,
                 "inputErrorsDetail": {"runtFrames": 0, "giantFrames": 0, "fcsErrors": crc, "alignmentErrors": 0,
                                       "symbolErrors": 0, "rxPause": 0},
@@ -321,7 +323,7 @@ def _transceiver(ports: dict[str, dict[str, Any]], kind: str) -> str:
     if kind == "json":
         doc = {}
         for n, o in optics.items():
-            doc[n] = {"vendorSn": o.get("serial", ""), "mediaType": "400GBASE-DR4", "updateTime": 1764403200.0,
+            doc[n] = {"vendorSn": o.get("serial", ""), "mediaType": o.get("type", "400GBASE-DR4"), "updateTime": 1764403200.0,
                       "temperature": o.get("temperature_c", 40.0), "voltage": 3.29, "txBias": 7.45,
                       "txPower": o.get("tx_power_dbm", [0.0])[0], "rxPower": o.get("rx_power_dbm", [0.0])[0]}  # fmt: skip
         return json.dumps({"interfaces": doc}, indent=2) + "\n"
@@ -333,7 +335,7 @@ def _transceiver(ports: dict[str, dict[str, Any]], kind: str) -> str:
                 doc[n] = {"displayName": n}
                 continue
             doc[n] = {
-                "displayName": n, "vendorSn": o.get("serial", ""), "mediaType": "400GBASE-DR4",
+                "displayName": n, "vendorSn": o.get("serial", ""), "mediaType": o.get("type", "400GBASE-DR4"),
                 "parameters": {
                     "rxPower": {"unit": "dBm", "channels": {str(k + 1): v for k, v in enumerate(o.get("rx_power_dbm", []))},
                                 "threshold": {"lowAlarm": -10.4, "lowAlarmOverridden": False, "lowWarn": -8.4, "lowWarnOverridden": False}},
@@ -405,10 +407,63 @@ def _pfc_counters(ports: dict[str, dict[str, Any]]) -> str:
     for n, b in ports.items():
         c = b.get("counters", {})
         doc[n] = {
-            "rxFrames": sum(c.get("pfc_rx_pause", {}).values()),
-            "txFrames": sum(c.get("pfc_tx_pause", {}).values()),
+            "rxFrames": c.get("pfc_rx_frames", sum(c.get("pfc_rx_pause", {}).values())),
+            "txFrames": c.get("pfc_tx_frames", sum(c.get("pfc_tx_pause", {}).values())),
         }
     return json.dumps({"interfaceCounters": doc}, indent=2) + "\n"
+
+
+def _queue_drops(ports: dict[str, dict[str, Any]]) -> str:
+    """``show interfaces counters queue drops | json`` of a fixed-system (egress-queue) switch.
+
+    The keys ANTA's tests read (``trafficClasses.TCn.egressQueueCounters.countersSum``); a
+    7050X/7060X has no VOQs, so the ingress side counts nothing.
+    """
+    doc: dict[str, Any] = {}
+    for n, b in ports.items():
+        drops = b.get("counters", {}).get("queue_dropped", {})
+        doc[n] = {
+            "trafficClasses": {
+                f"TC{tc}": {
+                    "ingressVoqCounters": {"countersSum": {"droppedPackets": 0, "droppedBytes": 0}},
+                    "egressQueueCounters": {
+                        "countersSum": {"droppedPackets": int(drops.get(str(tc), 0)),
+                                        "droppedBytes": int(drops.get(str(tc), 0)) * 4096}},
+                }
+                for tc in range(8)
+            }
+        }  # fmt: skip
+    return json.dumps({"interfaces": doc}, indent=2) + "\n"
+
+
+def _phy_detail(ports: dict[str, dict[str, Any]]) -> str:
+    """``show interfaces phy detail | json``: the switch chip's serdes FEC counters per port."""
+    doc: dict[str, Any] = {}
+    for n, b in ports.items():
+        c = b.get("counters", {})
+        if not b.get("oper_up"):
+            doc[n] = {"phyStatuses": [{"description": {"phyChipName": "BCM56880-BH", "location": "line"}}]}
+            continue
+        doc[n] = {
+            "phyStatuses": [
+                {
+                    "description": {"phyChipName": "BCM56880-BH", "location": "line"},
+                    "fec": {
+                        "hiSer": {"value": False, "changes": 0, "lastChange": 0.0},
+                        "correctedCodewords": {"value": int(c.get("fec_corrected", 0)), "changes": 1,
+                                               "lastChange": 1763280000.0},
+                        "uncorrectedCodewords": {"value": int(c.get("fec_uncorrectable", 0)), "changes": 0,
+                                                 "lastChange": 0.0},
+                    },
+                    "preFecBer": {"value": float(b.get("fec_pre_ber", 1.2e-9))},
+                    "phyState": {"value": "linkUp", "changes": 2, "lastChange": 1763280000.0},
+                }
+            ],
+            "interfaceState": {},
+            "transceiver": {},
+            "macFaults": {},
+        }  # fmt: skip
+    return json.dumps({"interfacePhyStatuses": doc}, indent=2) + "\n"
 
 
 def _ecn_counters(ports: dict[str, dict[str, Any]]) -> str:
@@ -500,6 +555,8 @@ def render(dev: SimView, line: str) -> Answer:
         "show priority-flow-control": lambda: _pfc(state, ports),
         "show priority-flow-control counters | json": lambda: _pfc_counters(ports),
         "show qos interfaces ecn counters queue | json": lambda: _ecn_counters(ports),
+        "show interfaces counters queue drops | json": lambda: _queue_drops(ports),
+        "show interfaces phy detail | json": lambda: _phy_detail(ports),
         "show hostname": lambda: f"Hostname: {dev.name}\nFQDN:     {dev.name}\n",
         "show hostname | json": lambda: json.dumps({"fqdn": dev.name, "hostname": dev.name}, indent=2) + "\n",
         "show system environment cooling | json": lambda: _environment("cooling"),

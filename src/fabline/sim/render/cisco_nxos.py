@@ -160,6 +160,28 @@ def _desc(b: dict[str, Any]) -> str:
     return f"{b['lldp']['device']} {b['lldp']['port']}" if b.get("lldp") else ""
 
 
+def _mark(value: float, high_alarm: float, low_alarm: float, high_warn: float, low_warn: float) -> str:
+    """The mark NX-OS prints after a DOM reading beyond a threshold (``++``, ``+``, ``--``, ``-``)."""
+    if value > high_alarm:
+        return " ++"
+    if value < low_alarm:
+        return " --"
+    if value > high_warn:
+        return " +"
+    if value < low_warn:
+        return " -"
+    return ""
+
+
+def _age(seconds: int) -> str:
+    """An age as NX-OS prints "Last link flapped": hh:mm:ss, then XdYYh, then Xweek(s) Yday(s)."""
+    if seconds < 86400:
+        return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+    if seconds < 604800:
+        return f"{seconds // 86400}d{seconds % 86400 // 3600:02d}h"
+    return f"{seconds // 604800}week(s) {seconds % 604800 // 86400}day(s)"
+
+
 def _interface(ports: dict[str, dict[str, Any]]) -> str:
     out = []
     for i, (name, b) in enumerate(ports.items()):
@@ -167,6 +189,9 @@ def _interface(ports: dict[str, dict[str, Any]]) -> str:
         crc = int(b.get("counters", {}).get("crc_errors", 0))
         fec = _FEC.get(b.get("fec", ""), "auto")
         speed = b.get("speed_gbps", 0)
+        c = b.get("counters", {})
+        rx_pause = int(c.get("pfc_rx_frames", sum(c.get("pfc_rx_pause", {}).values())))
+        tx_pause = int(c.get("pfc_tx_frames", sum(c.get("pfc_tx_pause", {}).values())))
         head = (
             f"{name} is up"
             if up
@@ -193,9 +218,9 @@ def _interface(ports: dict[str, dict[str, Any]]) -> str:
             "  EtherType is 0x8100 ",
             "  EEE (efficient-ethernet) : n/a",
             f"    admin fec state is {fec}, oper fec state is {fec if up else 'off'}",
-            "  Last link flapped 12week(s) 3day(s)",
+            f"  Last link flapped {_age(int(b.get('last_flap_age_s', 12 * 604800 + 3 * 86400)))}",
             '  Last clearing of "show interface" counters never',
-            "  1 interface resets",
+            f"  {int(c.get('interface_resets', 1))} interface resets",
             "  RX",
             f"    {1843210987 if up else 0} unicast packets  0 multicast packets  0 broadcast packets",
             f"    {1843210987 if up else 0} input packets  {15098843210334 if up else 0} bytes",
@@ -204,7 +229,7 @@ def _interface(ports: dict[str, dict[str, Any]]) -> str:
             f"    {crc} input error  0 short frame  0 overrun   0 underrun  0 ignored",
             "    0 watchdog  0 bad etype drop  0 bad proto drop  0 if down drop",
             "    0 input with dribble  0 input discard",
-            "    0 Rx pause",
+            f"    {rx_pause} Rx pause",
             "    0 Stomped CRC",
             "  TX",
             f"    {1790332114 if up else 0} unicast packets  0 multicast packets  0 broadcast packets",
@@ -212,7 +237,7 @@ def _interface(ports: dict[str, dict[str, Any]]) -> str:
             "    0 jumbo packets",
             "    0 output error  0 collision  0 deferred  0 late collision",
             "    0 lost carrier  0 no carrier  0 babble  0 output discard",
-            "    0 Tx pause",
+            f"    {tx_pause} Tx pause",
             "",
         ]
     return "\n".join(out) + "\n"
@@ -297,17 +322,23 @@ def _transceiver(ports: dict[str, dict[str, Any]], details: bool) -> str:
         temp = float(o.get("temperature_c", 40.0))
         rx, tx = o.get("rx_power_dbm", []), o.get("tx_power_dbm", [])
         for lane in range(max(len(rx), len(tx))):
-            rxv = f"{rx[lane]:.2f} dBm" if lane < len(rx) and rx[lane] > -40 else "N/A"
-            txv = f"{tx[lane]:.2f} dBm" if lane < len(tx) else "N/A"
+            rxv = (
+                f"{rx[lane]:.2f} dBm{_mark(rx[lane], 6.99, -9.91, 3.99, -5.90)}"
+                if lane < len(rx) and rx[lane] > -40
+                else "N/A"
+            )
+            txv = (
+                f"{tx[lane]:.2f} dBm{_mark(tx[lane], 6.99, -6.90, 3.99, -2.90)}" if lane < len(tx) else "N/A"
+            )
             out += [
                 f"Lane Number:{lane + 1} Network Lane",
                 "    " + "-" * 76,
                 "                Current              Alarms                  Warnings",
                 "                Measurement     High        Low         High          Low",
                 "    " + "-" * 76,
-                f"    Temperature   {temp:.2f} C        80.00 C     -5.00 C     75.00 C        0.00 C",
+                f"    Temperature   {temp:.2f} C{_mark(temp, 80.0, -5.0, 75.0, 0.0):<3}     80.00 C     -5.00 C     75.00 C        0.00 C",
                 "    Voltage        3.29 V         3.63 V      2.97 V      3.46 V        3.13 V",
-                f"    Current       {7.45 + lane * 0.02:.2f} mA      120.00 mA    20.00 mA   110.00 mA      30.00 mA",
+                f"    Current       {45.45 + lane * 0.02:.2f} mA     120.00 mA    20.00 mA   110.00 mA      30.00 mA",
                 f"    Tx Power      {txv:<10}     6.99 dBm   -6.90 dBm    3.99 dBm     -2.90 dBm",
                 f"    Rx Power      {rxv:<10}     6.99 dBm   -9.91 dBm    3.99 dBm     -5.90 dBm",
                 "    Transmit Fault Count = 0",

@@ -309,8 +309,9 @@ def _roce_status(b: dict[str, Any]) -> str:
 
 def _roce_counters(b: dict[str, Any]) -> str:
     c = b.get("counters", {})
-    rx = sum(c.get("pfc_rx_pause", {}).values())
-    tx = sum(c.get("pfc_tx_pause", {}).values())
+    # NVUE counts the RoCE class's pauses without a priority: a state's per-priority or RoCE total.
+    rx = c.get("roce_pfc_rx_pause", sum(c.get("pfc_rx_pause", {}).values()))
+    tx = c.get("roce_pfc_tx_pause", sum(c.get("pfc_tx_pause", {}).values()))
     rows = [
         ("rx-stats", "", ""),
         ("  rx-non-roce-stats", "", ""),
@@ -323,7 +324,7 @@ def _roce_counters(b: dict[str, Any]) -> str:
         ("    pause-duration", "0", "Rx PFC pause duration for RoCE traffic"),
         ("    pause-packets", str(rx), "Rx PFC pause packets for RoCE traffic"),
         ("  rx-roce-stats", "", ""),
-        ("    no-buffer-discard", "0", "Rx buffer discards for RoCE traffic"),
+        ("    no-buffer-discard", str(c.get("roce_rx_discards", 0)), "Rx buffer discards for RoCE traffic"),
         ("    roce-bytes", "92824.38 GB", "Rx RoCE Bytes"),
         ("    roce-packets", "803785675319", "Rx RoCE Packets"),
         ("tx-stats", "", ""),
@@ -338,7 +339,11 @@ def _roce_counters(b: dict[str, Any]) -> str:
         ("  tx-roce-stats", "", ""),
         ("    roce-bytes", "92824.38 GB", "Tx RoCE Packet bytes"),
         ("    roce-packets", "803785675319", "Tx RoCE Packets"),
-        ("    unicast-no-buffer-discard", "0", "Tx buffer discards for RoCE traffic"),
+        (
+            "    unicast-no-buffer-discard",
+            str(c.get("roce_tx_discards", 0)),
+            "Tx buffer discards for RoCE traffic",
+        ),
     ]
     out = [
         "                               operational   applied  description",
@@ -366,7 +371,9 @@ def _pfc_watchdog(b: dict[str, Any], state: dict[str, Any]) -> str:
         "    -------------  --------  -------------- ",
         "",
     ]
-    out += [f"    {tc:<13}  {'OK':<8}  0 " for tc in range(8)]
+    # The reference shows only the OK status word, so a storm shows as its deadlock count.
+    storms = b.get("counters", {}).get("pfcwd_storms_detected", {})
+    out += [f"    {tc:<13}  {'OK':<8}  {int(storms.get(str(tc), 0))} " for tc in range(8)]
     return "\n".join(out) + "\n"
 
 
@@ -558,4 +565,7 @@ def render(dev: SimView, line: str) -> Answer:
         return Answer("", 1, "ERROR: Command not found.\n")
     if words[0] == "cat":
         return Answer("", 1, f"cat: {words[-1]}: No such file or directory\n")
+    if words[0] == "grep":
+        # Cumulus is Debian: sysfs reads (carrier_changes of the swp netdevs) as on any Linux.
+        return linux.render(dev, line)
     return linux.not_found(words[0])

@@ -213,10 +213,13 @@ def _ethtool_s(body: dict[str, Any]) -> str:
         ("rx_packets", 1843210987), ("rx_bytes", 15098843210334), ("tx_packets", 1790332114),
         ("tx_bytes", 14671022198810), ("rx_crc_errors_phy", c.get("crc_errors", 0)),
         ("rx_symbol_err_phy", 0), ("rx_corrected_bits_phy", c.get("fec_corrected", 0) * 8),
-        ("rx_pcs_symbol_err_phy", 0), ("rx_discards_phy", 0),
+        ("rx_pcs_symbol_err_phy", 0), ("rx_discards_phy", c.get("rx_discards_phy", 0)),
+        ("rx_out_of_buffer", c.get("rx_out_of_buffer", 0)),
     ]  # fmt: skip
+    discards = c.get("rx_prio_discards", {})
     for p in range(8):
         lines += [
+            (f"rx_prio{p}_discards", discards.get(str(p), 0)),
             (f"rx_prio{p}_pause", rx.get(str(p), 0)),
             (f"rx_prio{p}_pause_duration", 0),
             (f"tx_prio{p}_pause", tx.get(str(p), 0)),
@@ -398,17 +401,26 @@ def files(dev: SimView, state: dict[str, Any]) -> dict[str, str]:
         base = f"/sys/class/net/{name}"
         out[f"{base}/mtu"] = f"{body.get('mtu', 1500)}\n"
         out[f"{base}/operstate"] = "up\n" if body.get("oper_up") else "down\n"
+        # Every carrier change since the netdev was created: one for a port that came up once.
+        flaps = body.get("counters", {}).get("link_flaps", 1 if body.get("oper_up") else 0)
+        out[f"{base}/carrier_changes"] = f"{int(flaps)}\n"
         out[f"{base}/address"] = _mac(dev, i) + "\n"
         if body.get("speed_gbps"):
             out[f"{base}/speed"] = f"{int(body['speed_gbps'] * 1000)}\n"
         c = body.get("counters", {})
+        # The mlx5 ib driver's hw_counters (a subset of a ConnectX-7's, in its names).
         hw = {
-            "duplicate_request": 0,
+            "duplicate_request": c.get("roce_duplicate_request", 0),
+            "implied_nak_seq_err": c.get("roce_implied_nak_seq_err", 0),
+            "local_ack_timeout_err": c.get("roce_local_ack_timeout_err", 0),
             "np_cnp_sent": c.get("cnp_sent", 0),
             "np_ecn_marked_roce_packets": c.get("ecn_marked", 0),
-            "out_of_buffer": 0,
-            "out_of_sequence": 0,
-            "packet_seq_err": 0,
+            "out_of_buffer": c.get("roce_out_of_buffer", 0),
+            "out_of_sequence": c.get("roce_out_of_sequence", 0),
+            "packet_seq_err": c.get("roce_packet_seq_err", 0),
+            "rnr_nak_retry_err": c.get("roce_rnr_nak_retry_err", 0),
+            "roce_adp_retrans": c.get("roce_adp_retrans", 0),
+            "roce_adp_retrans_to": c.get("roce_adp_retrans_to", 0),
             "rp_cnp_handled": c.get("cnp_handled", 0),
             "rp_cnp_ignored": 0,
         }

@@ -308,7 +308,8 @@ def _pfcwd_config(state: dict[str, Any], ports: dict[str, dict[str, Any]]) -> st
     return "Changed polling interval to 200ms\n" + table + "\n"
 
 
-def _pfcwd_stats() -> str:
+def _pfcwd_stats(ports: dict[str, dict[str, Any]]) -> str:
+    """``show pfcwd stats``: only queues that had a storm are listed (sonic-utilities hides all-zero rows)."""
     headers = [
         "QUEUE",
         "STATUS",
@@ -318,7 +319,46 @@ def _pfcwd_stats() -> str:
         "TX LAST OK/DROP",
         "RX LAST OK/DROP",
     ]
-    return simple_table(headers, []) + "\n"
+    rows = []
+    for n, b in ports.items():
+        c = b.get("counters", {})
+        detected, restored = c.get("pfcwd_storms_detected", {}), c.get("pfcwd_storms_restored", {})
+        stormed = set(b.get("pfcwd_stormed_queues", []))
+        for q in sorted({*detected, *restored, *map(str, stormed)}, key=int):
+            status = "stormed" if int(q) in stormed else "operational"
+            rows.append([f"{n}:{q}", status, f"{detected.get(q, 0)}/{restored.get(q, 0)}", "0/0",
+                         "0/0", "0/0", "0/0"])  # fmt: skip
+    return simple_table(headers, rows) + "\n"
+
+
+def _pg_drops(ports: dict[str, dict[str, Any]]) -> str:
+    """``show priority-group drop counters`` as the SONiC Command Reference prints it."""
+    rows = []
+    for n, b in ports.items():
+        drops = b.get("counters", {}).get("pg_dropped", {})
+        rows.append([n, *(f"{int(drops.get(str(p), 0))}" for p in range(8))])
+    return (
+        "Ingress PG dropped packets:\n" + simple_table(["Port", *(f"PG{p}" for p in range(8))], rows) + "\n"
+    )
+
+
+def _queue_counters(ports: dict[str, dict[str, Any]]) -> str:
+    """``show queue counters``: one table per port, unicast queues UC0-UC9 then MC0-MC9."""
+    blocks = []
+    for n, b in ports.items():
+        drops = b.get("counters", {}).get("queue_dropped", {})
+        up = bool(b.get("oper_up"))
+        rows = []
+        for kind in ("UC", "MC"):
+            for q in range(10):
+                sent = 1843210 if up and kind == "UC" and q == 3 else 0
+                drop = int(drops.get(str(q), 0)) if kind == "UC" else 0
+                rows.append(
+                    [n, f"{kind}{q}", f"{sent:,}", f"{sent * 4096:,}", f"{drop:,}", f"{drop * 4096:,}"]
+                )
+        headers = ["Port", "TxQ", "Counter/pkts", "Counter/bytes", "Drop/pkts", "Drop/bytes"]
+        blocks.append(simple_table(headers, rows))
+    return "\n\n".join(blocks) + "\n"
 
 
 def _ecn(dev: SimView, state: dict[str, Any]) -> str:
@@ -390,7 +430,21 @@ def _dbm(v: float) -> str:
     return "-inf" if v <= -40.0 else f"{v:.3f}"
 
 
+#: CMIS flag lines as sonic-utilities prints them (the Command Reference's order), per module or lane.
+_CMIS_FLAGS = (
+    "Temperature high alarm flag", "Temperature high warning flag", "Temperature low warning flag",
+    "Temperature low alarm flag", "Vcc high alarm flag", "Vcc high warning flag", "Vcc low warning flag",
+    "Vcc low alarm flag",
+)  # fmt: skip
+_CMIS_LANE_FLAGS = (
+    "Tx fault flag on media lane", "Rx loss of signal flag on media lane", "Tx power high alarm flag on lane",
+    "Tx power low alarm flag on lane", "Rx power high alarm flag on lane", "Rx power low alarm flag on lane",
+    "Rx power low warning flag on lane",
+)  # fmt: skip
+
+
 def _tx_status(ports: dict[str, dict[str, Any]], only: str | None) -> str:
+    """``show interfaces transceiver status``: CMIS state and flags (True for the state's ``active_flags``)."""
     out = []
     for n, b in ports.items():
         if only and n != only:
@@ -398,18 +452,21 @@ def _tx_status(ports: dict[str, dict[str, Any]], only: str | None) -> str:
         if not b.get("optics"):
             out.append(f"{n}: SFP EEPROM Not detected\n")
             continue
-        out.append(
-            f"{n}: \n"
-            "        CMIS State (SW): READY\n"
-            "        Current module state: ModuleReady\n"
-            "        Reason of entering the module fault state: No Fault detected\n"
-            "        Datapath firmware fault: False\n"
-            "        Module firmware fault: False\n"
-            "        Module state changed: False\n"
-            "        Data path state indicator on host lane 1: DataPathActivated\n"
-            "        Tx fault flag on media lane 1: False\n"
-            "        Rx loss of signal flag on media lane 1: False\n"
-        )
+        active = set(b["optics"].get("active_flags", []))
+        lines = [
+            f"{n}: ",
+            "        CMIS State (SW): READY",
+            "        Current module state: ModuleReady",
+            "        Reason of entering the module fault state: No Fault detected",
+            "        Datapath firmware fault: False",
+            "        Module firmware fault: False",
+            "        Module state changed: False",
+            "        Data path state indicator on host lane 1: DataPathActivated",
+        ]
+        lanes = len(b["optics"].get("rx_power_dbm", [])) or 1
+        names = [f"{f} {lane}" for f in _CMIS_LANE_FLAGS for lane in range(1, lanes + 1)] + list(_CMIS_FLAGS)
+        lines += [f"        {name}: {name in active}" for name in names]
+        out.append("\n".join(lines) + "\n")
     return "\n".join(out)
 
 
@@ -529,7 +586,9 @@ def render(dev: SimView, line: str) -> Answer:
         "pfc priority": lambda: _pfc_priority(only),
         "pfc asymmetric": lambda: _pfc_asym(only),
         "pfcwd config": lambda: _pfcwd_config(state, ports),
-        "pfcwd stats": _pfcwd_stats,
+        "pfcwd stats": lambda: _pfcwd_stats(ports),
+        "priority-group drop counters": lambda: _pg_drops(ports),
+        "queue counters": lambda: _queue_counters(ports),
         "ecn": lambda: _ecn(dev, state),
         "interfaces transceiver eeprom --dom": lambda: _eeprom(ports, True, iface),
         "interfaces transceiver eeprom": lambda: _eeprom(ports, False, iface),
