@@ -85,7 +85,8 @@ def test_merge_of_one_device() -> None:
         "oper_up": True,
         "mtu": 9214,
         "description": "server01_Eth1",
-        "counters": {"crc_errors": 0},
+        "counters": {"crc_errors": 0, "link_flaps": 2},
+        "last_flap_epoch_s": 1574871798.5923498,
     }
     assert state["interfaces"]["Ethernet1"]["mtu"] == 1500
     assert "Loopback0" not in state["interfaces"] and "Vlan110" not in state["interfaces"]

@@ -58,7 +58,8 @@ def test_merge_of_one_device() -> None:
         "autoneg": True,
         "fec": "none",
         "fec_admin": "auto",
-        "counters": {"crc_errors": 0},
+        "counters": {"crc_errors": 0, "pfc_rx_frames": 0, "pfc_tx_frames": 0, "interface_resets": 3},
+        "last_flap_age_s": 420,  # "Last link flapped 00:07:00"
     }
     assert "loopback0" not in state["interfaces"]
     jsonschema.validate({"schema": "fabline.state/1", "name": "r1", **state}, schema_document())

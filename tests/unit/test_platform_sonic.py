@@ -37,9 +37,16 @@ def test_command_set_is_read_only_and_each_template_matches_itself() -> None:
     templates = [c.template for c in sonic.COMMANDS]
     assert len(templates) == len(set(templates))
     for cmd in sonic.COMMANDS:
-        # Read-only by construction: show commands, a cat, and the two CONFIG_DB printers.
+        # Read-only by construction: show commands, a cat, the two CONFIG_DB printers and a grep
+        # of the kernel's sysfs (the netdevs' carrier_changes).
         assert cmd.template.startswith(
-            ("show ", "cat /etc/sonic/", "sonic-cfggen -d --print-data", "sonic-db-dump -n CONFIG_DB")
+            (
+                "show ",
+                "cat /etc/sonic/",
+                "sonic-cfggen -d --print-data",
+                "sonic-db-dump -n CONFIG_DB",
+                "grep -H . /sys/class/net/",
+            )
         ), cmd.template
         assert cmd.parser.__name__.startswith("parse_")
         line = cmd.render(**dict.fromkeys(cmd.parameters, "Ethernet0"))

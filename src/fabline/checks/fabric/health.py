@@ -133,13 +133,13 @@ class CrcErrorsDeltaCheck(CounterDeltaCheck):
     counter = "crc_errors"
 
 
-#: Per-port pause totals -> the rate's label (direction.scope).
-_PAUSE_TOTALS = {
-    "pfc_rx_frames": "rx.all",
-    "pfc_tx_frames": "tx.all",
-    "roce_pfc_rx_pause": "rx.roce",
-    "roce_pfc_tx_pause": "tx.roce",
-}
+#: Per-port pause totals and the rate's label (direction.scope).
+_PAUSE_TOTALS = (
+    ("pfc_rx_frames", "rx.all"),
+    ("pfc_tx_frames", "tx.all"),
+    ("roce_pfc_rx_pause", "rx.roce"),
+    ("roce_pfc_tx_pause", "tx.roce"),
+)
 
 
 class PauseParams(BaseModel):
@@ -184,7 +184,7 @@ class PfcPauseRateCheck(Check[PauseParams]):
             now = _counters(device.interfaces[name])
             if now is None or not (
                 any(isinstance(now.get(k), Mapping) for k in ("pfc_rx_pause", "pfc_tx_pause"))
-                or any(isinstance(now.get(k), int) for k in _PAUSE_TOTALS)
+                or any(isinstance(now.get(k), int) for k, _ in _PAUSE_TOTALS)
             ):
                 continue
             then = _counters(before_ifaces.get(name)) or {}
@@ -205,7 +205,7 @@ class PfcPauseRateCheck(Check[PauseParams]):
             # Platforms that count pauses per port, not per priority: EOS and NX-OS (all
             # priorities), NVUE (the RoCE class); read only when no per-priority rate was had.
             per_priority = {k[:2] for k in rates}
-            for key, label in _PAUSE_TOTALS.items():
+            for key, label in _PAUSE_TOTALS:
                 cur, old = now.get(key), then.get(key)
                 if label[:2] in per_priority:
                     continue
