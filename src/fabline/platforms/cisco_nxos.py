@@ -321,7 +321,7 @@ def parse_show_interface_transceiver(text: str, ctx: ParseContext) -> Fragment:
     return {"interfaces": interfaces}
 
 
-_DOM_ROW = re.compile(
+_DOM_MARK_ROW = re.compile(
     r"^\s*(?P<what>Temperature|Voltage|Current|Tx Power|Rx Power)\s+-?\d{1,6}(?:\.\d{1,6})?\s*(?:C|V|mA|dBm)"
     r"\s*(?P<mark>\+\+|\+|--|-)?\s",
     re.MULTILINE,
@@ -344,7 +344,7 @@ def dom_flags(block: str) -> list[str] | None:
         return None
     flags: list[str] = []
     lanes = list(_LANE.finditer(block))
-    for m in _DOM_ROW.finditer(block):
+    for m in _DOM_MARK_ROW.finditer(block):
         if not m["mark"]:
             continue
         lane = next((int(x[1]) for x in reversed(lanes) if x.start() < m.start()), None)
