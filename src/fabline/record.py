@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fabline.problems import Problem
-from fabline.results import Result, ResultStore, Severity, Status
+from fabline.results import PassCounts, Result, ResultStore, Severity, Status
 
 
 @dataclass
@@ -41,13 +41,18 @@ class Report:
         outcome: Results, devices and warnings of the run.
         inventory: Inventory path as given.
         baselines: Baseline files, in overlay order.
-        snapshot: Snapshot folder.
+        snapshot: Snapshot folder (with ``--intended``: the configs folder that was checked).
         fail_on: Severity threshold of exit code 4.
         exit_code: The process exit code this run ends with.
         limit: The ``--limit`` pattern, if any.
         version: fabline version.
         history_db: The run history the run was recorded in (None: not recorded).
         run_id: The run's id in that history.
+        state_dir: Where this run's states are while it runs, when not in ``snapshot`` (the
+            temporary folder the ``--intended`` configs are parsed into; gone after the run).
+        passes: What report.json says about passes: ``counts`` per check and device (the
+            default), ``subjects`` (the passing subjects too, compact), or ``results`` (every
+            pass as its own result, for audits).
     """
 
     outcome: RunOutcome
@@ -60,7 +65,10 @@ class Report:
     version: str = ""
     history_db: str | None = None
     run_id: str | None = None
+    state_dir: str | None = None
+    passes: str = "counts"
     _summary: dict[str, Any] | None = field(default=None, repr=False)
+    _pass_counts: PassCounts | None = field(default=None, repr=False)
 
     @property
     def results(self) -> ResultStore:
@@ -73,6 +81,24 @@ class Report:
         if self._summary is None:
             self._summary = self.outcome.results.summary()
         return self._summary
+
+    def pass_counts(self) -> PassCounts:
+        """Passes per check and device (report.json's ``passes``; computed once)."""
+        if self._pass_counts is None:
+            self._pass_counts = self.outcome.results.passes().counts()
+        return self._pass_counts
+
+    def passes_by_check(self) -> dict[str, tuple[int, int]]:
+        """Per check: (devices with passes, passes), in run order.
+
+        Example:
+            >>> from fabline.results import ResultStore, Severity
+            >>> store = ResultStore()
+            >>> store.add_block("mtu", "leaf1", Severity.MAJOR, None, ("Ethernet0", "Ethernet4"), None)
+            >>> Report(RunOutcome(store, []), "inv", [], "snap", Severity.MINOR, 0).passes_by_check()
+            {'mtu': (1, 2)}
+        """
+        return {check: (len(by), sum(by.values())) for check, by in self.pass_counts().items()}
 
     @property
     def problems(self) -> list[Problem]:

@@ -412,6 +412,190 @@ class PassBlock(Result):
 PassRun = tuple[str, str, Severity, Any, Sequence[str | None]]
 
 
+#: One item of a compact subject list: a subject name, None (a device-level result), or a run of
+#: names ``[prefix, first, last, step]`` standing for ``prefix + str(n)`` for n in first..last.
+CompactItem = Any
+
+_TRAILING_INT = re.compile(r"^(.*?)(0|[1-9][0-9]*)$", re.DOTALL)
+
+
+def compact_subjects(subjects: Iterable[str | None]) -> list[CompactItem]:
+    """Subject names in the compact form of ``report.json``'s ``pass_subjects`` (order kept).
+
+    Consecutive names that differ only in a trailing number stepping evenly (``Ethernet0``,
+    ``Ethernet4``, ... ``Ethernet508``) become one ``[prefix, first, last, step]`` list; other
+    names stay as they are. :func:`expand_subjects` gives the names back, in the same order.
+    Numbers with a leading zero are never folded (``eth01`` stays ``eth01``).
+
+    Example:
+        >>> compact_subjects(["Ethernet0", "Ethernet4", "Ethernet8", "eth1", None, "mgmt"])
+        [['Ethernet', 0, 8, 4], 'eth1', None, 'mgmt']
+        >>> expand_subjects(compact_subjects(["swp1", "swp2", "swp3"]))
+        ['swp1', 'swp2', 'swp3']
+    """
+    if isinstance(subjects, CompactSubjects):
+        return list(subjects.compact)
+    out: list[CompactItem] = []
+    run: list[Any] | None = None  # [prefix, first, last, step, count]
+
+    def flush() -> None:
+        if run is None:
+            return
+        prefix, first, last, step, count = run
+        if count <= 2:
+            out.extend(f"{prefix}{n}" for n in (first, last)[:count])
+        else:
+            out.append([prefix, first, last, step])
+
+    match = _TRAILING_INT.match
+    for subject in subjects:
+        m = match(subject) if subject is not None else None
+        if m is None:
+            flush()
+            run = None
+            out.append(subject)
+            continue
+        prefix, n = m.group(1), int(m.group(2))
+        if run is not None and run[0] == prefix:
+            if run[4] == 1 and n > run[2]:
+                run[3], run[2], run[4] = n - run[2], n, 2
+                continue
+            if run[4] > 1 and n == run[2] + run[3]:
+                run[2], run[4] = n, run[4] + 1
+                continue
+        flush()
+        run = [prefix, n, n, 1, 1]
+    flush()
+    return out
+
+
+def expand_subjects(compact: Iterable[CompactItem]) -> list[str | None]:
+    """The subject names of a compact list (:func:`compact_subjects`), in order.
+
+    Raises:
+        ValueError: An item that is neither a name, null nor ``[prefix, first, last, step]``.
+    """
+    out: list[str | None] = []
+    for item in compact:
+        if item is None or isinstance(item, str):
+            out.append(item)
+            continue
+        prefix, first, last, step = _range_item(item)
+        out.extend(f"{prefix}{n}" for n in range(first, last + 1, step))
+    return out
+
+
+def compact_count(compact: Iterable[CompactItem]) -> int:
+    """How many subjects a compact list stands for, without expanding it.
+
+    Example:
+        >>> compact_count([["Ethernet", 0, 508, 4], "mgmt", None])
+        130
+    """
+    total = 0
+    for item in compact:
+        if item is None or isinstance(item, str):
+            total += 1
+        else:
+            _, first, last, step = _range_item(item)
+            total += (last - first) // step + 1
+    return total
+
+
+def _range_item(item: Any) -> tuple[str, int, int, int]:
+    if (
+        isinstance(item, list | tuple)
+        and len(item) == 4
+        and isinstance(item[0], str)
+        and all(type(v) is int for v in item[1:])
+        and item[3] > 0
+        and item[2] >= item[1]
+    ):
+        return item[0], item[1], item[2], item[3]
+    raise ValueError(f"not a subject or a [prefix, first, last, step] run: {item!r}")
+
+
+class CompactSubjects(Sequence[str | None]):
+    """Subject names kept in their compact form, expanded only when iterated.
+
+    What the run history gives back for the passes of a recorded run: ``len`` and the compact
+    form cost nothing; a report that lists every pass expands them one block at a time.
+    """
+
+    __slots__ = ("_count", "compact")
+
+    def __init__(self, compact: list[CompactItem], count: int | None = None) -> None:
+        self.compact = compact
+        self._count = compact_count(compact) if count is None else count
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[str | None]:
+        return iter(expand_subjects(self.compact))
+
+    def __getitem__(self, index: Any) -> Any:
+        return expand_subjects(self.compact)[index]
+
+
+#: Passes per check and device: ``{check: {device: count}}``, checks and devices in run order.
+PassCounts = dict[str, dict[str, int]]
+
+
+class PassSummary:
+    """The passes of a run per check and device, built from the store without making results.
+
+    Attributes:
+        groups: ``{check: {device: [subject sequences]}}`` in run order (a subject sequence is a
+            :data:`PassRun`'s subjects or a one-subject tuple; nothing is copied).
+    """
+
+    def __init__(self) -> None:
+        self.groups: dict[str, dict[str, list[Sequence[str | None]]]] = {}
+
+    def add(self, check: str, device: str, subjects: Sequence[str | None]) -> None:
+        """Count ``subjects`` as passes of ``check`` on ``device``."""
+        by_device = self.groups.get(check)
+        if by_device is None:
+            by_device = self.groups[check] = {}
+        parts = by_device.get(device)
+        if parts is None:
+            by_device[device] = [subjects]
+        else:
+            parts.append(subjects)
+
+    def counts(self) -> PassCounts:
+        """``{check: {device: passes}}``."""
+        return {
+            check: {device: sum(len(p) for p in parts) for device, parts in by_device.items()}
+            for check, by_device in self.groups.items()
+        }
+
+    def compact(self) -> dict[str, dict[str, list[CompactItem]]]:
+        """``{check: {device: compact subjects}}`` (:func:`compact_subjects`).
+
+        The subject tuples a declarative rule's block shares with the other rules of the same
+        selector are compacted once.
+        """
+        cache: dict[int, tuple[Sequence[str | None], list[CompactItem]]] = {}
+
+        def one(part: Sequence[str | None]) -> list[CompactItem]:
+            hit = cache.get(id(part))
+            if hit is None or hit[0] is not part:
+                hit = cache[id(part)] = (part, compact_subjects(part))
+            return hit[1]
+
+        out: dict[str, dict[str, list[CompactItem]]] = {}
+        for check, by_device in self.groups.items():
+            out[check] = {}
+            for device, parts in by_device.items():
+                if len(parts) == 1:
+                    out[check][device] = one(parts[0])
+                else:
+                    out[check][device] = compact_subjects(s for p in parts for s in p)
+        return out
+
+
 class ResultStore:
     """All results of a run, in run order, stored compactly.
 
@@ -505,6 +689,17 @@ class ResultStore:
                 start = i + 1
             if start < len(subjects):
                 yield (check, device, severity, expected, subjects[start:])
+
+    def passes(self) -> PassSummary:
+        """The passes per check and device (:class:`PassSummary`), without making results."""
+        out = PassSummary()
+        for run in self.runs():
+            if isinstance(run, Result):
+                if run.status is Status.PASS:
+                    out.add(run.check, run.device, (run.subject,))
+            else:
+                out.add(run[0], run[1], run[4])
+        return out
 
     def summary(self) -> dict[str, Any]:
         """Counts by status, by severity of failures and by device, without materialising passes."""

@@ -23,7 +23,7 @@ from fabline.paths import MAX_STATE_BYTES, SnapshotPathError, read_under
 from fabline.perf import paused_gc
 from fabline.record import CounterDeltas, FabricLinks, Link, Report, ReportContext, TrendPoint
 from fabline.reports import needs_of, write_reports
-from fabline.results import Severity, exit_code
+from fabline.results import Severity, capped_join, exit_code
 from fabline.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -64,12 +64,14 @@ def run_check(
     reparse: bool = False,
     intended: Path | None = None,
     history: Path | None = None,
+    passes: str = "counts",
 ) -> tuple[Report, list[Path]]:
     """Run ``fabline check``: returns the report and the files written.
 
     ``intended`` (a folder of rendered configs) replaces ``snapshot``: the configs are parsed with
     the platform parsers into a snapshot first. ``reparse`` re-parses ``snapshot/raw/`` into
-    ``snapshot/state/`` before checking, so parser fixes apply to old evidence.
+    ``snapshot/state/`` before checking, so parser fixes apply to old evidence. ``passes`` is
+    what report.json records of the passes (:attr:`fabline.record.Report.passes`).
     """
     from fabline.inventory import load_inventory, sources_label
 
@@ -108,9 +110,8 @@ def run_check(
         if limit is None:
             extra = [n for n in snap.device_names() if n not in known]
             if extra:
-                shown = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
                 outcome.warnings.append(
-                    f"snapshot has states of devices not in the inventory (ignored): {shown}"
+                    f"snapshot has states of devices not in the inventory (ignored): {capped_join(extra, ', ', 5)}"
                 )
         severity = Severity.parse(fail_on)
         code = exit_code(outcome.results.problems, severity)
@@ -118,15 +119,19 @@ def run_check(
             outcome=outcome,
             inventory=sources_label(inventory),
             baselines=[str(b) for b in baselines],
-            snapshot=str(snapshot),
+            # With --intended the states live in a temporary folder that goes when the run ends:
+            # the reports and the history name the configs that were checked.
+            snapshot=str(intended if intended is not None else snapshot),
+            state_dir=str(snapshot) if intended is not None else None,
             fail_on=severity,
             exit_code=int(code),
             limit=limit,
             version=__version__,
+            passes=passes,
         )
         failed: str | None = None
         if history is not None:
-            failed = _record_history(report, snapshot, history)
+            failed = _record_history(report, Path(report.snapshot), history)
         written = []
         if out is not None:
             written = write_reports(report, formats, out, context=report_context(report, formats, devices))
@@ -236,7 +241,7 @@ def _fabric_links(report: Report, rails: Mapping[str, str], warnings: list[str])
     from fabline.state import StateError
 
     try:
-        snap = Snapshot(Path(report.snapshot))
+        snap = Snapshot(Path(report.state_dir or report.snapshot))
     except ConfigError as exc:
         warnings.append(f"fabric picture: snapshot not readable, links not drawn: {exc}")
         return None
@@ -256,10 +261,9 @@ def _fabric_links(report: Report, rails: Mapping[str, str], warnings: list[str])
             if isinstance(lldp, dict) and isinstance(lldp.get("device"), str):
                 links.append(Link(name, port, lldp["device"], str(lldp.get("port", ""))))
     if unreadable:
-        shown = ", ".join(unreadable[:5]) + (
-            f" and {len(unreadable) - 5} more" if len(unreadable) > 5 else ""
+        warnings.append(
+            f"fabric picture: state unreadable, its links not drawn: {capped_join(unreadable, ', ', 5)}"
         )
-        warnings.append(f"fabric picture: state unreadable, its links not drawn: {shown}")
     return FabricLinks(links, complete)
 
 
@@ -279,7 +283,7 @@ def _counters(report: Report, diff: DiffResult | None, warnings: list[str]) -> C
     if not (Path(prev.snapshot) / "state").is_dir():
         warnings.append(f"counter rates: the previous run {prev.run_id}'s snapshot {prev.snapshot} is gone")
         return None
-    return CounterDeltas(counters_between(Path(prev.snapshot), Path(report.snapshot)), prev.run_id)
+    return CounterDeltas(counters_between(Path(prev.snapshot), Path(report.state_dir or report.snapshot)), prev.run_id)
 
 
 def validate_all(

@@ -76,6 +76,50 @@ def test_check_records_and_history_lists_and_shows(tmp_path: Path, nights: dict[
     assert "verdict: FAIL (exit 4)" in console.stdout
 
 
+def test_pass_summaries_round_trip_through_history_and_diff(tmp_path: Path, nights: dict[str, Path]) -> None:
+    """report.json's ``passes`` (and ``pass_subjects``, and every pass with ``--passes results``)
+    come back the same from the history, and ``fabline diff`` of the two recorded runs compares them."""
+    docs = {}
+    for name in ("clean", "mtu"):
+        proc = fabline("check", "-i", INV, "-b", BASE, "--snapshot", nights[name], "-q", "--history",
+                       "--out", tmp_path / name, "-f", "json", "--passes", "subjects", cwd=tmp_path)  # fmt: skip
+        assert proc.returncode in (0, 4), proc.stderr
+        docs[name] = json.loads((tmp_path / name / "report.json").read_text())
+    clean, mtu = docs["clean"], docs["mtu"]
+    assert clean["schema"] == "fabline.report/2" and clean["run"]["passes"] == "subjects"
+    assert all(r["status"] != "pass" for r in clean["results"])
+    assert (
+        sum(n for by in clean["passes"].values() for n in by.values())
+        == clean["summary"]["by_status"]["pass"]
+    )
+    assert mtu["passes"]["host-mtu"]["gpu-002"] == clean["passes"]["host-mtu"]["gpu-002"] - 1
+    for ref, doc in (("last~1", clean), ("last", mtu)):
+        shown = fabline("history", "show", ref, "-f", "json", "--passes", "subjects", cwd=tmp_path)
+        assert shown.returncode == 0, shown.stderr
+        back = json.loads(shown.stdout)
+        assert back["passes"] == doc["passes"] and back["pass_subjects"] == doc["pass_subjects"]
+        assert back["results"] == doc["results"] and back["summary"] == doc["summary"]
+    audit = fabline("history", "show", "last", "-f", "json", "--passes", "results", cwd=tmp_path)
+    every = json.loads(audit.stdout)["results"]
+    assert len(every) == mtu["summary"]["total"]
+    assert [r for r in every if r["status"] != "pass"] == mtu["results"]
+    assert "gpu-002::host-mtu::eth0" in {r["id"] for r in every if r["status"] == "pass"}
+    proc = fabline("diff", "last~1", "last", "-f", "json", cwd=tmp_path)
+    assert proc.returncode == 4, proc.stderr
+    diff = json.loads(proc.stdout)
+    assert diff["passes_compared"] is True
+    totals = diff["passes"]["by_check"]
+    assert totals["host-mtu"] == {
+        "before": sum(clean["passes"]["host-mtu"].values()),
+        "after": sum(mtu["passes"]["host-mtu"].values()),
+    }
+    # the MTU fault turns one host-mtu pass into a failure (link-mtu judges the link, not the host port)
+    assert diff["passes"]["changed"] == [{"check": "host-mtu", "device": "gpu-002", "before": 4, "after": 3}]
+    assert diff["passes"]["changed_total"] == 1
+    md = fabline("diff", "last~1", "last", "-f", "md", cwd=tmp_path)
+    assert "## Passes changed" in md.stdout and "| host-mtu |" in md.stdout
+
+
 def test_diff_two_snapshots_with_inventory(tmp_path: Path, nights: dict[str, Path]) -> None:
     proc = fabline("diff", nights["mtu"], nights["worse"], "-i", INV, "-b", BASE, "-f", "json", cwd=tmp_path)
     assert proc.returncode == 4, proc.stderr

@@ -181,11 +181,15 @@ def _numbers(browser: Browser, session: str) -> dict[str, Any]:
           document.querySelectorAll('#by-check tbody tr').forEach(tr => {
             const c = tr.querySelectorAll('td');
             byCheck[tr.getAttribute('data-check')] = [Number(c[1].textContent), Number(c[2].textContent)]; });
+          const passes = {};
+          document.querySelectorAll('#passes-by-check tbody tr').forEach(tr => {
+            const c = tr.querySelectorAll('td');
+            passes[tr.getAttribute('data-check')] = [Number(c[1].textContent), Number(c[2].textContent)]; });
           const byDevice = {};
           document.querySelectorAll('#by-device tbody tr').forEach(tr => {
             const c = tr.querySelectorAll('td');
             byDevice[tr.getAttribute('data-device')] = [Number(c[1].textContent), Number(c[2].textContent)]; });
-          return {tiles, byCheck, byDevice,
+          return {tiles, byCheck, passes, byDevice,
                   verdict: document.getElementById('verdict').textContent,
                   ready: document.body.getAttribute('data-ready'),
                   problemRows: document.querySelectorAll('#problems tbody tr').length,
@@ -229,6 +233,7 @@ def test_lab_report_in_chromium_shows_the_json_numbers(browser: Browser, tmp_pat
             row[0] += r["status"] == "fail"
             row[1] += r["status"] == "error"
     assert seen["byCheck"] == expected_checks
+    assert seen["passes"] == {c: [len(by), sum(by.values())] for c, by in doc["passes"].items()}
     expected_devices = {
         d: [c["fail"], c["error"]] for d, c in summary["by_device"].items() if c["fail"] or c["error"]
     }

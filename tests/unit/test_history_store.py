@@ -156,8 +156,49 @@ def test_concurrent_writers_do_not_corrupt_the_history(tmp_path: Path) -> None:
         assert sorted(r.run_id for r in store.runs()) == sorted(ids)
         rows = store.conn.execute("SELECT run, COUNT(*) FROM results GROUP BY run").fetchall()
         assert {n for _, n in rows} == {52}
-        rows = store.conn.execute("SELECT run, subjects FROM passes").fetchall()
-        assert len(rows) == 20 and {s for _, s in rows} == {'["Ethernet0", "Ethernet8"]'}
+        assert store.conn.execute("SELECT COUNT(*) FROM pass_chunks").fetchone()[0] == 20
+        for row in store.runs():
+            assert store.pass_counts(row) == {"mtu": {"leaf1": 2}}
+            assert [
+                [*r[:4], list(r[4])] for r in store.report(row).results.runs() if isinstance(r, tuple)
+            ] == [["mtu", "leaf1", Severity.MAJOR, None, ["Ethernet0", "Ethernet8"]]]
+
+
+def test_passes_are_compact_and_runs_recorded_before_still_read(tmp_path: Path) -> None:
+    """Passes go into compressed chunks of compact subjects; a run recorded with ``passes`` rows
+    (before the chunks existed) reads back the same."""
+    report = _report(tmp_path)
+    report.outcome.results.add_block(
+        "pfc", "leaf1", Severity.MAJOR, None, tuple(f"Ethernet{n}" for n in range(0, 512, 4)), None
+    )
+    db = tmp_path / "history.sqlite"
+    run_id = record(report, _snap(tmp_path), db)
+    with HistoryStore(db, create=False) as store:
+        row = store.resolve(run_id)
+        want = report.outcome.results.passes().counts()
+        assert store.pass_counts(row) == want == {"mtu": {"leaf1": 2}, "pfc": {"leaf1": 128}}
+        (blob,) = store.conn.execute("SELECT data FROM pass_chunks WHERE run = ?", (row.id,)).fetchone()
+        assert len(blob) < 200  # 130 subjects in a few compact runs
+        rebuilt = [(r.id, r.status) for r in store.report(row).results]
+        assert rebuilt == [(r.id, r.status) for r in report.outcome.results]
+        # As an older fabline wrote it: one ``passes`` row per group, the subjects listed.
+        store.conn.execute("DELETE FROM pass_chunks WHERE run = ?", (row.id,))
+        store.conn.executemany(
+            "INSERT INTO passes (run, seq, check_id, device, severity, subjects) VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (row.id, 0, "mtu", "leaf1", 2, '["Ethernet0", "Ethernet8"]'),
+                (
+                    row.id,
+                    5,
+                    "pfc",
+                    "leaf1",
+                    2,
+                    str([f"Ethernet{n}" for n in range(0, 512, 4)]).replace("'", '"'),
+                ),
+            ],
+        )
+        assert store.pass_counts(row) == want
+        assert [(r.id, r.status) for r in store.report(row).results] == rebuilt
 
 
 # -- retention ---------------------------------------------------------------------------------
@@ -238,14 +279,14 @@ def test_prune_deletes_every_row_of_old_runs_and_keeps_the_pinned(tmp_path: Path
         store.pin(ids[0], "pre-CHG1234")  # two names on one run: still one kept run
         kept_report = store.report(store.resolve(ids[4])).summary
         doomed = [store.resolve(i).id for i in ids[1:4]]
-        for table in ("devices", "results", "passes"):
+        for table in ("devices", "results", "pass_chunks"):
             assert _rows_of(store, table, doomed) > 0, table  # the check below is not vacuous
         plan = store.prune(keep_last=2)
         assert [r.run_id for r in plan.deleted] == [ids[3], ids[2], ids[1]]
         assert (plan.total, plan.kept, plan.kept_pinned, plan.kept_newest) == (6, 3, 1, False)
         assert [r.run_id for r in store.runs()] == [ids[0], ids[4], ids[5]]
         assert store.resolve("golden").run_id == ids[0] and store.resolve("pre-CHG1234").run_id == ids[0]
-        for table in ("devices", "results", "passes", "pins"):
+        for table in ("devices", "results", "pass_chunks", "passes", "pins"):
             assert _rows_of(store, table, doomed) == 0, table
             orphans = store.conn.execute(
                 f"SELECT COUNT(*) FROM {table} WHERE run NOT IN (SELECT id FROM runs)"

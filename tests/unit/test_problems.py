@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -442,9 +443,19 @@ def test_reports_lead_with_problems(twelve: tuple[Report, list[Any]], tmp_path: 
     html = (tmp_path / "report.html").read_text()
     assert html.index(head) < html.index("<h2>Failures by check</h2>")
     assert html.count("data-problem=") == 12
-    # JUnit is unchanged in meaning: one test case per result, failures per finding
-    junit = (tmp_path / "report.junit.xml").read_text()
-    assert junit.count("<failure ") == len(findings)
+    # JUnit: one failing test case per check and device with findings, naming each failing subject
+    junit = ET.fromstring((tmp_path / "report.junit.xml").read_text())
+    failing = {(r.check, r.device) for r in report.findings()}
+    cases = {
+        (c.get("classname", "").removeprefix("fabline."), c.get("name")): c
+        for c in junit.iter("testcase")
+        if c.find("failure") is not None or c.find("error") is not None
+    }
+    assert set(cases) == failing
+    for r in report.findings():
+        verdict = cases[(r.check, r.device)].find("failure")
+        verdict = verdict if verdict is not None else cases[(r.check, r.device)].find("error")
+        assert verdict is not None and f"{r.subject or '-'} [{r.status.value}]: " in (verdict.text or "")
 
 
 def test_history_keeps_problems_and_regroups_old_runs(

@@ -60,6 +60,11 @@ def test_prom_parses_and_matches_the_json_report() -> None:
         (dict(k)["severity"], dict(k)["family"]): v for k, v in m["fabline_problems"].items()
     } == by_problem
     assert sum(m["fabline_problems"].values()) == len(doc["problems"]) == 8
+    passes = {dict(k)["check"]: v for k, v in m["fabline_check_passes"].items()}
+    assert passes == {c: sum(by.values()) for c, by in doc["passes"].items()}
+    assert sum(passes.values()) == doc["summary"]["by_status"]["pass"]
+    passed = {dict(k)["check"]: v for k, v in m["fabline_check_devices_passed"].items()}
+    assert passed == {c: len(by) for c, by in doc["passes"].items()}
     assert m["fabline_devices"] == {(("status", "ok"),): len(doc["devices"])}
     assert m["fabline_run_exit_code"][()] == doc["run"]["exit_code"] == 4
     assert m["fabline_run_duration_seconds"][()] == pytest.approx(doc["run"]["duration_s"], abs=0.01)

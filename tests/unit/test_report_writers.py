@@ -80,13 +80,61 @@ def test_runs_expand_to_the_iteration_order() -> None:
     assert expanded == [(r.check, r.device, r.subject, r.status, r.expected, r.message) for r in store]
 
 
-def test_json_is_the_document_dumped_whole() -> None:
+@pytest.mark.parametrize("passes", jsonreport.PASS_MODES)
+def test_json_is_the_document_dumped_whole(passes: str) -> None:
     report = _report(_store())
+    report.passes = passes
     want = orjson.dumps(jsonreport.document(report), option=orjson.OPT_INDENT_2, default=str) + b"\n"
     assert jsonreport.render_bytes(report) == want
-    assert jsonreport.render_bytes(_report(_plain(_store()))) == want
+    plain = _report(_plain(_store()))
+    plain.passes = passes
+    assert jsonreport.render_bytes(plain) == want
     assert jsonreport.render(report) == want.decode("utf-8")
-    assert len(json.loads(want)["results"]) == len(report.results)
+    doc = json.loads(want)
+    assert doc["schema"] == "fabline.report/2" and doc["run"]["passes"] == passes
+    non_pass = [r for r in report.results if r.status is not Status.PASS]
+    if passes == "results":  # the audit form: every result, as report/1 had them
+        assert [r["id"] for r in doc["results"]] == [r.id for r in report.results]
+    else:
+        assert [r["id"] for r in doc["results"]] == [r.id for r in non_pass]
+    counted: dict[str, dict[str, int]] = {}
+    for r in report.results:
+        if r.status is Status.PASS:
+            counted.setdefault(r.check, {}).setdefault(r.device, 0)
+            counted[r.check][r.device] += 1
+    assert doc["passes"] == counted
+    assert sum(n for d in doc["passes"].values() for n in d.values()) == doc["summary"]["by_status"]["pass"]
+    if passes == "subjects":
+        from fabline.results import expand_subjects
+
+        got = {c: {d: expand_subjects(v) for d, v in by.items()} for c, by in doc["pass_subjects"].items()}
+        want_subjects: dict[str, dict[str, list[str | None]]] = {}
+        for r in report.results:
+            if r.status is Status.PASS:
+                want_subjects.setdefault(r.check, {}).setdefault(r.device, []).append(r.subject)
+        assert got == want_subjects
+    else:
+        assert "pass_subjects" not in doc
+
+
+def test_json_audit_form_is_streamed(tmp_path: Path) -> None:
+    """``passes=results`` writes the file in parts: the writer never holds the whole text."""
+    store = ResultStore()
+    subjects = tuple(f"Ethernet{n}" for n in range(2048))
+    for d in range(200):
+        store.add_block("mtu", f"leaf{d}", Severity.MAJOR, {"mtu": {"min": 9100}}, subjects, None)
+    report = _report(store)
+    report.passes = "results"
+    writes: list[int] = []
+
+    class Sink:
+        def write(self, data: bytes) -> int:
+            writes.append(len(data))
+            return len(data)
+
+    jsonreport.write(report, None, Sink())  # type: ignore[arg-type]
+    assert sum(writes) > 50 * jsonreport._CHUNK  # ~400k rows
+    assert max(writes) < 2 * jsonreport._CHUNK
 
 
 def test_json_of_an_empty_run() -> None:
@@ -98,11 +146,88 @@ def test_json_of_an_empty_run() -> None:
 def test_junit_streamed_equals_one_result_at_a_time() -> None:
     text = junit.render(_report(_store()))
     assert text == junit.render(_report(_plain(_store())))
-    # Control characters are not XML (as with ElementTree, they are written as they are).
-    root = ET.fromstring(text.replace("\x01", "").replace("\x1f", "").encode("utf-8"))
+    root = ET.fromstring(text.encode("utf-8"))  # what XML 1.0 cannot hold was replaced
     names = [(c.get("classname"), c.get("name")) for c in root.iter("testcase")]
-    assert len(names) == len(_store())
-    assert ("fabline.mtu", f"leaf<1> {AWKWARD[4]}") in names
+    assert len(names) == len(set(names))
+    # one case per check and device with findings (or waived), one per role for the rest
+    assert ("fabline.mtu", "leaf<1>") in names and ("fabline.py", "host1") in names
+    assert ("fabline.py", "other devices without findings") in names
+    mtu = next(c for c in root.iter("testcase") if c.get("name") == "leaf<1>")
+    failure = mtu.find("failure")
+    assert failure is not None and failure.get("type") == "major"
+    assert 'quote"and&amp<tag> [fail]: mtu 2 != 1' in (failure.text or "")
+
+
+def _large_report(devices: int, failing: int) -> Report:
+    """``devices`` leaves x 64 ports x 6 checks, all passing but ``host-mtu``'s port 3 on the first
+    ``failing`` leaves and an unreachable spine."""
+    store = ResultStore()
+    ports = tuple(f"Ethernet{n}" for n in range(0, 256, 4))
+    rows = []
+    for d in range(devices):
+        name = f"leaf-{d:05d}"
+        rows.append({"name": name, "platform": "sonic", "role": "leaf", "status": "ok"})
+        for check in ("switch-mtu", "switch-pfc", "switch-ecn", "link-mtu", "link-lldp"):
+            store.add_block(check, name, Severity.MAJOR, {"x": {"eq": 1}}, ports, None)
+        problems = {}
+        if d < failing:
+            problems[3] = Result("host-mtu", name, ports[3], Status.FAIL, Severity.CRITICAL, {"mtu": {"eq": 9100}},
+                                 {"mtu": 1500}, "mtu is 1500, expected 9100")  # fmt: skip
+        store.add_block("host-mtu", name, Severity.CRITICAL, None, ports, problems)
+    rows.append({"name": "spine-1", "platform": "eos", "role": "spine", "status": "unreachable"})
+    store.append(
+        Result("device-collection", "spine-1", None, Status.ERROR, Severity.CRITICAL, None, None, "timeout")
+    )
+    outcome = RunOutcome(store, rows, [], 1.7e9, 1.7e9 + 9.0)
+    return Report(outcome, "inv.yml", ["b.yml"], "snap", Severity.MINOR, 4, None, "0.1.0")
+
+
+def test_junit_of_a_large_run_loads_in_an_independent_reader(tmp_path: Path) -> None:
+    """A 3,000-device run (1.15 million results) is a few thousand test cases that junitparser
+    (what CI plugins are built on) reads: unique ids, every failing device named, bounded size."""
+    junitparser = pytest.importorskip("junitparser")
+    report = _large_report(3000, failing=1200)
+    assert len(report.results) == 3000 * 6 * 64 + 1
+    path = tmp_path / "report.junit.xml"
+    write_reports(report, ["junit"], tmp_path)
+    assert path.stat().st_size < 1_000_000
+    xml = junitparser.JUnitXml.fromfile(str(path))
+    suites = {s.name: s for s in xml}
+    assert list(suites) == ["switch-mtu", "switch-pfc", "switch-ecn", "link-mtu", "link-lldp", "host-mtu",
+                            "device-collection"]  # fmt: skip
+    cases = [(s.name, c.classname, c.name) for s in xml for c in s]
+    assert len(cases) == len(set(cases)) == 5 + junit.MAX_DEVICE_CASES + 1 + 1
+    assert xml.tests == len(cases) and xml.failures == junit.MAX_DEVICE_CASES + 1 and xml.errors == 1
+    host_mtu = suites["host-mtu"]
+    assert (host_mtu.tests, host_mtu.failures) == (junit.MAX_DEVICE_CASES + 1, junit.MAX_DEVICE_CASES + 1)
+    first = next(c for c in host_mtu if c.name == "leaf-00000")
+    (failure,) = first.result
+    assert isinstance(failure, junitparser.Failure) and failure.type == "critical"
+    assert failure.message.startswith("1 failed: Ethernet12: mtu is 1500")
+    assert "Ethernet12 [fail]: mtu is 1500, expected 9100" in failure.text
+    overflow = next(c for c in host_mtu if c.name == "leaf devices without findings")
+    (failure,) = overflow.result
+    assert "200 more devices with findings" in failure.text and "leaf-01000" in failure.text
+    assert "devices: 1800, passes: 115200" in overflow.system_out
+    ids = [c._elem.get("id") for s in xml for c in s]
+    assert len(set(ids)) == len(ids)
+    (spine,) = list(suites["device-collection"])
+    assert spine.name == "spine-1" and isinstance(spine.result[0], junitparser.Error)
+
+
+def test_junit_failure_text_is_capped() -> None:
+    store = ResultStore()
+    for n in range(500):
+        store.append(
+            Result("host-mtu", "gpu-1", f"eth{n}", Status.FAIL, Severity.MAJOR, None, None, "m" * 2000)
+        )
+    text = junit.render(_report(store))
+    root = ET.fromstring(text.encode("utf-8"))
+    (failure,) = root.iter("failure")
+    lines = (failure.text or "").splitlines()
+    assert len(lines) == junit.MAX_LINES + 1 and lines[-1] == "and 480 more (see report.json)"
+    assert all(len(line) <= junit.MAX_LINE_CHARS for line in lines)
+    assert failure.get("message", "").startswith("500 failed: eth0, eth1, eth2, eth3, eth4 and 495 more: mmm")
 
 
 @pytest.mark.parametrize("formats", [["json", "junit", "md", "html", "prom"], ["md"], []])
@@ -186,7 +311,12 @@ def test_junit_is_well_formed_xml_even_with_control_characters() -> None:
 
     from fabline.reports import junit
 
-    text = junit.render(_report(_store()))
+    store = _store()
+    store.append(
+        Result("py", "ctrl\x01dev", AWKWARD[5], Status.FAIL, Severity.MINOR, None, None, "bad\x1b[0m")
+    )
+    text = junit.render(_report(store))
     root = ET.fromstring(text)  # a CI server must be able to read it: no raw \x01 or \x1f
-    subjects = [tc.get("name") for tc in root.iter("testcase")]
-    assert any(name and "ctrl\ufffd\ufffd\x7f" in name for name in subjects), subjects
+    assert "ctrl\ufffddev" in [c.get("name") for c in root.iter("testcase")]
+    texts = [f.text or "" for f in root.iter("failure")]
+    assert any("ctrl\ufffd\ufffd\x7f" in t for t in texts), texts  # a failing subject's name

@@ -27,6 +27,7 @@ from fabline.cli.common import (
     friendly,
     inventory_option,
     parse_formats,
+    passes_option,
 )
 from fabline.errors import ConfigError
 from fabline.results import validation_exit_code
@@ -107,6 +108,7 @@ def main() -> None:
 @click.option("-l", "--limit", default=None, help="Ansible host pattern, e.g. 'leaf*', 'fabric:!leaf-r2-a'.")
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None, help="Folder for report files.")
 @formats_option
+@passes_option
 @fail_on_option
 @click.option("--today", type=click.DateTime(["%Y-%m-%d"]), default=None,
               help="Date waivers expire against (default: today).")  # fmt: skip
@@ -126,6 +128,7 @@ def check(
     limit: str | None,
     out: Path | None,
     formats: str,
+    passes: str,
     fail_on: str,
     today: dt.datetime | None,
     previous: Path | None,
@@ -154,6 +157,7 @@ def check(
         previous=previous,
         cabling=cabling,
         history=history,
+        passes=passes,
     )
     if not quiet:
         from rich.console import Console

@@ -22,6 +22,7 @@ from fabline.cli.common import (
     friendly,
     inventory_option,
     parse_formats,
+    passes_option,
 )
 from fabline.collect.hostkeys import HOST_KEY_POLICIES
 from fabline.collect.transports import DEFAULT_COMMAND_TIMEOUT
@@ -215,6 +216,7 @@ def collect(
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
               help="Folder for report files.")  # fmt: skip
 @formats_option
+@passes_option
 @fail_on_option
 @fabric_inputs_options
 @click.option("-q", "--quiet", is_flag=True, help="No console summary.")
@@ -237,6 +239,7 @@ def run(
     checks_dir: Path | None,
     out: Path,
     formats: str,
+    passes: str,
     fail_on: str,
     previous: Path | None,
     cabling: Path | None,
@@ -260,7 +263,7 @@ def run(
     print_collect_summary(summary)
     report, written = run_check(
         inventory=inventory, snapshot=target, baselines=paths, checks_dir=checks, limit=limit, out=out,
-        formats=fmts, fail_on=fail_on, previous=previous, cabling=cabling,
+        formats=fmts, fail_on=fail_on, previous=previous, cabling=cabling, passes=passes,
     )  # fmt: skip
     if not quiet:
         from fabline.reports.console import print_summary

@@ -17,6 +17,7 @@ import click
 
 from fabline.errors import ConfigError, FablineError
 from fabline.reports import FORMATS as REPORT_FORMATS
+from fabline.reports.jsonreport import PASS_MODES
 from fabline.results import ExitCode
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -115,6 +116,15 @@ def formats_option(func: F) -> F:
     return click.option(
         "-f", "--format", "formats", default="json,junit,md", show_default=True,
         help=f"Report files to write with --out: comma-separated {', '.join(FORMATS)}.",
+    )(func)  # fmt: skip
+
+
+def passes_option(func: F) -> F:
+    """``--passes counts|subjects|results``: how report.json records the passes."""
+    return click.option(
+        "--passes", "passes", type=click.Choice(PASS_MODES), default="counts", show_default=True,
+        help="Passes in report.json: counts per check and device; subjects (the passing subjects too, "
+        "compact); results (every pass as its own result, for audits: large on big fabrics).",
     )(func)  # fmt: skip
 
 

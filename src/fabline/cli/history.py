@@ -21,6 +21,7 @@ from fabline.cli.common import (
     checks_option,
     friendly,
     parse_formats,
+    passes_option,
 )
 from fabline.errors import ConfigError
 from fabline.history.diff import DEFAULT_VOLATILE, DiffResult, Side, diff_sides
@@ -96,16 +97,19 @@ def _db_of(ctx: click.Context, db: Path | None) -> Path:
 @click.option("--db", "db", type=click.Path(path_type=Path), default=None, help="History database.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["console", *FORMATS]), default="console",
               show_default=True, help="How to print the run's report.")  # fmt: skip
+@passes_option
 @click.pass_context
 @friendly
-def history_show(ctx: click.Context, run: str, db: Path | None, fmt: str) -> None:
+def history_show(ctx: click.Context, run: str, db: Path | None, fmt: str, passes: str) -> None:
     """Reprint a recorded run's report (RUN: id, id prefix, last, last~N or a pin name)."""
+    from fabline.reports import FORMATS as REPORT_FORMATS
     from fabline.reports import render
     from fabline.runner import report_context
 
     with HistoryStore(_db_of(ctx, db), create=False) as store:
         row = store.resolve(run)
         report = store.report(row)
+    report.passes = passes
     if fmt == "console":
         from fabline.reports.console import print_summary
 
@@ -113,7 +117,14 @@ def history_show(ctx: click.Context, run: str, db: Path | None, fmt: str) -> Non
         console.print(f"run {row.run_id} ({row.started_iso}), snapshot {row.snapshot}", highlight=False)
         print_summary(report, console)
         return
-    click.echo(render(report, fmt, report_context(report, [fmt])), nl=False)
+    context = report_context(report, [fmt])
+    streamer = REPORT_FORMATS[fmt].streamer()
+    if streamer is not None:  # written as it is made: an audit report.json is gigabytes
+        out = sys.stdout.buffer
+        streamer(report, context, out)
+        out.flush()
+        return
+    click.echo(render(report, fmt, context), nl=False)
 
 
 @history.command("pin")
@@ -271,6 +282,7 @@ def _check_side(
     side.problems = list(report.outcome.results.problems)
     side.devices = {d["name"] for d in report.outcome.devices}
     side.problem_groups = [p.to_dict() for p in report.problems]
+    side.passes = report.pass_counts()
 
 
 def resolve_side(ref: str, which: str, db: Path) -> Side:
@@ -295,10 +307,11 @@ def resolve_side(ref: str, which: str, db: Path) -> Side:
         problems = store.problems(row)
         devices = store.device_names(row)
         groups = [p.to_dict() for p in store.problem_groups(row, problems)]
+        passes = store.pass_counts(row)
     snap = Path(row.snapshot)
     if not (snap / "state").is_dir():
         raise ConfigError(f"{which}: run {row.run_id}'s snapshot is gone", file=snap)
-    return Side(row.run_id, snap, problems, row.run_id, row.inventory_digest, devices, groups)
+    return Side(row.run_id, snap, problems, row.run_id, row.inventory_digest, devices, groups, passes)
 
 
 def _emit_diff(result: DiffResult, fmt: str, out: Path | None) -> None:
@@ -388,6 +401,7 @@ def diff(
               help="Folder for the report files and diff.json / diff.md.")  # fmt: skip
 @click.option("-f", "--format", "formats", default="json,md,html,prom", show_default=True,
               help=f"Report files to write with --out: comma-separated {', '.join(FORMATS)}.")  # fmt: skip
+@passes_option
 @click.option("--fail-on", type=click.Choice(SEVERITIES), default="minor", show_default=True)
 @click.option("-q", "--quiet", is_flag=True, help="No console output but errors.")
 @friendly
@@ -404,6 +418,7 @@ def drift(
     limit: str | None,
     out: Path | None,
     formats: str,
+    passes: str,
     fail_on: str,
     quiet: bool,
     **collect_opts: Any,
@@ -423,6 +438,7 @@ def drift(
     ref_problems: list[Any] = []
     ref_devices: set[str] = set()
     ref_groups: list[dict[str, Any]] = []
+    ref_passes: dict[str, dict[str, int]] | None = None
     if db.is_file():
         with HistoryStore(db, create=False) as store:
             if against is not None:
@@ -433,6 +449,7 @@ def drift(
                 ref_problems = store.problems(reference)
                 ref_devices = store.device_names(reference)
                 ref_groups = [p.to_dict() for p in store.problem_groups(reference, ref_problems)]
+                ref_passes = store.pass_counts(reference)
     elif against is not None:
         raise ConfigError(f"--against {against}: no run history", file=db)
     if snapshot is None:
@@ -449,7 +466,7 @@ def drift(
     report, _ = run_check(
         inventory=inventory, snapshot=snapshot, baselines=baseline_paths(baselines),
         checks_dir=checks_dir_or_default(checks_dir), limit=limit, out=None, formats=[], fail_on=fail_on,
-        previous=ref_snapshot, history=db if record else None,
+        previous=ref_snapshot, history=db if record else None, passes=passes,
     )  # fmt: skip
     result: DiffResult | None = None
     if reference is not None and ref_snapshot is not None:
@@ -461,11 +478,12 @@ def drift(
             reference.inventory_digest,
             ref_devices,
             ref_groups,
+            ref_passes,
         )
         side_a = Side(
             "this run", snapshot, list(report.outcome.results.problems),
             devices={d["name"] for d in report.outcome.devices},
-            problem_groups=[p.to_dict() for p in report.problems],
+            problem_groups=[p.to_dict() for p in report.problems], passes=report.pass_counts(),
         )  # fmt: skip
         result = diff_sides(side_b, side_a, ignore=(*DEFAULT_VOLATILE, *ignore))
     console = Console()

@@ -10,6 +10,8 @@
 * **Results**: new failures, resolved failures, persisting failures, new errors, by result id.
 * **Problems**: new, persisting and resolved problems (findings grouped by cause,
   :mod:`fabline.problems`), by problem id: the same cause keeps its id from run to run.
+* **Passes**: the passes per check on each side (``report.json``'s ``passes``) and the check and
+  device pairs whose count changed (a port gone, a rule added), the first :data:`MAX_PASS_CHANGES`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any, TypeGuard
 
 from fabline.perf import fork_pool, paused_gc, worker_count
 from fabline.record import CounterDelta
-from fabline.results import ExitCode, Result, Severity, Status, change_exit_code
+from fabline.results import ExitCode, PassCounts, Result, Severity, Status, change_exit_code
 from fabline.snapshot import Snapshot
 from fabline.state import StateError, parse_time
 
@@ -48,6 +50,8 @@ DEFAULT_VOLATILE: tuple[str, ...] = (
 )
 
 _MISSING: Any = object()
+#: (check, device) pass count changes listed in the diff (the totals per check are all there).
+MAX_PASS_CHANGES = 200
 
 
 class _IgnoreNode:
@@ -144,6 +148,7 @@ class Side:
         inventory_digest: Digest of the inventory the run used (runs only).
         devices: The devices the check covered (None: unknown).
         problem_groups: The run's problems as report.json entries (None: not known).
+        passes: The run's passes per check and device (None: not known).
     """
 
     label: str
@@ -153,6 +158,7 @@ class Side:
     inventory_digest: str | None = None
     devices: set[str] | None = None
     problem_groups: list[dict[str, Any]] | None = None
+    passes: PassCounts | None = None
 
 
 @dataclass
@@ -178,6 +184,10 @@ class DiffResult:
     ignored: list[str] = field(default_factory=list)
     devices_compared: int = 0
     results_compared: bool = False
+    passes_compared: bool = False
+    pass_totals: dict[str, dict[str, int]] = field(default_factory=dict)
+    pass_changes: list[dict[str, Any]] = field(default_factory=list)
+    pass_changes_total: int = 0
 
     def exit_code(self, fail_on: Severity = Severity.MINOR) -> ExitCode:
         """4 when there are new errors or new failures at or above ``fail_on``, else 0."""
@@ -221,6 +231,12 @@ class DiffResult:
                 "new": self.new_problems,
                 "persisting": self.persisting_problems,
                 "resolved": self.resolved_problems,
+            },
+            "passes_compared": self.passes_compared,
+            "passes": {
+                "by_check": self.pass_totals,
+                "changed": self.pass_changes,
+                "changed_total": self.pass_changes_total,
             },
         }
 
@@ -486,6 +502,36 @@ def compare_problems(
     return new, persisting, resolved
 
 
+def compare_passes(
+    before: PassCounts, after: PassCounts
+) -> tuple[dict[str, dict[str, int]], list[dict[str, Any]], int]:
+    """(totals per check ``{check: {before, after}}``, the first changed (check, device) pairs,
+    how many pairs changed) between the pass counts of two runs.
+
+    Example:
+        >>> totals, changed, n = compare_passes({"mtu": {"leaf1": 64, "leaf2": 64}}, {"mtu": {"leaf1": 63}})
+        >>> totals, n
+        ({'mtu': {'before': 128, 'after': 63}}, 2)
+        >>> changed[0]
+        {'check': 'mtu', 'device': 'leaf1', 'before': 64, 'after': 63}
+    """
+    totals: dict[str, dict[str, int]] = {}
+    changed: list[dict[str, Any]] = []
+    count = 0
+    for check in list(before) + [c for c in after if c not in before]:
+        b, a = before.get(check, {}), after.get(check, {})
+        totals[check] = {"before": sum(b.values()), "after": sum(a.values())}
+        if b == a:
+            continue
+        for device in list(b) + [d for d in a if d not in b]:
+            nb, na = b.get(device, 0), a.get(device, 0)
+            if nb != na:
+                count += 1
+                if len(changed) < MAX_PASS_CHANGES:
+                    changed.append({"check": check, "device": device, "before": nb, "after": na})
+    return totals, changed, count
+
+
 # --------------------------------------------------------------------------------------------
 # the diff
 
@@ -568,6 +614,11 @@ def diff_sides(
         result.problems_compared = True
         result.new_problems, result.persisting_problems, result.resolved_problems = compare_problems(
             before.problem_groups, after.problem_groups, after.devices
+        )
+    if before.passes is not None and after.passes is not None:
+        result.passes_compared = True
+        result.pass_totals, result.pass_changes, result.pass_changes_total = compare_passes(
+            before.passes, after.passes
         )
     if (
         before.inventory_digest

@@ -66,7 +66,16 @@ def verdict(result: DiffResult) -> str:
         ]
     else:
         parts.append("results not compared (give -i INVENTORY for snapshots)")
+    if result.passes_compared:
+        before = sum(t["before"] for t in result.pass_totals.values())
+        after = sum(t["after"] for t in result.pass_totals.values())
+        parts.append(f"passes {before} -> {after}")
     return ", ".join(parts)
+
+
+def _pass_rows(result: DiffResult) -> list[tuple[str, int, int]]:
+    """(check, passes before, passes after) of the checks whose passes changed."""
+    return [(c, t["before"], t["after"]) for c, t in result.pass_totals.items() if t["before"] != t["after"]]
 
 
 def _problem_sections(result: DiffResult) -> list[tuple[str, list[dict[str, Any]]]]:
@@ -132,6 +141,18 @@ def render_markdown(result: DiffResult) -> str:
         if len(rows) > MAX_ROWS:
             out.append(f"\n... and {len(rows) - MAX_ROWS} more in the JSON output")
         out.append("")
+    pass_rows = _pass_rows(result)
+    if pass_rows:
+        out += [
+            f"## Passes changed ({len(pass_rows)} checks)",
+            "",
+            "| check | before | after |",
+            "|---|---:|---:|",
+        ]
+        out += [f"| {_cell(check)} | {b} | {a} |" for check, b, a in pass_rows[:MAX_ROWS]]
+        if len(pass_rows) > MAX_ROWS:
+            out.append(f"\n... and {len(pass_rows) - MAX_ROWS} more in the JSON output")
+        out.append("")
     if result.changes:
         out += [f"## State changes ({len(result.changes)})", "", "| device | path | before | after |",
                 "|---|---|---|---|"]  # fmt: skip
@@ -193,6 +214,14 @@ def print_diff(result: DiffResult, console: Console) -> None:
         t.add_column("message", overflow="fold", min_width=20)
         for r in rows[:MAX_ROWS]:
             t.add_row(r["severity"], r["check"], r["device"], r["subject"] or "-", r["message"])
+        console.print(t)
+    pass_rows = _pass_rows(result)
+    if pass_rows:
+        t = Table(title=f"passes changed ({len(pass_rows)} checks)")
+        for col in ("check", "before", "after"):
+            t.add_column(col, justify="left" if col == "check" else "right")
+        for check, b, a in pass_rows[:MAX_ROWS]:
+            t.add_row(check, str(b), str(a))
         console.print(t)
     if result.changes:
         t = Table(title=f"state changes ({len(result.changes)})")

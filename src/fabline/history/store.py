@@ -2,9 +2,9 @@
 
 Each recorded ``fabline check`` is a row of ``runs`` (id, times, inventory and baseline digests,
 counts, the snapshot folder it checked), its devices, and every result: non-pass results one row
-each with everything the JSON report has, passes grouped per check and device (subjects only, no
-``expected`` operators: the baseline digest says which rules they were), which keeps recording a
-100k-GPU run to seconds. The schema is versioned (``PRAGMA user_version``) and migrated forward on
+each with everything the JSON report has, passes grouped per check and device (subjects only, in
+their compact form, zlib-compressed in chunks; no ``expected`` operators: the baseline digest
+says which rules they were), which keeps recording a 100k-GPU run to seconds and a few MB. The schema is versioned (``PRAGMA user_version``) and migrated forward on
 open; WAL journaling lets readers run beside the one writer, and writers queue on
 ``BEGIN IMMEDIATE`` with a long busy timeout, so concurrent runs never corrupt the file.
 """
@@ -19,6 +19,7 @@ import re
 import secrets
 import sqlite3
 import time
+import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -29,7 +30,16 @@ from fabline.errors import ConfigError
 from fabline.perf import paused_gc
 from fabline.problems import Problem, facts_of_rows, group, problem_from_dict
 from fabline.record import Report, RunOutcome
-from fabline.results import Result, ResultStore, Severity, Status
+from fabline.results import (
+    CompactSubjects,
+    PassCounts,
+    PassSummary,
+    Result,
+    ResultStore,
+    Severity,
+    Status,
+    compact_subjects,
+)
 
 DEFAULT_DB = Path(".fabline") / "history.sqlite"
 #: Seconds a writer waits for another writer before giving up.
@@ -119,7 +129,21 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX problems_run ON problems(run);
     """,
+    # Passes as compact subject runs (fabline.results.compact_subjects), many groups per row,
+    # zlib-compressed: a clean 100k-GPU run's ~430k (check, device) groups take a few MB instead
+    # of the ~100 MB their subject lists take as ``passes`` rows. Runs recorded before keep
+    # their ``passes`` rows, which are still read.
+    """
+    CREATE TABLE pass_chunks (
+        run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        chunk INTEGER NOT NULL,
+        data BLOB NOT NULL
+    );
+    CREATE INDEX pass_chunks_run ON pass_chunks(run);
+    """,
 )
+#: Pass groups per ``pass_chunks`` row (one zlib stream each).
+PASS_CHUNK_GROUPS = 20_000
 
 _SINCE = re.compile(r"^(\d+)\s*([smhdw])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -369,16 +393,13 @@ class HistoryStore:
                 ((run, d["name"], json.dumps(d, default=str)) for d in outcome.devices),
             )
             with paused_gc():
-                problems, passes = _rows(run, outcome.results)
+                problems, chunks = _rows(run, outcome.results)
             conn.executemany(
                 "INSERT INTO results (run, seq, check_id, device, subject, status, severity, expected, actual, "
                 "message, waiver) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 problems,
             )
-            conn.executemany(
-                "INSERT INTO passes (run, seq, check_id, device, severity, subjects) VALUES (?, ?, ?, ?, ?, ?)",
-                passes,
-            )
+            conn.executemany("INSERT INTO pass_chunks (run, chunk, data) VALUES (?, ?, ?)", chunks)
             conn.executemany(
                 "INSERT INTO problems (run, seq, problem_id, severity, detail) VALUES (?, ?, ?, ?, ?)",
                 (
@@ -549,15 +570,12 @@ class HistoryStore:
             "FROM results WHERE run = ? ORDER BY seq, rowid",
             (run.id,),
         )
-        passes = self.conn.execute(
-            "SELECT seq, check_id, device, severity, subjects FROM passes WHERE run = ? ORDER BY seq",
-            (run.id,),
-        )
-        for row in heapq.merge(problems, passes, key=lambda r: r[0] or 0):
+        # Passes stay compact (expanded only if a report lists every pass): reprinting a
+        # 100k-GPU run makes no per-pass object.
+        for row in heapq.merge(problems, self._pass_groups(run), key=lambda r: r[0] or 0):
             if len(row) == 5:
                 _, check, device, severity, subjects = row
-                for subject in json.loads(subjects):
-                    store.append(Result(check, device, subject, Status.PASS, Severity(severity)))
+                store.add_block(check, device, Severity(severity), None, subjects, None)
             else:
                 store.append(_result(row[1:]))
         devices = [
@@ -585,6 +603,30 @@ class HistoryStore:
         )
         report._summary = json.loads(summary)
         return report
+
+    def _pass_groups(self, run: RunRow) -> Iterator[tuple[int, str, str, int, Sequence[str | None]]]:
+        """The run's pass groups ``(seq, check, device, severity, subjects)`` in run order.
+
+        From ``pass_chunks`` (compact subjects, kept compact) or, for a run recorded before
+        them, from ``passes`` rows.
+        """
+        old = self.conn.execute(
+            "SELECT seq, check_id, device, severity, subjects FROM passes WHERE run = ? ORDER BY seq",
+            (run.id,),
+        )
+        for seq, check, device, severity, subjects in old:
+            yield seq, check, device, severity, tuple(json.loads(subjects))
+        chunks = self.conn.execute("SELECT data FROM pass_chunks WHERE run = ? ORDER BY chunk", (run.id,))
+        for (data,) in chunks:
+            for seq, check, device, severity, count, compact in json.loads(zlib.decompress(data)):
+                yield seq, check, device, severity, CompactSubjects(compact, count)
+
+    def pass_counts(self, run: RunRow) -> PassCounts:
+        """The run's passes per check and device (``report.json``'s ``passes``), from the history."""
+        summary = PassSummary()
+        for _, check, device, _, subjects in self._pass_groups(run):
+            summary.add(check, device, subjects)
+        return summary.counts()
 
     def integrity(self) -> str:
         """SQLite's ``PRAGMA integrity_check`` answer (``ok`` when the file is sound)."""
@@ -635,7 +677,7 @@ class HistoryStore:
                     self._prune_candidates(), keep_last=keep_last, older_than=older_than, now=now
                 )
                 ids = [(r.id,) for r in plan.deleted]
-                for table in ("problems", "passes", "results", "devices", "pins"):
+                for table in ("problems", "pass_chunks", "passes", "results", "devices", "pins"):
                     conn.executemany(f"DELETE FROM {table} WHERE run = ?", ids)
                 conn.executemany("DELETE FROM runs WHERE id = ?", ids)
             return plan
@@ -768,31 +810,42 @@ def _is_busy(exc: sqlite3.Error) -> bool:
 
 
 def _rows(run: int | None, results: ResultStore) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """(non-pass rows, pass group rows) of a run, numbered in run order."""
+    """(non-pass rows, pass chunk rows) of a run, numbered in run order.
+
+    A pass group is ``[seq, check, device, severity, count, compact subjects]``; the groups go
+    into zlib-compressed JSON chunks of :data:`PASS_CHUNK_GROUPS`. The subject tuples a rule's
+    block shares with the other rules of its selector are compacted once.
+    """
     dumps = json.dumps
     problems: list[tuple[Any, ...]] = []
-    passes: list[tuple[Any, ...]] = []
-    group: list[str | None] = []
-    key: tuple[str, str, int] | None = None
-    start = 0
-    for seq, r in enumerate(results):
-        if r.status is Status.PASS:
-            k = (r.check, r.device, int(r.severity))
-            if k != key:
-                if key is not None:
-                    passes.append((run, start, *key, dumps(group)))
-                key, group, start = k, [], seq
-            group.append(r.subject)
+    groups: list[list[Any]] = []
+    cache: dict[int, tuple[Sequence[str | None], list[Any]]] = {}
+    seq = 0
+    for item in results.runs():
+        if isinstance(item, Result):
+            r = item
+            if r.status is Status.PASS:
+                groups.append([seq, r.check, r.device, int(r.severity), 1, [r.subject]])
+            else:
+                problems.append(
+                    (
+                        run, seq, r.check, r.device, r.subject, r.status.value, int(r.severity),
+                        dumps(r.expected, default=str), dumps(r.actual, default=str), r.message, r.waiver,
+                    )
+                )  # fmt: skip
+            seq += 1
             continue
-        problems.append(
-            (
-                run, seq, r.check, r.device, r.subject, r.status.value, int(r.severity),
-                dumps(r.expected, default=str), dumps(r.actual, default=str), r.message, r.waiver,
-            )
-        )  # fmt: skip
-    if key is not None:
-        passes.append((run, start, *key, dumps(group)))
-    return problems, passes
+        check, device, severity, _, subjects = item
+        hit = cache.get(id(subjects))
+        if hit is None or hit[0] is not subjects:
+            hit = cache[id(subjects)] = (subjects, compact_subjects(subjects))
+        groups.append([seq, check, device, int(severity), len(subjects), hit[1]])
+        seq += len(subjects)
+    chunks = [
+        (run, n, zlib.compress(dumps(groups[i : i + PASS_CHUNK_GROUPS], separators=(",", ":")).encode(), 6))
+        for n, i in enumerate(range(0, len(groups), PASS_CHUNK_GROUPS))
+    ]
+    return problems, chunks
 
 
 def _result(r: Sequence[Any]) -> Result:

@@ -10,15 +10,18 @@ separate (it prints, it is not a file).
 from __future__ import annotations
 
 import importlib
+import io
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from fabline import perf
 from fabline.record import Report, ReportContext
 
 Writer = Callable[[Report, ReportContext], "str | bytes"]
+Streamer = Callable[[Report, ReportContext, IO[bytes]], None]
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,8 @@ class Format:
         needs: The parts of :class:`~fabline.record.ReportContext` it draws (``trend``,
             ``counters``, ``rails``, ``fabric``); the runner computes only what some format needs.
         heavy: Its size grows with every result (written in a forked child on large runs).
+        stream: The name of a writer ``(report, context, binary file) -> None`` in the module
+            that writes the file in parts (used instead of ``function`` when writing a file).
     """
 
     name: str
@@ -41,10 +46,18 @@ class Format:
     function: str
     needs: frozenset[str] = frozenset()
     heavy: bool = False
+    stream: str | None = None
 
     def writer(self) -> Writer:
         """The format's writer function."""
         fn: Writer = getattr(importlib.import_module(f"fabline.reports.{self.module}"), self.function)
+        return fn
+
+    def streamer(self) -> Streamer | None:
+        """The format's streaming writer, if it has one."""
+        if self.stream is None:
+            return None
+        fn: Streamer = getattr(importlib.import_module(f"fabline.reports.{self.module}"), self.stream)
         return fn
 
 
@@ -52,7 +65,7 @@ class Format:
 FORMATS: dict[str, Format] = {
     f.name: f
     for f in (
-        Format("json", "report.json", "jsonreport", "render_bytes", heavy=True),
+        Format("json", "report.json", "jsonreport", "render_bytes", heavy=True, stream="write"),
         Format("junit", "report.junit.xml", "junit", "render", heavy=True),
         Format("md", "report.md", "markdown", "render"),
         Format("html", "report.html", "html", "render", frozenset({"trend", "rails", "fabric"})),
@@ -103,6 +116,7 @@ def write_reports(
     forked = heavy[1:] if jobs > 1 and len(heavy) > 1 and perf.can_fork(alone=True) else []
     if forked:
         report.summary  # noqa: B018 - computed once, before the children inherit the report
+        report.pass_counts()
     children = [(fmt, _fork_writer(report, context, fmt, out_dir)) for fmt in forked]
     try:
         for fmt in formats:
@@ -118,10 +132,20 @@ def write_reports(
 
 def _write_one(report: Report, context: ReportContext, fmt: str, out_dir: Path) -> None:
     spec = FORMATS[fmt]
-    data = spec.writer()(report, context)
     target = out_dir / spec.filename
     tmp = target.with_name(f".{spec.filename}.tmp")
-    tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+    streamer = spec.streamer()
+    if streamer is not None:
+        try:
+            # Written in parts as it is made (an audit report.json is gigabytes): never whole in memory.
+            with io.FileIO(tmp, "w") as fh:
+                streamer(report, context, fh)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    else:
+        data = spec.writer()(report, context)
+        tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
     tmp.replace(target)
 
 

@@ -443,6 +443,20 @@ def _problem_groups(report: Report) -> list[str]:
     return out
 
 
+def _passes_by_check(report: Report) -> list[str]:
+    """How many devices and results passed each check (report.json has them per device)."""
+    by_check = report.passes_by_check()
+    if not by_check:
+        return []
+    out = ['<h2>Passes by check</h2><table id="passes-by-check"><thead><tr><th>check</th><th>devices</th>'
+           "<th>passes</th></tr></thead><tbody>"]  # fmt: skip
+    out += [
+        f'<tr data-check="{_e(check)}"><td>{_e(check)}</td><td class="n">{devices}</td><td class="n">{passes}</td></tr>'
+        for check, (devices, passes) in by_check.items()
+    ]
+    return [*out, "</tbody></table>"]
+
+
 def render(report: Report, context: ReportContext | None = None) -> str:
     """The HTML page (``context``: trend points, rails and links the runner computed)."""
     context = context or ReportContext()
@@ -504,6 +518,7 @@ def render(report: Report, context: ReportContext | None = None) -> str:
         out.append("</tbody></table>")
     else:
         out.append('<p class="note">no failures, errors, waivers or skips</p>')
+    out.extend(_passes_by_check(report))
     out.append("<h2>Failures by device</h2>")
     if device_rows:
         out.append('<table id="by-device"><thead><tr><th>device</th><th>fail</th><th>error</th><th>pass</th>'

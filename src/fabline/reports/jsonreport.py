@@ -1,22 +1,36 @@
-"""The JSON report, ``fabline.report/1``: the machine-readable record of a check run."""
+"""The JSON report, ``fabline.report/2``: the machine-readable record of a check run.
+
+It grows with the findings, not with the ports: every result that is not a pass is written in
+full (``results``), the passes are counted per check and device (``passes``). A run's
+:attr:`~fabline.record.Report.passes` asks for more: ``subjects`` adds the passing subjects of each
+check and device in a compact form (``pass_subjects``), ``results`` writes every pass as its own
+result too (an audit), streamed to the file. The format is documented in docs/reports.md and
+described by ``schemas/report-2.schema.json``; :mod:`fabline.reportfile` reads it back (and
+``fabline.report/1``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+import io
+from collections.abc import Iterable, Iterator
+from typing import IO, Any
 
 import orjson
 
 from fabline.record import Report, ReportContext
-from fabline.results import PassRun, Result, Status
+from fabline.results import PassRun, PassSummary, Result, Status
 
-SCHEMA_ID = "fabline.report/1"
+SCHEMA_ID = "fabline.report/2"
+#: What ``passes`` may ask for: counts per check and device, the subjects too, or every pass.
+PASS_MODES = ("counts", "subjects", "results")
 
 _INDENT = orjson.OPT_INDENT_2
 #: Stand-ins for the per-result values in a run's row template (private-use characters).
 _ID_MARK = "\ue000fabline-id\ue000"
 _SUBJECT_MARK = "\ue000fabline-subject\ue000"
 _ROW_INDENT = b"\n    "  # a result row sits at depth 2 of the document
+#: Bytes gathered before one write to the file (the audit form streams, never holds the whole).
+_CHUNK = 1 << 20
 
 
 def _head(report: Report) -> dict[str, Any]:
@@ -33,20 +47,30 @@ def _head(report: Report) -> dict[str, Any]:
             "limit": report.limit,
             "fail_on": report.fail_on.label,
             "exit_code": report.exit_code,
+            "passes": report.passes,
         },
         "summary": report.summary,
         "devices": report.outcome.devices,
         "checks": report.outcome.checks,
         "warnings": report.outcome.warnings,
         "problems": [p.to_dict() for p in report.problems],
-        "results": [],
     }
 
 
+def _tail(report: Report, passes: PassSummary) -> dict[str, Any]:
+    """The pass summary keys that follow ``results``."""
+    tail: dict[str, Any] = {"passes": report.pass_counts()}
+    if report.passes == "subjects":
+        tail["pass_subjects"] = passes.compact()
+    return tail
+
+
 def document(report: Report) -> dict[str, Any]:
-    """The report as a JSON-ready dict."""
+    """The report as a JSON-ready dict (what :func:`render_bytes` writes, built whole: for tests)."""
     doc = _head(report)
-    doc["results"] = [r.to_dict() for r in report.results]
+    every = report.passes == "results"
+    doc["results"] = [r.to_dict() for r in report.results if every or r.status is not Status.PASS]
+    doc.update(_tail(report, report.results.passes()))
     return doc
 
 
@@ -56,56 +80,78 @@ def render(report: Report, context: ReportContext | None = None) -> str:
 
 
 def render_bytes(report: Report, context: ReportContext | None = None) -> bytes:
-    """The JSON text as UTF-8: exactly ``orjson.dumps(document(report))`` indented, plus a newline.
+    """The JSON text as UTF-8: exactly ``orjson.dumps(document(report))`` indented, plus a newline."""
+    buf = io.BytesIO()
+    write(report, context, buf)
+    return buf.getvalue()
 
-    A 320-device run has 200k results, nearly all passes; a dict per result cost most of a second.
-    The passes of one check on one device share every field but ``id`` and ``subject``, so their
-    rows come from one template serialized by orjson, with only those two values encoded per row.
-    ``default=str`` keeps odd values (dates in waivers) printable.
+
+def write(report: Report, context: ReportContext | None, out: IO[bytes]) -> None:
+    """Write the JSON text to ``out`` in chunks of about a megabyte.
+
+    The head (run, summary, devices, checks, problems) and the pass summary are small; the
+    ``results`` rows are streamed. A 100k-GPU audit run (``passes="results"``) has ten million
+    rows, nearly all passes: the passes of one check on one device share every field but ``id``
+    and ``subject``, so their rows come from one template serialized by orjson, with only those
+    two values encoded per row. ``default=str`` keeps odd values (dates in waivers) printable.
     """
     head = orjson.dumps(_head(report), option=_INDENT, default=str)
-    empty = b'"results": []\n}'
-    assert head.endswith(empty)
-    parts = _rows(report.results.runs())
-    if not parts:
-        return head + b"\n"
-    assert parts[-1].endswith(b",\n")
-    parts[-1] = parts[-1][:-2] + b"\n  ]\n}\n"  # the last row closes the list and the document
-    return b"".join((head[: -len(b"[]\n}")], b"[\n", *parts))
+    assert head.endswith(b"\n}")
+    out.write(head[:-2] + b',\n  "results": [')
+    passes = PassSummary()
+    first = True
+    pending: list[bytes] = []
+    size = 0
+    for part in _rows(report.results.runs(), passes, every=report.passes == "results"):
+        pending.append(b"\n" if first else b",\n")
+        pending.append(part)
+        first = False
+        size += len(part)
+        if size >= _CHUNK:
+            out.write(b"".join(pending))
+            pending.clear()
+            size = 0
+    out.write(b"".join(pending))
+    out.write(b"]" if first else b"\n  ]")
+    for key, value in _tail(report, passes).items():
+        text = orjson.dumps(value, option=_INDENT, default=str).replace(b"\n", b"\n  ")
+        out.write(b",\n  " + orjson.dumps(key) + b": " + text)
+    out.write(b"\n}\n")
 
 
 def _dump_row(row: dict[str, Any]) -> bytes:
     return b"    " + orjson.dumps(row, option=_INDENT, default=str).replace(b"\n", _ROW_INDENT)
 
 
-def _rows(runs: Iterable[Result | PassRun]) -> list[bytes]:
-    """The result rows, each ending with a separator (``,\\n``), as one flat list of byte strings.
+def _rows(runs: Iterable[Result | PassRun], passes: PassSummary, *, every: bool) -> Iterator[bytes]:
+    """The result rows (one byte string each), counting the passes into ``passes`` on the way.
 
-    A pass row is ``pre + id + mid + subject + post``. JSON escaping maps each character on its
-    own, so the id (``device::check::subject``) is the run's escaped prefix followed by the
-    subject's escaped text, and every distinct subject is encoded once per report.
+    Without ``every`` only the non-pass results are rows. With it, a pass row is ``pre + id +
+    mid + subject + post``: JSON escaping maps each character on its own, so the id
+    (``device::check::subject``) is the run's escaped prefix followed by the subject's escaped
+    text, and every distinct subject is encoded once per report.
     """
-    sep = b",\n"
-    parts: list[bytes] = []
-    add = parts.append
-    extend = parts.extend
     encoded: dict[str | None, tuple[bytes, bytes]] = {}
     for run in runs:
         if isinstance(run, Result):
-            add(_dump_row(run.to_dict()))
-            add(sep)
+            if run.status is Status.PASS:
+                passes.add(run.check, run.device, (run.subject,))
+                if not every:
+                    continue
+            yield _dump_row(run.to_dict())
             continue
         check, device, severity, expected, subjects = run
+        passes.add(check, device, subjects)
+        if not every:
+            continue
         template = _template(check, device, severity.label, expected)
         if template is None:  # a value holds a marker: the plain path
             for subject in subjects:
-                add(_dump_row(Result(check, device, subject, Status.PASS, severity, expected).to_dict()))
-                add(sep)
+                yield _dump_row(Result(check, device, subject, Status.PASS, severity, expected).to_dict())
             continue
         pre, mid, post = template
         pre += orjson.dumps(f"{device}::{check}::")[:-1]  # the id's opening quote and prefix
         mid = b'"' + mid
-        post += sep
         for subject in subjects:
             enc = encoded.get(subject)
             if enc is None:
@@ -113,8 +159,7 @@ def _rows(runs: Iterable[Result | PassRun]) -> list[bytes]:
                     orjson.dumps(subject or "-")[1:-1],
                     b"null" if subject is None else orjson.dumps(subject),
                 )
-            extend((pre, enc[0], mid, enc[1], post))
-    return parts
+            yield b"".join((pre, enc[0], mid, enc[1], post))
 
 
 def _template(check: str, device: str, severity: str, expected: Any) -> tuple[bytes, bytes, bytes] | None:

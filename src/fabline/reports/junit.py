@@ -1,98 +1,201 @@
-"""JUnit XML: one testsuite per check, one testcase per result with a unique name.
+"""JUnit XML that CI servers load at any fabric size: one test case per check and device with findings.
 
-GitLab and Jenkins collapse test cases with identical class and name, so each testcase is named
-``device subject`` inside a class named after the check: no two results share both.
+A 100k-GPU fabric has ten million results; a JUnit file with one test case each is gigabytes and
+no CI test view loads it. Here a check is a ``<testsuite>``; inside it
+
+* every device with a finding (fail, error) or a waived result on that check is one
+  ``<testcase classname="fabline.<check>" name="<device>">``, its ``<failure>``/``<error>`` text
+  listing the failing subjects with their messages (the first :data:`MAX_LINES`, then how many
+  more); at most :data:`MAX_DEVICE_CASES` such devices per check, the others are named in their
+  role's case;
+* the other devices of each role are one ``<testcase name="<role> devices without findings">``:
+  it passes, and its ``<system-out>`` counts the devices, passes and skipped results.
+
+So the file grows with the findings, not with the ports. Test case names are unique within their
+class (a device name, or a role's case whose name has spaces), and ``id``/``file`` hold
+``<check>::<device>`` or ``<check>::role:<role>``, which GitLab and Jenkins use to tell cases
+apart. ``report.json`` has every result.
 """
 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter
 
 from fabline.record import Report, ReportContext
-from fabline.results import PassRun, Result, Status
+from fabline.results import Result, Status, capped_join
+
+#: Failing subjects listed in one test case's failure text.
+MAX_LINES = 20
+#: Devices with findings given their own test case in one check's suite.
+MAX_DEVICE_CASES = 1000
+#: Characters of one subject's message in a failure text.
+MAX_LINE_CHARS = 300
+
+
+class _Suite:
+    """What one check's suite gathers: findings per device, passes and skips per role."""
+
+    __slots__ = ("by_device", "passes", "severity", "skipped")
+
+    def __init__(self) -> None:
+        self.by_device: dict[str, list[Result]] = {}
+        self.passes: dict[str, Counter[str]] = {}  # role -> device -> passes
+        self.skipped: dict[str, Counter[str]] = {}  # role -> device -> skipped results
+        self.severity = ""
+
+
+def _suites(report: Report, roles: dict[str, str]) -> dict[str, _Suite]:
+    suites: dict[str, _Suite] = {}
+    for run in report.results.runs():
+        check = run.check if isinstance(run, Result) else run[0]
+        suite = suites.get(check)
+        if suite is None:
+            suite = suites[check] = _Suite()
+        if not isinstance(run, Result):
+            _, device, severity, _, subjects = run
+            suite.severity = suite.severity or severity.label
+            suite.passes.setdefault(roles.get(device, "other"), Counter())[device] += len(subjects)
+            continue
+        suite.severity = suite.severity or run.severity.label
+        role = roles.get(run.device, "other")
+        if run.status is Status.PASS:
+            suite.passes.setdefault(role, Counter())[run.device] += 1
+        elif run.status is Status.SKIPPED:
+            suite.skipped.setdefault(role, Counter())[run.device] += 1
+        else:
+            suite.by_device.setdefault(run.device, []).append(run)
+    return suites
 
 
 def render(report: Report, context: ReportContext | None = None) -> str:
-    """JUnit XML text.
-
-    Written as text rather than through ElementTree: a 320-device run has 200k test cases, and
-    building the tree cost a second; the escaping is ElementTree's own. Passes are streamed from
-    the store's runs: escaping maps each character on its own, so a pass's name and id are its
-    run's escaped device and id prefix followed by the subject's escaped text (once per subject).
-    """
-    by_check: dict[str, list[Result | PassRun]] = defaultdict(list)
-    for run in report.results.runs():
-        by_check[run.check if isinstance(run, Result) else run[0]].append(run)
-    summary = report.summary["by_status"]
+    """JUnit XML text (written as text: the escaping is ElementTree's own)."""
+    roles = {str(d.get("name")): str(d.get("role") or "other") for d in report.outcome.devices}
+    suites = _suites(report, roles)
     stamp = report.timestamp()
-    out = [
-        '<?xml version="1.0" encoding="UTF-8"?>',
-        _open(
-            "testsuites",
-            name="fabline",
-            tests=report.summary["total"],
-            failures=summary["fail"],
-            errors=summary["error"],
-            skipped=summary["skipped"] + summary["waived"],
-            time=f"{report.outcome.finished - report.outcome.started:.3f}",
-            timestamp=stamp,
-        ),
-    ]
-    escaped: dict[str | None, str] = {}
-    for check, runs in by_check.items():
-        counts = dict.fromkeys(Status, 0)
-        for run in runs:
-            if isinstance(run, Result):
-                counts[run.status] += 1
-            else:
-                counts[Status.PASS] += len(run[4])
-        out.append(
+    body: list[str] = []
+    totals = Counter[str]()
+    for check, suite in suites.items():
+        cases, counts = _cases(check, suite, roles)
+        totals.update(counts)
+        body.append(
             " "
             + _open(
                 "testsuite",
                 name=check,
-                tests=sum(counts.values()),
-                failures=counts[Status.FAIL],
-                errors=counts[Status.ERROR],
-                skipped=counts[Status.SKIPPED] + counts[Status.WAIVED],
+                tests=counts["tests"],
+                failures=counts["failures"],
+                errors=counts["errors"],
+                skipped=counts["skipped"],
                 timestamp=stamp,
             )
         )
-        classname = _attr(f"fabline.{check}")
-        for run in runs:
-            if not isinstance(run, Result):
-                device = run[1]
-                head = f'  <testcase classname="{classname}" name="{_attr(device)} '
-                rid = _attr(f"{device}::{check}::")
-                for subject in run[4]:
-                    subj = escaped.get(subject)
-                    if subj is None:
-                        subj = escaped[subject] = _attr(subject or "-")
-                    out.append(f'{head}{subj}" file="{rid}{subj}" id="{rid}{subj}" />')
-                continue
-            r = run
-            rid = _attr(r.id)
-            name = _attr(f"{r.device} {r.subject or '-'}")
-            case = f'  <testcase classname="{classname}" name="{name}" file="{rid}" id="{rid}"'
-            if r.status is Status.PASS:
-                out.append(case + " />")
-                continue
-            out.append(case + ">")
-            if r.status is Status.FAIL:
-                out.append(
-                    f'   <failure message="{_attr(r.message)}" type="{r.severity.label}">{_text(_detail(r))}</failure>'
-                )
-            elif r.status is Status.ERROR:
-                out.append(f'   <error message="{_attr(r.message)}" type="error">{_text(_detail(r))}</error>')
-            elif r.status is Status.SKIPPED:
-                out.append(f'   <skipped message="{_attr(r.message)}" />')
-            else:
-                out.append(f'   <skipped message="{_attr(f"waived: {r.waiver}")}" />')
-            out.append("  </testcase>")
-        out.append(" </testsuite>")
-    out.append("</testsuites>")
-    return "\n".join(out) + "\n"
+        body += cases
+        body.append(" </testsuite>")
+    head = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        _open(
+            "testsuites",
+            name="fabline",
+            tests=totals["tests"],
+            failures=totals["failures"],
+            errors=totals["errors"],
+            skipped=totals["skipped"],
+            time=f"{report.outcome.finished - report.outcome.started:.3f}",
+            timestamp=stamp,
+        ),
+    ]
+    return "\n".join([*head, *body, "</testsuites>"]) + "\n"
+
+
+def _cases(check: str, suite: _Suite, roles: dict[str, str]) -> tuple[list[str], Counter[str]]:
+    """The suite's test case lines and its counts (tests, failures, errors, skipped)."""
+    classname = _attr(f"fabline.{check}")
+    out: list[str] = []
+    counts = Counter[str]()
+    overflow: dict[str, list[str]] = {}  # role -> devices with findings beyond MAX_DEVICE_CASES
+    for n, (device, results) in enumerate(suite.by_device.items()):
+        role = roles.get(device, "other")
+        if n >= MAX_DEVICE_CASES:
+            overflow.setdefault(role, []).append(device)
+            continue
+        rid = _attr(f"{check}::{device}")
+        out.append(f'  <testcase classname="{classname}" name="{_attr(device)}" file="{rid}" id="{rid}">')
+        out += _verdict(results, suite, counts)
+        out.append("  </testcase>")
+        counts["tests"] += 1
+    for role in sorted(suite.passes.keys() | suite.skipped.keys() | overflow.keys()):
+        passes = {d: n for d, n in suite.passes.get(role, Counter()).items() if d not in suite.by_device}
+        skipped = {d: n for d, n in suite.skipped.get(role, Counter()).items() if d not in suite.by_device}
+        devices = passes.keys() | skipped.keys()
+        more = overflow.get(role, [])
+        if not devices and not more:
+            continue
+        rid = _attr(f"{check}::role:{role}")
+        name = _attr(f"{role} devices without findings")
+        counts["tests"] += 1
+        line = (
+            f"devices: {len(devices)}, passes: {sum(passes.values())}, skipped (not applicable): "
+            f"{sum(skipped.values())}; every result is in report.json"
+        )
+        case = f'  <testcase classname="{classname}" name="{name}" file="{rid}" id="{rid}">'
+        if more:
+            counts["failures"] += 1
+            text = f"{len(more)} more devices with findings on this check: " + capped_join(more, ", ", 50)
+            out += [
+                case,
+                f'   <failure message="{_attr(f"{len(more)} more devices with findings (see report.json)")}" '
+                f'type="{suite.severity}">{_text(text)}</failure>',
+                f"   <system-out>{_text(line)}</system-out>",
+                "  </testcase>",
+            ]
+        elif not passes:
+            counts["skipped"] += 1
+            out += [
+                case,
+                f'   <skipped message="{_attr(f"not applicable (devices: {len(devices)})")}" />',
+                "  </testcase>",
+            ]
+        else:
+            out += [case, f"   <system-out>{_text(line)}</system-out>", "  </testcase>"]
+    return out, counts
+
+
+def _verdict(results: list[Result], suite: _Suite, counts: Counter[str]) -> list[str]:
+    """A device case's ``<failure>``, ``<error>`` or ``<skipped>`` (waived) element."""
+    fails = [r for r in results if r.status is Status.FAIL]
+    errors = [r for r in results if r.status is Status.ERROR]
+    if fails or errors:
+        worst = fails or errors
+        tag, kind = ("failure", max(r.severity for r in fails).label) if fails else ("error", "error")
+        counts["failures" if fails else "errors"] += 1
+        subjects = ", ".join(dict.fromkeys(r.subject or "-" for r in worst[:5]))
+        head = (
+            f"{len(worst)} {'failed' if fails else 'errors'}: {subjects}"
+            + (f" and {len(worst) - 5} more" if len(worst) > 5 else "")
+            + f": {worst[0].message}"
+        )
+        lines = [_line(r) for r in fails + errors]
+        text = capped_join(lines, "\n", MAX_LINES)
+        if len(lines) > MAX_LINES:
+            text += " (see report.json)"
+        return [f'   <{tag} message="{_attr(_cut(head))}" type="{kind}">{_text(text)}</{tag}>']
+    counts["skipped"] += 1
+    waived = [r for r in results if r.status is Status.WAIVED]
+    why = f"waived: {waived[0].waiver}" if waived else "not applicable"
+    return [f'   <skipped message="{_attr(_cut(f"{len(results)} {why}" if len(results) > 1 else why))}" />']
+
+
+def _line(r: Result) -> str:
+    """One failing subject: ``eth1 [fail]: mtu is 1500, expected 9000 (expected ..., actual ...)``."""
+    line = f"{r.subject or '-'} [{r.status.value}]: {r.message}"
+    if r.actual is not None:
+        line += f" (actual: {r.actual})"
+    return _cut(line)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_LINE_CHARS else text[: MAX_LINE_CHARS - 3] + "..."
 
 
 def _open(tag: str, **attrs: object) -> str:
@@ -127,12 +230,3 @@ def _text(text: str) -> str:
         text = _NOT_XML.sub("\ufffd", text)
         text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return text
-
-
-def _detail(r: Result) -> str:
-    lines = [f"device: {r.device}", f"subject: {r.subject or '-'}", f"severity: {r.severity.label}"]
-    if r.expected is not None:
-        lines.append(f"expected: {r.expected}")
-    if r.actual is not None:
-        lines.append(f"actual: {r.actual}")
-    return "\n".join(lines)

@@ -9,10 +9,12 @@ from collections import defaultdict
 
 from fabline.record import Report, ReportContext
 from fabline.reports.console import finding_checks, inspect_text, problem_count_line
-from fabline.results import Result, Status
+from fabline.results import Result, Status, capped_join
 
 #: Longest list of results printed per check; the JSON report has them all.
 MAX_ROWS_PER_CHECK = 50
+#: Most findings printed in all (the checks with the most severe findings first).
+MAX_FINDING_ROWS = 300
 #: Most problems listed; the JSON report has them all.
 MAX_PROBLEMS = 200
 
@@ -81,13 +83,29 @@ def render(report: Report, context: ReportContext | None = None) -> str:
         out.append("")
     if report.outcome.warnings:
         out += ["## Warnings", ""] + [f"- {_cell(w)}" for w in report.outcome.warnings] + [""]
+    out += _findings(report)
+    out += _passes(report)
+    return "\n".join(out)
+
+
+def _findings(report: Report) -> list[str]:
+    """The findings by check, the most severe first: at most :data:`MAX_ROWS_PER_CHECK` per check
+    and :data:`MAX_FINDING_ROWS` in all, then how many more (report.json has every one).
+    """
     grouped: dict[str, list[Result]] = defaultdict(list)
     for r in report.findings():
         grouped[r.check].append(r)
     if not grouped:
-        return "\n".join(out)
-    out += ["## Findings by check", ""]
-    for check, rows in grouped.items():
+        return []
+    out = ["## Findings by check", ""]
+    room = MAX_FINDING_ROWS
+    for n, (check, rows) in enumerate(grouped.items()):
+        if room <= 0:
+            rest = list(grouped.items())[n:]
+            names = [f"`{c}` ({len(rs)})" for c, rs in rest]
+            out += [f"{_more(sum(len(rs) for _, rs in rest), 0)} in {len(rest)} more checks: "
+                    + capped_join(names, ", ", 20), ""]  # fmt: skip
+            break
         nfail = sum(1 for r in rows if r.status is Status.FAIL)
         nerr = len(rows) - nfail
         out += [
@@ -96,14 +114,31 @@ def render(report: Report, context: ReportContext | None = None) -> str:
             "| status | device | subject | message |",
             "|---|---|---|---|",
         ]
+        shown = rows[: min(MAX_ROWS_PER_CHECK, room)]
+        room -= len(shown)
         out += [
             f"| {r.status.value} | {_cell(r.device)} | {_cell(r.subject or '-')} | {_cell(r.message)} |"
-            for r in rows[:MAX_ROWS_PER_CHECK]
+            for r in shown
         ]
-        if len(rows) > MAX_ROWS_PER_CHECK:
-            out.append(f"\n... and {len(rows) - MAX_ROWS_PER_CHECK} more (see report.json)")
+        if len(rows) > len(shown):
+            out.append(f"\n{_more(len(rows), len(shown))}")
         out.append("")
-    return "\n".join(out)
+    return out
+
+
+def _more(total: int, shown: int) -> str:
+    """``... and 12 more (see report.json)``: what a capped list says about the rest."""
+    return f"... and {total - shown} more (see report.json)"
+
+
+def _passes(report: Report) -> list[str]:
+    """Passes by check: how many devices and results passed (report.json has them per device)."""
+    by_check = report.passes_by_check()
+    if not by_check:
+        return []
+    out = ["## Passes by check", "", "| check | devices | passes |", "|---|---:|---:|"]
+    out += [f"| `{check}` | {devices} | {passes} |" for check, (devices, passes) in by_check.items()]
+    return [*out, ""]
 
 
 def _problems(report: Report) -> list[str]:
@@ -123,6 +158,6 @@ def _problems(report: Report) -> list[str]:
             f"| {_cell(p.where)} | {len(p.findings)}: {_cell(finding_checks(p))} | {_cell(step)} | `{p.id}` |"
         )
     if len(problems) > MAX_PROBLEMS:
-        out.append(f"\n... and {len(problems) - MAX_PROBLEMS} more (see report.json)")
+        out.append(f"\n{_more(len(problems), MAX_PROBLEMS)}")
     out.append("")
     return out

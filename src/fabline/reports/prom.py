@@ -81,6 +81,16 @@ def render(report: Report, context: ReportContext | None = None) -> str:
         "Non-pass results of the last run by check, status and severity.",
         [({"check": c, "status": st, "severity": sev}, n) for (c, st, sev), n in sorted(by_check.items())],
     )
+    w.metric(
+        "fabline_check_passes",
+        "Passing results of the last run by check.",
+        [({"check": c}, n) for c, (_, n) in sorted(report.passes_by_check().items())],
+    )
+    w.metric(
+        "fabline_check_devices_passed",
+        "Devices with at least one passing result of the last run, by check.",
+        [({"check": c}, d) for c, (d, _) in sorted(report.passes_by_check().items())],
+    )
     dev_status = Counter(str(d.get("status", "ok")) for d in report.outcome.devices)
     w.metric("fabline_devices", "Devices of the last run by collection status.",
              [({"status": k}, n) for k, n in sorted(dev_status.items())])  # fmt: skip

@@ -464,8 +464,9 @@ def planes_of(
 
     A device without the variable takes the plane of its connected leaf-spine component: the one
     plane declared in it, or, when none is, an inferred plane ``inferred-K`` (numbered in the order
-    of the components' first names). In a component of several declared planes it keeps None (a
-    spine then serves every plane, as before), and so does an unreadable device with no link seen.
+    of the components' first names). In a component of several declared planes a leaf takes the
+    plane of its spines when they all declare the same one; otherwise it keeps None (a spine then
+    serves every plane, as before), and so does an unreadable device with no link seen.
     A readable device with no leaf-spine link at all is :data:`UNCONNECTED`. When planes were inferred and there are several, one note says what was
     inferred and which variable to set (``fabric.notes``: a warning of the run).
     """
@@ -475,6 +476,7 @@ def planes_of(
         return declared
     plane = dict(declared)
     inferred: list[tuple[str, list[str]]] = []
+    uplinks: dict[str, set[str]] | None = None
     for comp in _components(plane, pairs):
         if len(comp) == 1 and declared[comp[0]] is None:
             # Readable and without a single leaf-spine link: it says so itself. An unreadable one
@@ -484,6 +486,18 @@ def planes_of(
             continue
         named = {declared[n] for n in comp} - {None}
         if len(named) > 1:
+            # Several declared planes share this component: a leaf without ``plane`` takes the one
+            # plane of the spines it is cabled to (judged against that plane, not every spine).
+            if uplinks is None:
+                uplinks = {}
+                for leaf, spine in pairs:
+                    uplinks.setdefault(leaf, set()).add(spine)
+            leaf_set = set(leaves)
+            for n in comp:
+                if plane[n] is None and n in leaf_set:
+                    seen = {declared[s] for s in uplinks.get(n, ())}
+                    if len(seen) == 1 and None not in seen:
+                        plane[n] = seen.pop()
             continue
         label: Plane = named.pop() if named else f"inferred-{len(inferred)}"
         if not named and isinstance(label, str):
