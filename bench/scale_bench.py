@@ -38,29 +38,10 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-FLOOR = (
-    "import sys, pathlib\nfrom orjson import loads\nn = 0\n"
-    "for p in sorted(pathlib.Path(sys.argv[1]).glob('*.json')):\n"
-    "    n += len(loads(p.read_bytes()).get('interfaces', {}))\n"
-    "print(n)\n"
-)
-#: ``fabline check --history`` with the seconds spent in the recording itself printed.
-RECORD = """
-import sys, time
-from pathlib import Path
-import fabline.history as h
-from fabline.baseline import default_baseline_path
-from fabline.runner import run_check
-orig = h.record
-spent = []
-def timed_record(report, snapshot, db):
-    t0 = time.perf_counter(); run_id = orig(report, snapshot, db); spent.append(time.perf_counter() - t0)
-    return run_id
-h.record = timed_record
-run_check(inventory=(Path(sys.argv[1]),), snapshot=Path(sys.argv[2]), baselines=[default_baseline_path()],
-          checks_dir=None, limit=None, out=None, formats=[], fail_on="minor", history=Path(sys.argv[3]))
-print(f"RECORD_S={spent[0]:.3f}")
-"""
+sys.path.insert(0, str(HERE))
+
+# The orjson floor, and ``check --history`` printing the seconds spent recording (bench/diff_bench.py).
+from diff_bench import FLOOR, RECORD  # noqa: E402
 
 
 def timed(cmd: list[str], cwd: Path | None = None) -> dict[str, Any]:
@@ -189,8 +170,8 @@ def main() -> None:
             db = work / f"history-{run}.sqlite"
             sizes_db = []
             for snap in (clos / "snapshot", after):
-                res = ok(timed([sys.executable, "-c", RECORD, str(clos / "inventory.yml"), str(snap), str(db)]),
-                         "check --history", (0, 3, 4))  # fmt: skip
+                res = ok(timed([sys.executable, "-c", RECORD, str(clos / "inventory.yml"), str(snap), str(db),
+                                str(HERE.parent / "baseline" / "roce.yml")]), "check --history", (0, 3, 4))  # fmt: skip
                 res["record_s"] = float(res["stdout"].split("RECORD_S=")[1].split()[0])
                 sizes_db.append(db.stat().st_size + _wal(db))
             records.append(res)

@@ -74,4 +74,25 @@ def by_id(outcome: RunOutcome) -> dict[str, Any]:
     return {r.id: r for r in outcome.results}
 
 
-__all__ = ["FakeDevice", "builtin_checks", "by_id", "run", "state", "write_snapshot", "write_yaml"]
+def statuses(doc: Mapping[str, Any]) -> dict[tuple[str, str], set[str]]:
+    """(check, device) -> the statuses of its results in a report.json document (report/2: the
+    non-pass results in ``results``, the passes counted in ``passes``)."""
+    out: dict[tuple[str, str], set[str]] = {}
+    for r in doc["results"]:
+        out.setdefault((r["check"], r["device"]), set()).add(r["status"])
+    for check, by_device in doc.get("passes", {}).items():
+        for device in by_device:
+            out.setdefault((check, device), set()).add("pass")
+    return out
+
+
+__all__ = [
+    "FakeDevice",
+    "builtin_checks",
+    "by_id",
+    "run",
+    "state",
+    "statuses",
+    "write_snapshot",
+    "write_yaml",
+]

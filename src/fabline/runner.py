@@ -283,7 +283,9 @@ def _counters(report: Report, diff: DiffResult | None, warnings: list[str]) -> C
     if not (Path(prev.snapshot) / "state").is_dir():
         warnings.append(f"counter rates: the previous run {prev.run_id}'s snapshot {prev.snapshot} is gone")
         return None
-    return CounterDeltas(counters_between(Path(prev.snapshot), Path(report.state_dir or report.snapshot)), prev.run_id)
+    return CounterDeltas(
+        counters_between(Path(prev.snapshot), Path(report.state_dir or report.snapshot)), prev.run_id
+    )
 
 
 def validate_all(

@@ -18,6 +18,7 @@ from typing import Any
 
 from fabline import synthetic
 from fabline.sim import TransportFault
+from tests.helpers import statuses
 from tests.hostile.collect_support import fabline
 from tests.hostile.test_hostile_collect_stream import _finish, _start
 from tests.integration.test_collect_sim import LAB, PASSWORD, PASSWORD_ENV, simulator, write_inventory
@@ -76,7 +77,7 @@ def test_sigkill_then_resume_keeps_every_finished_device(tmp_path: Path) -> None
         assert "rebuilt" not in entry
     report = _check(inv, snap, tmp_path / "out")
     assert not [w for w in report["warnings"] if "--reparse" in w], report["warnings"]
-    assert {r["device"] for r in report["results"]} >= set(finished)
+    assert {device for _, device in statuses(report)} >= set(finished)
 
 
 def test_reparse_rebuilds_missing_entries_and_names_what_it_cannot(tmp_path: Path) -> None:

@@ -47,7 +47,7 @@ def test_example_snapshot_reports_exactly_the_planted_faults(tmp_path: Path) -> 
     assert proc.returncode == 4, proc.stderr
     assert "verdict: FAIL (exit 4)" in proc.stdout
     report = json.loads((tmp_path / "report.json").read_text())
-    assert report["schema"] == "fabline.report/1"
+    assert report["schema"] == "fabline.report/2"
     fails = {(r["check"], r["device"], r["subject"]) for r in report["results"] if r["status"] == "fail"}
     assert fails == {
         ("host-mtu", "gpu-002", "eth1"),
@@ -76,11 +76,17 @@ def test_example_snapshot_reports_exactly_the_planted_faults(tmp_path: Path) -> 
     assert report["summary"]["by_status"]["error"] == 0
     ids = [r["id"] for r in report["results"]]
     assert len(ids) == len(set(ids))
+    assert (
+        sum(n for by in report["passes"].values() for n in by.values())
+        == report["summary"]["by_status"]["pass"]
+    )
     junit = ET.parse(tmp_path / "report.junit.xml").getroot()
     cases = junit.findall(".//testcase")
-    assert len(cases) == len(ids)
     assert len({(c.get("classname"), c.get("name")) for c in cases}) == len(cases)
-    assert int(junit.get("failures", "0")) == 18
+    # one failing test case per check and device with a failure (18 findings on 17 of them)
+    failing = {(f"fabline.{c}", d) for c, d, _ in fails}
+    assert {(c.get("classname"), c.get("name")) for c in cases if c.find("failure") is not None} == failing
+    assert int(junit.get("failures", "0")) == len(failing) == 17
     md = (tmp_path / "report.md").read_text()
     assert md.startswith("# fabline compliance report: FAIL")
     assert "### `host-roce-tos` (critical): 1 failed, 0 errors" in md
@@ -131,8 +137,9 @@ def test_errors_without_failures_exit_three_and_name_the_device(tmp_path: Path) 
     assert devices["gpu-002"] == "error"
     errs = {r["device"] for r in report["results"] if r["status"] == "error"}
     assert errs == {"leaf-r1-a", "gpu-002"}
-    assert not any(r["status"] == "pass" for r in report["results"] if r["device"] in errs)
-    assert any(r["status"] == "pass" and r["device"] == "leaf-r0-a" for r in report["results"])
+    passed = {device for by_device in report["passes"].values() for device in by_device}
+    assert not passed & errs
+    assert "leaf-r0-a" in passed
 
 
 def test_fail_on_threshold(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from fabline import synthetic
 from fabline.cli import main
 from fabline.sim import TransportFault, run_simulator
 from tests.conftest import REPO_ROOT
+from tests.helpers import statuses
 
 PASSWORD = "sim-Pw-4b8e1f"  # a value that cannot appear in any output by chance
 PASSWORD_ENV = "FABLINE_TEST_SIM_PASSWORD"
@@ -194,10 +195,12 @@ def test_check_reports_errors_never_pass_for_unreadable_devices(faulty_run: dict
     result = cli("check", "-i", faulty_run["inv"], "--snapshot", faulty_run["snap"], "--out", out, "-q")
     assert result.exit_code in (3, 4), result.output
     report = json.loads((out / "report.json").read_text())
+    by_pair = statuses(report)
     for device in ("gpu-auth", "gpu-silent", "gpu-gone"):
-        statuses = {r["status"] for r in report["results"] if r["device"] == device}
-        assert statuses and "pass" not in statuses, (device, statuses)
-        assert "error" in statuses
+        found = [st for (_, d), st in by_pair.items() if d == device]
+        statuses_of = set().union(*found) if found else set()
+        assert statuses_of and "pass" not in statuses_of, (device, statuses_of)
+        assert "error" in statuses_of
 
 
 def test_limit_collects_only_matching_devices(faulty_run: dict[str, Any]) -> None:

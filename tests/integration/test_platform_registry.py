@@ -43,6 +43,7 @@ from fabline.sim.render.common import Answer
 from fabline.sim.render.linux import not_found
 from fabline.state import schema_document
 from tests.conftest import REPO_ROOT
+from tests.helpers import statuses
 from tests.integration.test_collect_sim import cli, simulator, write_inventory
 
 if TYPE_CHECKING:
@@ -229,12 +230,10 @@ def test_a_registered_platform_is_collected_and_checked_end_to_end(toy: Platform
     result = cli("check", "-i", inv, "--snapshot", snap, "--out", out, "-f", "json", "-q")
     assert result.exit_code in (0, 3, 4), result.output
     report = json.loads((out / "report.json").read_text())
-    mine = [r for r in report["results"] if r["device"] == "toy-leaf"]
-    assert mine, "the toy switch was checked"
-    link = [
-        r for r in report["results"] if r["check"] == "link-mtu" and r["device"] in ("toy-leaf", "gpu-01")
-    ]
-    assert {r["status"] for r in link} == {"pass"}, link
+    by_pair = statuses(report)
+    assert any(device == "toy-leaf" for _, device in by_pair), "the toy switch was checked"
+    link = [by_pair.get(("link-mtu", device)) for device in ("toy-leaf", "gpu-01")]
+    assert link == [{"pass"}, {"pass"}], link
 
 
 def test_the_documented_mtu_rule_is_the_registry() -> None:

@@ -12,11 +12,22 @@ from pathlib import Path
 import orjson
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fabline.engine import RunOutcome
 from fabline.errors import ConfigError, FablineError
 from fabline.reports import Report, jsonreport, junit, write_reports
-from fabline.results import PassBlock, Result, ResultStore, Severity, Status
+from fabline.results import (
+    PassBlock,
+    Result,
+    ResultStore,
+    Severity,
+    Status,
+    compact_count,
+    compact_subjects,
+    expand_subjects,
+)
 from tests.conftest import REPO_ROOT
 
 INVENTORY = REPO_ROOT / "inventory" / "lab.yml"
@@ -320,3 +331,30 @@ def test_junit_is_well_formed_xml_even_with_control_characters() -> None:
     assert "ctrl\ufffddev" in [c.get("name") for c in root.iter("testcase")]
     texts = [f.text or "" for f in root.iter("failure")]
     assert any("ctrl\ufffd\ufffd\x7f" in t for t in texts), texts  # a failing subject's name
+
+
+# -- compact subjects ------------------------------------------------------------------------
+
+_NAMES = st.one_of(
+    st.none(),
+    st.builds(lambda p, n, z: f"{p}{'0' if z else ''}{n}", st.sampled_from(["Ethernet", "eth", "swp1s", "", "Ethernet1/"]),
+              st.integers(0, 600), st.booleans()),
+    st.text(max_size=6),
+)  # fmt: skip
+
+
+@given(st.lists(_NAMES, max_size=80))
+@settings(max_examples=300, deadline=None)
+def test_compact_subjects_round_trip(subjects: list[str | None]) -> None:
+    compact = compact_subjects(subjects)
+    assert expand_subjects(compact) == subjects
+    assert compact_count(compact) == len(subjects)
+    assert len(compact) <= len(subjects)
+
+
+def test_compact_subjects_fold_a_switchs_ports_into_one_run() -> None:
+    ports = [f"Ethernet{n}" for n in range(0, 512, 4)]
+    assert compact_subjects(ports) == [["Ethernet", 0, 508, 4]]
+    assert compact_subjects(["eth0", "eth1", "eth3"]) == ["eth0", "eth1", "eth3"]  # two in a row stay names
+    with pytest.raises(ValueError, match="not a subject"):
+        expand_subjects([["Ethernet", 8, 0, 4]])
