@@ -2,6 +2,11 @@
 
     python bench/run.py --sizes 1000,10000,100000 --runs 3
     python bench/run.py --sizes 100000 --fabric clos --reports json,junit,md --runs 3 [--no-planes]
+    python bench/run.py --issue14 --data /path/outside/the/repo --runs 3
+
+``--issue14`` runs bench/scale_bench.py: every figure of issue 14 in one command (reports with and
+without ``plane`` variables beside the floor, wall and CPU time and peak RSS, report file sizes,
+history recording and its database growth, history show, diff, drift), fabrics kept in ``--data``.
 
 For each size: generate the fabric once (bench/out/<size>, or bench/out/clos-<size>[-noplanes] for
 ``--fabric clos``: the buildable multi-plane fabric of bench/generate.py, zero faults), then
@@ -88,7 +93,17 @@ def main() -> None:
         action="store_true",
         help="switch the Python fabric checks off (declarative rules only)",
     )
+    ap.add_argument("--issue14", action="store_true", help="run bench/scale_bench.py (issue 14's figures)")
+    ap.add_argument("--data", default=None, help="with --issue14: where the 100k fabrics are kept (or go)")
     args = ap.parse_args()
+    if args.issue14:
+        sys.path.insert(0, str(HERE))
+        import scale_bench
+
+        sys.argv = [str(HERE / "scale_bench.py"), "--runs", str(args.runs)]
+        sys.argv += ["--data", args.data] if args.data else []
+        scale_bench.main()
+        return
     rows = []
     baseline_args: list[str] = []
     if args.rules_only:
