@@ -35,7 +35,8 @@ def new_reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
-def test_report_1_and_report_2_read_the_same(new_reports: dict[str, Path]) -> None:
+def test_a_report_1_file_is_read(tmp_path: Path) -> None:
+    """The file an older fabline wrote: findings from ``results``, passes counted from them."""
     old = load_report(OLD)
     assert old.schema == "fabline.report/1"
     old_doc = json.loads(OLD.read_text())
@@ -43,6 +44,21 @@ def test_report_1_and_report_2_read_the_same(new_reports: dict[str, Path]) -> No
     assert (
         sum(n for by in old.passes.values() for n in by.values()) == old.summary["by_status"]["pass"] == 149
     )
+    assert old.passes["host-mtu"] == {"gpu-002": 3}
+    by_id = old.findings_by_id()
+    assert all(f in by_id for p in old.problems for f in p["findings"]) and len(old.problems) == 40
+
+
+def test_report_1_and_report_2_of_one_run_read_the_same(new_reports: dict[str, Path], tmp_path: Path) -> None:
+    """Every pass mode of report/2, and the same run as report/1 wrote it (every result in
+    ``results``, no ``passes``), give the same findings, passes, summary and problems."""
+    audit = json.loads(new_reports["results"].read_text())
+    as_1 = {k: v for k, v in audit.items() if k not in ("passes",)}
+    as_1["schema"] = "fabline.report/1"
+    as_1["run"] = {k: v for k, v in audit["run"].items() if k != "passes"}
+    (tmp_path / "report-1.json").write_text(json.dumps(as_1), "utf-8")
+    old = load_report(tmp_path / "report-1.json")
+    assert old.schema == "fabline.report/1"
     for mode, path in new_reports.items():
         new = load_report(path)
         assert new.schema == "fabline.report/2" and new.run["passes"] == mode
@@ -57,7 +73,7 @@ def test_report_1_and_report_2_read_the_same(new_reports: dict[str, Path]) -> No
     subjects = load_report(new_reports["subjects"]).pass_subjects
     assert subjects is not None
     old_subjects: dict[str, dict[str, list[str | None]]] = {}
-    for r in old_doc["results"]:
+    for r in audit["results"]:
         if r["status"] == "pass":
             old_subjects.setdefault(r["check"], {}).setdefault(r["device"], []).append(r["subject"])
     assert {c: {d: expand_subjects(v) for d, v in by.items()} for c, by in subjects.items()} == old_subjects
