@@ -489,11 +489,15 @@ class _Run:
         fetched: dict[Any, DeviceResult] = {}
         if finished:
             with contextlib.suppress(Exception):  # one was lost meanwhile: fetched one by one below
-                fetched = dict(zip(finished, self.client.gather(finished), strict=True))
+                fetched = dict(zip(finished, self._gather(finished), strict=True))
         for future, remote in mine:
             self.per_site[remote.site] -= 1
             result = fetched.get(future)
-            if result is None and self._collector_died(future) and self.tries[remote.device.name] < TRIES:
+            if result is None and future.status == "finished":
+                with contextlib.suppress(Exception):  # not in the batch: fetched on its own
+                    result = future.result(timeout=self.options.timeout)
+            lost = result is None and (future.status == "finished" or self._collector_died(future))
+            if lost and self.tries[remote.device.name] < TRIES:
                 # fabline's own retry: once, on whichever collector of the site the scheduler picks.
                 future.release()
                 self.pending[remote.site].appendleft(remote)
@@ -503,11 +507,28 @@ class _Run:
             future.release()
             self.report(write_result(self.out, result))
 
+    def _gather(self, futures: list[Any]) -> list[DeviceResult]:
+        """The results of finished futures in one round trip, or TimeoutError after ``--timeout``.
+
+        A result held only by a collector that has died meanwhile is computed again by the
+        scheduler on another collector of the site; with none left, a plain gather would wait for
+        it forever.
+        """
+
+        async def fetch() -> list[DeviceResult]:
+            results: list[DeviceResult] = await self.client.gather(futures, asynchronous=True)
+            return results
+
+        results: list[DeviceResult] = self.client.sync(fetch, callback_timeout=self.options.timeout)
+        return results
+
     @staticmethod
     def _collector_died(future: Any) -> bool:
-        """Whether the future failed because its collector died while running it."""
+        """Whether the future failed because its collector died while running it, or lost its result."""
         from distributed import KilledWorker
 
+        if future.status in ("lost", "pending"):
+            return True  # finished, but the collector holding its result died before it was fetched
         return bool(future.status == "error" and isinstance(future.exception(), KilledWorker))
 
     def _outcome(self, future: Any, remote: RemoteDevice) -> DeviceResult:
@@ -516,10 +537,18 @@ class _Run:
             try:
                 result: DeviceResult = future.result(timeout=self.options.timeout)
                 return result
-            except Exception as exc:  # its result was lost with its worker
-                return failed_result(remote, self._why(remote, exc))
+            except Exception:  # its result was lost with its collector
+                return failed_result(
+                    remote,
+                    f"site {remote.site}: its result was lost with its collector, and again on fabline's one retry",
+                )
         if future.status == "error":
             return failed_result(remote, self._why(remote, future.exception()))
+        if future.status in ("lost", "pending"):
+            return failed_result(
+                remote,
+                f"site {remote.site}: its result was lost with its collector, and again on fabline's one retry",
+            )
         return failed_result(
             remote, f"site {remote.site}: the task was cancelled (the Dask scheduler went away?)"
         )
