@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 
 from fabline.collect.profiles import PROFILES, Profile
 from fabline.errors import FablineError
 from fabline.platforms import PLATFORMS
-from fabline.platforms.base import Command
+from fabline.platforms.base import Command, Releases
 
 # Interface and RDMA-device names come from device output (or the inventory) and end up in command
 # lines: only plain names pass, so a hostile name can never add shell syntax to a command.
@@ -104,3 +105,70 @@ def render(profile: Profile, template: str, **params: str) -> str:
         if not rx.fullmatch(value) or ".." in value:
             raise CommandRefused(f"{profile.platform}: {key} {value!r} is not a plain name; refused")
     return allowed(profile.platform, template.format(**params))
+
+
+@functools.cache
+def _releases(platform: str) -> dict[str, Releases]:
+    return {c.template: c.releases for c in PLATFORMS[platform].commands if c.releases is not None}
+
+
+def releases_of(platform: str, command: str) -> Releases | None:
+    """The releases that have a command (a template or a concrete line), or None when all have it.
+
+    Example:
+        >>> releases_of("cumulus", "net show interface all json").describe()
+        'before 5.0'
+        >>> releases_of("linux", "ethtool -S eth0") is None
+        True
+    """
+    found = _releases(platform).get(command)
+    if found is None and _releases(platform):
+        matched = match_command(platform, command)
+        found = _releases(platform).get(matched[0].template) if matched else None
+    return found
+
+
+def split_by_release(
+    platform: str, templates: Iterable[str], release: str | None
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """The templates a release has, and each one it lacks with why it is not sent.
+
+    An unknown release (None, or no number in it) keeps every template: what the device lacks
+    is then found out by running it (``unavailable``).
+
+    Example:
+        >>> keep, lacking = split_by_release("cumulus", ["decode-syseeprom", "net show interface all json"], "5.9.1")
+        >>> keep, [t for t, _ in lacking]
+        (['decode-syseeprom'], ['net show interface all json'])
+    """
+    keep: list[str] = []
+    lacking: list[tuple[str, str]] = []
+    for template in templates:
+        rel = releases_of(platform, template)
+        if rel is None or rel.has(release) is not False:
+            keep.append(template)
+            continue
+        where = f" ({rel.source})" if rel.source else ""
+        lacking.append(
+            (
+                template,
+                f"not sent: {platform} {release} does not have it; documented for {rel.describe()}{where}",
+            )
+        )
+    return keep, lacking
+
+
+def release_restricted(platform: str, template: str) -> bool:
+    """Whether only some releases have a command."""
+    return releases_of(platform, template) is not None
+
+
+def removed_later(platform: str, template: str) -> bool:
+    """Whether a release removed the command (so it waits until the device's release is known).
+
+    Example:
+        >>> removed_later("cumulus", "net show interface all json"), removed_later("cumulus", "nv show system")
+        (True, False)
+    """
+    rel = releases_of(platform, template)
+    return rel is not None and rel.until is not None

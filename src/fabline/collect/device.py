@@ -8,13 +8,21 @@ per-command records for the manifest.
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabline.collect.allowlist import CommandRefused, allowed, match_command, render
+from fabline.collect.allowlist import (
+    CommandRefused,
+    allowed,
+    match_command,
+    release_restricted,
+    releases_of,
+    removed_later,
+    render,
+    split_by_release,
+)
 from fabline.collect.profiles import PROFILES, Profile
 from fabline.collect.transports import (
     CommandFailure,
@@ -27,7 +35,7 @@ from fabline.collect.writer import unique_file
 from fabline.errors import CommandUnavailable, ParseError
 from fabline.inventory import Device, Named
 from fabline.platforms import PLATFORMS
-from fabline.platforms.base import ParseContext, Releases, merge_fragments
+from fabline.platforms.base import ParseContext, merge_fragments
 from fabline.platforms.dispatch import SCHEMA_EXPECTED, checked_merge, run_parser
 from fabline.state import SCHEMA_ID
 
@@ -43,72 +51,17 @@ NOT_IN_RELEASE = "not_in_release"
 RELEASE_VAR = "fabline_os_version"
 
 
-@functools.cache
-def _releases(platform: str) -> dict[str, Releases]:
-    return {c.template: c.releases for c in PLATFORMS[platform].commands if c.releases is not None}
-
-
-def releases_of(platform: str, command: str) -> Releases | None:
-    """The releases that have a command (a template or a concrete line), or None when all have it.
-
-    Example:
-        >>> releases_of("cumulus", "net show interface all json").describe()
-        'before 5.0'
-        >>> releases_of("linux", "ethtool -S eth0") is None
-        True
-    """
-    found = _releases(platform).get(command)
-    if found is None and _releases(platform):
-        matched = match_command(platform, command)
-        found = _releases(platform).get(matched[0].template) if matched else None
-    return found
-
-
 def for_release(
     platform: str, templates: Iterable[str], release: str | None
 ) -> tuple[list[str], list[CommandRecord]]:
     """The templates a release has, and a ``not_in_release`` record for each one it lacks.
 
     An unknown release (None, or no number in it) keeps every template: what the device lacks
-    is then found out by running it (``unavailable``).
-
-    Example:
-        >>> keep, skipped = for_release("cumulus", ["decode-syseeprom", "net show interface all json"], "5.9.1")
-        >>> keep, [(r.command, r.status) for r in skipped]
-        (['decode-syseeprom'], [('net show interface all json', 'not_in_release')])
+    is then found out by running it (``unavailable``). The release knowledge is the platform's
+    (:func:`fabline.collect.allowlist.split_by_release`).
     """
-    keep: list[str] = []
-    skipped: list[CommandRecord] = []
-    for template in templates:
-        rel = releases_of(platform, template)
-        if rel is None or rel.has(release) is not False:
-            keep.append(template)
-            continue
-        where = f" ({rel.source})" if rel.source else ""
-        skipped.append(
-            CommandRecord(
-                template,
-                NOT_IN_RELEASE,
-                message=f"not sent: {platform} {release} does not have it; documented for {rel.describe()}{where}",
-            )
-        )
-    return keep, skipped
-
-
-def release_restricted(platform: str, template: str) -> bool:
-    """Whether only some releases have a command."""
-    return releases_of(platform, template) is not None
-
-
-def removed_later(platform: str, template: str) -> bool:
-    """Whether a release removed the command (so it waits until the device's release is known).
-
-    Example:
-        >>> removed_later("cumulus", "net show interface all json"), removed_later("cumulus", "nv show system")
-        (True, False)
-    """
-    rel = releases_of(platform, template)
-    return rel is not None and rel.until is not None
+    keep, lacking = split_by_release(platform, templates, release)
+    return keep, [CommandRecord(t, NOT_IN_RELEASE, message=why) for t, why in lacking]
 
 
 @dataclass
