@@ -105,6 +105,20 @@ FAMILIES: dict[str, str] = {
     "optics-alarms": "signal",
     "optics-firmware-skew": "version",
     "link-optics": "signal",
+    "incompatible-versions": "version",
+    "host-cnp-dscp": "cnp",
+    "host-cnp-priority": "cnp",
+    "host-cnp-fabric": "cnp",
+    "dcqcn-skew": "cnp",
+    "host-pcie-link": "pcie",
+    "gpu-nic-affinity": "pcie",
+    "host-iommu": "pcie",
+    "host-gpu-count": "gpu",
+    "host-fabric-manager": "gpu",
+    "nccl-gid-index": "nccl",
+    "nccl-ib-hca": "nccl",
+    "nccl-socket-ifname": "nccl",
+    "host-roce-mtu": "nccl",
 }
 
 #: What each family is about (the cause statement's first words) and what to do next.
@@ -139,6 +153,25 @@ _FAMILY_TEXT: dict[str, tuple[str, str]] = {
     "cabling": ("cabling", "re-cable the listed ports as the cabling plan / rail design says"),
     "lldp": ("LLDP", "run an LLDP agent on both ends and check the neighbours each end names"),
     "collection": ("collection", "install or allow the commands that failed, then collect again"),
+    "cnp": (
+        "CNP marking / DCQCN",
+        "stamp CNPs with the fabric's CNP DSCP and priority (48, 6) on every NIC, map that DSCP to the "
+        "strict CNP class on every switch port, keep DCQCN parameters equal across the fleet",
+    ),
+    "pcie": (
+        "PCIe / NUMA",
+        "reseat the NIC or move it to the slot the rail plan pairs with its GPU (same PCIe switch and "
+        "NUMA node), check BIOS bifurcation, boot with iommu=pt",
+    ),
+    "gpu": (
+        "GPUs",
+        "check the GPUs nvidia-smi lists against the rail NICs and that nvidia-fabricmanager runs",
+    ),
+    "nccl": (
+        "NCCL / RDMA selection",
+        "point NCCL_IB_GID_INDEX at the RoCE v2 IPv4 GID, NCCL_IB_HCA at exactly the rail HCAs, "
+        "NCCL_SOCKET_IFNAME off the rails; RoCE active MTU 4096",
+    ),
     "unreadable": (
         "unreadable",
         "restore access to the device (reachability, credentials, SSH), then collect again",

@@ -37,6 +37,7 @@ class Facts(TypedDict, total=False):
     vendor: str
     asic: str
     uptime_s: float
+    bios_version: str
 
 
 class PfcWatchdog(TypedDict, total=False):
@@ -56,12 +57,26 @@ class Qos(TypedDict, total=False):
     lossless_priorities: list[int]
 
 
+class Gpu(TypedDict, total=False):
+    """One GPU of a server (``host.gpus["0"]``, keyed by the nvidia-smi index)."""
+
+    pci_address: str
+    name: str
+    vbios: str
+    numa_node: int
+    nic_paths: dict[str, str]
+
+
 class Host(TypedDict, total=False):
     """What a GPU server says about its RDMA stack (linux hosts)."""
 
     gpudirect_rdma: bool
     nccl_env: dict[str, str]
     kernel_modules: list[str]
+    iommu_params: list[str]
+    gpu_driver: str
+    fabric_manager: str
+    gpus: dict[str, Gpu]
 
 
 class EcnQueue(TypedDict, total=False):
@@ -135,6 +150,32 @@ class Counters(TypedDict, total=False):
     interface_resets: int
 
 
+class Pcie(TypedDict, total=False):
+    """The PCIe link of a NIC's device (``nic.pcie``); ``present`` false: no PCIe device reports a link."""
+
+    present: bool
+    width: int
+    max_width: int
+    speed_gts: float
+    max_speed_gts: float
+
+
+class Gid(TypedDict, total=False):
+    """One entry of an RDMA port's GID table (``nic.gids[]``, as ``show_gids`` lists it)."""
+
+    index: int
+    gid: str
+    version: str
+    ipv4: str
+
+
+class Dcqcn(TypedDict, total=False):
+    """DCQCN parameters of a NIC's ECN notification (``np``) and reaction (``rp``) points."""
+
+    np: dict[str, int]
+    rp: dict[str, int]
+
+
 class HostNic(TypedDict, total=False):
     """A GPU server's RDMA NIC behind a netdev (``nic``)."""
 
@@ -147,6 +188,13 @@ class HostNic(TypedDict, total=False):
     ecn_rp_priorities: list[int]
     pci_address: str
     numa_node: int
+    pcie: Pcie
+    iommu_domain: str
+    cnp_dscp: int
+    cnp_802p_prio: int
+    dcqcn: Dcqcn
+    roce_active_mtu: int
+    gids: list[Gid]
 
 
 class Interface(TypedDict, total=False):
@@ -200,15 +248,19 @@ class State(TypedDict, total=False):
 __all__ = [
     "CommandError",
     "Counters",
+    "Dcqcn",
     "DeviceStatus",
     "EcnQueue",
     "Facts",
     "Fec",
+    "Gid",
+    "Gpu",
     "Host",
     "HostNic",
     "Interface",
     "Lldp",
     "Optics",
+    "Pcie",
     "PfcWatchdog",
     "Qos",
     "Role",

@@ -18,7 +18,7 @@ from typing import Any
 
 from fabline.platforms.spec import PLATFORMS, host_platform
 from fabline.state import SCHEMA_ID
-from fabline.state_types import Interface
+from fabline.state_types import Gid, Interface, Pcie
 
 NIC_FIRMWARE = "28.39.1002"
 
@@ -345,6 +345,14 @@ def states(
                     "roce_tos": 106,
                     "ecn_np_priorities": [3],
                     "ecn_rp_priorities": [3],
+                    "pcie": HOST_PCIE.copy(),
+                    "numa_node": i * 2 // len(names),
+                    "iommu_domain": "identity",
+                    "cnp_dscp": 48,
+                    "cnp_802p_prio": 6,
+                    "dcqcn": {"np": dict(DCQCN_NP), "rp": dict(DCQCN_RP)},
+                    "roce_active_mtu": 4096,
+                    "gids": host_gids(dev.name, i),
                 }
             ifaces[name] = body
         doc["interfaces"] = ifaces
@@ -352,13 +360,74 @@ def states(
             doc["host"] = {
                 "gpudirect_rdma": True,
                 "nccl_env": {"NCCL_IB_TC": "106", "NCCL_IB_GID_INDEX": "3"},
+                "iommu_params": ["iommu=pt"],
+                "gpu_driver": GPU_DRIVER,
+                "fabric_manager": "active",
+                "gpus": _gpus(len(names)),
             }
+            doc["facts"]["bios_version"] = BIOS_VERSION
         else:
             doc["qos"] = {"pfc_watchdog": {"enabled": True, "detection_ms": 200, "restoration_ms": 200}}
         for f in by_device.get(dev.name, []):
             target = doc if f.interface is None else doc["interfaces"].setdefault(f.interface, {})
             _set_path(target, f.path, f.value)
         yield doc
+
+
+#: A rail NIC's PCIe link in a clean fabric: a ConnectX-7 (PCIe Gen5 x16) trained at its full width and speed.
+HOST_PCIE: Pcie = {"present": True, "width": 16, "max_width": 16, "speed_gts": 32.0, "max_speed_gts": 32.0}
+#: ConnectX DCQCN notification/reaction point parameters at NVIDIA's documented defaults ("DCQCN CC
+#: Parameters"), as the mlx5 sysfs ``ecn/roce_np`` and ``ecn/roce_rp`` files name them.
+DCQCN_NP = {"min_time_between_cnps": 4}
+DCQCN_RP = {
+    "clamp_tgt_rate": 0, "clamp_tgt_rate_after_time_inc": 1, "dce_tcp_g": 1019, "dce_tcp_rtt": 1,
+    "initial_alpha_value": 1023, "rate_reduce_monitor_period": 4, "rate_to_set_on_first_cnp": 0,
+    "rpg_ai_rate": 5, "rpg_byte_reset": 32767, "rpg_gd": 11, "rpg_hai_rate": 50, "rpg_max_rate": 0,
+    "rpg_min_dec_fac": 50, "rpg_min_rate": 1, "rpg_threshold": 1, "rpg_time_reset": 300,
+}  # fmt: skip
+#: The GPU driver and BIOS of a synthetic GPU server.
+GPU_DRIVER = "535.104.05"
+BIOS_VERSION = "1.10.2"
+
+
+def host_gids(host: str, rail: int) -> list[Gid]:
+    """A RoCE NIC's GID table as ``show_gids`` lists it: link-local v1/v2 (0, 1), IPv4 v1/v2 (2, 3).
+
+    Example:
+        >>> [(g["index"], g["version"], g.get("ipv4")) for g in host_gids("gpu-001", 1)]
+        [(0, 'v1', None), (1, 'v2', None), (2, 'v1', '10.1.22.2'), (3, 'v2', '10.1.22.2')]
+    """
+    h = sum(host.encode()) % 250
+    link_local = f"fe80:0000:0000:0000:ba3f:d2ff:fe{h:02x}:{rail:04x}"
+    ipv4 = f"10.{rail}.{h}.2"
+    mapped = "0000:0000:0000:0000:0000:ffff:{:02x}{:02x}:{:02x}{:02x}".format(
+        *(int(x) for x in ipv4.split("."))
+    )
+    return [
+        {"index": 0, "gid": link_local, "version": "v1"},
+        {"index": 1, "gid": link_local, "version": "v2"},
+        {"index": 2, "gid": mapped, "version": "v1", "ipv4": ipv4},
+        {"index": 3, "gid": mapped, "version": "v2", "ipv4": ipv4},
+    ]
+
+
+def _gpus(count: int) -> dict[str, Any]:
+    """One GPU per rail NIC, GPU i behind the PCIe switch of NIC i (``PIX``), half of them per socket."""
+    gpus: dict[str, Any] = {}
+    for i in range(count):
+        numa = i * 2 // count
+        paths = {
+            f"mlx5_{j}": "PIX" if j == i else ("NODE" if j * 2 // count == numa else "SYS")
+            for j in range(count)
+        }
+        gpus[str(i)] = {
+            "pci_address": f"0000:{0x18 + i * 0x10:02x}:00.0",
+            "name": "NVIDIA H100 80GB HBM3",
+            "vbios": "96.00.74.00.0D",
+            "numa_node": numa,
+            "nic_paths": paths,
+        }
+    return gpus
 
 
 def _set_path(target: dict[str, Any], path: str, value: Any) -> None:

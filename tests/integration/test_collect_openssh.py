@@ -217,6 +217,64 @@ def test_real_host_collected_with_real_exit_codes(openssh: dict[str, Any]) -> No
     assert statuses <= {"ok", "unavailable", "failed", "parse_error"}, statuses
 
 
+#: The checks of issue 16 (inside the GPU server) and the rules over what its commands collect.
+GPU_SERVER_CHECKS = (
+    "host-pcie-link", "gpu-nic-affinity", "host-iommu", "host-gpu-count", "host-fabric-manager",
+    "nccl-gid-index", "nccl-ib-hca", "nccl-socket-ifname", "host-cnp-dscp", "host-cnp-priority",
+    "host-roce-mtu", "host-cnp-fabric", "dcqcn-skew",
+)  # fmt: skip
+
+
+def test_gpu_server_commands_on_a_host_without_pcie_nic_or_gpu(
+    openssh: dict[str, Any], tmp_path: Path
+) -> None:
+    """Every issue-16 command ran on the real host; no PCIe NIC, no GPU: 'not present', never a pass."""
+    from fabline.platforms.linux import HOST_SYSFS_COMMAND, NVIDIA_SMI_QUERY
+
+    snap = openssh["work"] / "snap"
+    by_cmd = _commands(snap)
+    state = json.loads((snap / "state" / "gpu-real.json").read_text())
+    # The one sysfs read: real grep over the real /sys; files a veth or loopback lacks are silent
+    # (--no-messages) and make grep exit 2, yet the answer is read.
+    sysfs = by_cmd[HOST_SYSFS_COMMAND]
+    assert sysfs["status"] == "ok", sysfs
+    assert (snap / "raw" / "gpu-real" / sysfs["file"]).read_text().count("/address:") >= 1
+    for name in openssh["target"].interfaces:
+        assert state["interfaces"][name]["nic"]["pcie"] == {"present": False}, name
+    assert isinstance(state["host"]["iommu_params"], list)  # from the real /proc/cmdline
+    # No NVIDIA driver here: nvidia-smi is not installed (bash's 127), recorded as unavailable.
+    for command in (NVIDIA_SMI_QUERY, "nvidia-smi topo -m"):
+        if shutil.which("nvidia-smi") is None:
+            assert by_cmd[command]["status"] == "unavailable" and by_cmd[command]["exit_code"] == 127
+    # systemctl answers for a unit that is not installed, or fails where systemd is not PID 1.
+    assert by_cmd["systemctl is-active nvidia-fabricmanager"]["status"] in ("ok", "failed", "unavailable")
+    for command in (HOST_SYSFS_COMMAND, NVIDIA_SMI_QUERY, "nvidia-smi topo -m"):
+        assert by_cmd[command]["status"] != "parse_error", by_cmd[command]
+    # Judged: each check is 'skipped' with the not-present reason (or not applicable), never a pass.
+    result = CliRunner().invoke(
+        main, ["check", "-i", str(openssh["work"] / "inv.yml"), "--snapshot", str(snap), "-o", str(tmp_path),
+               "-f", "json", "-q"],
+    )  # fmt: skip
+    assert result.exit_code in (0, 3, 4), result.output
+    report = json.loads((tmp_path / "report.json").read_text())
+    mine = [r for r in report["results"] if r["check"] in GPU_SERVER_CHECKS and r["device"] == "gpu-real"]
+    assert mine, "no result of the GPU server checks on the real host"
+    assert {r["status"] for r in mine} <= {"skipped"}, [(r["check"], r["status"], r["message"]) for r in mine]
+    passes = report.get("passes") or {}  # report/2 counts passes apart from the results
+    assert not any((passes.get(check) or {}).get("gpu-real") for check in GPU_SERVER_CHECKS), passes
+    by_check = {r["check"]: r for r in mine}
+    for check in (
+        "host-pcie-link",
+        "host-iommu",
+        "gpu-nic-affinity",
+        "host-gpu-count",
+        "host-fabric-manager",
+    ):
+        assert "not present" in by_check[check]["message"], by_check[check]
+    for check in ("host-cnp-dscp", "host-roce-mtu"):
+        assert by_check[check]["message"].startswith("not applicable"), by_check[check]
+
+
 def test_reparse_of_real_evidence_gives_the_same_state(openssh: dict[str, Any]) -> None:
     snap = openssh["work"] / "snap"
     before = json.loads((snap / "state" / "gpu-real.json").read_text())

@@ -23,6 +23,8 @@ COVERED: dict[str, set[str]] = {
     "linux": {
         "admin_up", "oper_up", "mtu", "speed_gbps", "fec", "autoneg", "trust", "dscp_to_priority",
         "pfc_priorities", "lldp", "optics", "counters", "nic", "host.gpudirect_rdma", "host.nccl_env",
+        "host.gpus", "host.gpu_driver", "host.fabric_manager", "host.iommu_params", "facts.bios_version",
+        "facts.kernel", "facts.hostname",
     },
     "sonic": {
         "admin_up", "oper_up", "mtu", "speed_gbps", "fec", "autoneg", "trust", "dscp_to_priority",

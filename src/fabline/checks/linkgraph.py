@@ -114,6 +114,7 @@ class PortView(NamedTuple):
         pfc: Sorted PFC priorities; ``dscp``: sorted (DSCP, priority) pairs.
         roce_tos, ecn_np, ecn_rp: Host NIC application settings.
         optic: The module's rate and media code (:func:`optic_class`).
+        cnp_dscp: The DSCP a host NIC stamps on the CNPs it sends.
     """
 
     name: str
@@ -138,6 +139,7 @@ class PortView(NamedTuple):
     alias: str | None
     #: The transceiver as "rate media" (``400G SR8``, ``400G AOC``), from ``optics``; None: unknown.
     optic: str | None = None
+    cnp_dscp: int | None = None
 
 
 class DeviceView(NamedTuple):
@@ -295,6 +297,7 @@ class Projector:
                     prios(nic.get("ecn_rp_priorities")),
                     _s(get("alias")),
                     optic_class(get("optics")),
+                    _int(nic.get("cnp_dscp")),
                 )
             )
         host = device.state.get("host")

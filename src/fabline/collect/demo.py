@@ -64,6 +64,11 @@ def demo_fabric() -> tuple[synthetic.Fabric, synthetic.Fabric, list[Any]]:
         ),
         Fault("leaf-r0-a", "counters.pg_dropped", {"3": 4096}, "Ethernet0", "drops on the lossless PG"),
         Fault("leaf-r3-a", "last_flap_age_s", 300, "Ethernet1/4", "uplink flapped five minutes ago"),
+        # Inside the GPU servers (issue 16): a NIC trained at half width, NCCL on a RoCE v1 GID,
+        # CNPs stamped with a DSCP the leaf does not put into the strict CNP class.
+        Fault("gpu-002", "nic.pcie.width", 8, "eth0", "rail NIC trained at PCIe x8 of x16"),
+        Fault("gpu-001", "host.nccl_env.NCCL_IB_GID_INDEX", "2", None, "NCCL_IB_GID_INDEX on a RoCE v1 GID"),
+        Fault("gpu-001", "nic.cnp_dscp", 46, "eth3", "CNPs sent with DSCP 46 instead of 48"),
         # lldpd is not installed on this host: recorded as unavailable, the device is 'partial'.
         TransportFault("gpu-002", "missing_command", "lldpctl -f json"),
     ]

@@ -461,6 +461,105 @@ def parse_ecn_enable(text: str, ctx: ParseContext) -> Fragment:
     return {"interfaces": {name: {"nic": nic}}}
 
 
+# --- one read of the host's sysfs: PCIe link, NUMA, IOMMU, DCQCN, BIOS ---------------------------
+
+#: The one read-only command that gathers every sysfs value of issue 16 (a grep over many files is one
+#: exec, where one ``cat`` per file and interface would be dozens): every netdev (its ``address``, so a
+#: netdev without a PCIe device is seen too), its PCIe link, NUMA node and IOMMU domain, the DCQCN
+#: parameters of its ECN notification/reaction points, the IOMMU kernel parameters and the BIOS version.
+#: ``--no-messages`` (``-s``): a file a host does not have (no PCIe link on a veth, no ``ecn`` without mlx5) is no error
+#: line; globs that match nothing stay as written and are skipped the same way. POSIX sh globs only.
+HOST_SYSFS_COMMAND = (
+    "grep --no-messages -H . /proc/cmdline /sys/class/dmi/id/bios_version /sys/class/net/*/address"
+    " /sys/class/net/*/device/current_link_speed /sys/class/net/*/device/current_link_width"
+    " /sys/class/net/*/device/max_link_speed /sys/class/net/*/device/max_link_width"
+    " /sys/class/net/*/device/numa_node /sys/class/net/*/device/iommu_group/type"
+    " /sys/class/net/*/ecn/roce_np/* /sys/class/net/*/ecn/roce_rp/*"
+)
+
+_SYSFS_NET = re.compile(r"^/sys/class/net/(?P<if>[^/]+)/(?P<rest>[^:]+):(?P<value>.*)$")
+#: ``current_link_speed`` as the kernel prints it: ``32.0 GT/s PCIe`` (>= 5.x), ``8 GT/s``, ``2.5 GT/s``;
+#: ``Unknown`` (a link that is down, or a VF) gives no value.
+_GTS = re.compile(r"(\d+(?:\.\d+)?) ?GT/s")
+_PCIE_FILES = {
+    "device/current_link_width": "width",
+    "device/max_link_width": "max_width",
+    "device/current_link_speed": "speed_gts",
+    "device/max_link_speed": "max_speed_gts",
+}
+#: ECN notification-point files that are not DCQCN tuning but what CNPs carry (judged on their own).
+_CNP_FIELDS = {"cnp_dscp": "cnp_dscp", "cnp_802p_prio": "cnp_802p_prio"}
+#: Kernel parameters that decide the IOMMU mode (and the ACS override some GPU hosts boot with).
+_IOMMU_PARAM = re.compile(
+    r"^(?:iommu|intel_iommu|amd_iommu|iommu\.passthrough|iommu\.strict|pcie_acs_override)="
+)
+
+
+def parse_host_sysfs(output: str, ctx: ParseContext) -> Fragment:
+    """The host-wide sysfs read (:data:`HOST_SYSFS_COMMAND`): PCIe link, NUMA, IOMMU, DCQCN, BIOS.
+
+    Per netdev ``IF``: ``nic.pcie`` (``present``: whether the netdev sits on a PCIe device that reports
+    a link; ``width``/``max_width`` lanes, ``speed_gts``/``max_speed_gts`` GT/s per lane as trained and
+    as the device can), ``nic.numa_node`` (-1: the platform reports none), ``nic.iommu_domain`` (the
+    kernel's IOMMU group type: ``identity`` is passthrough, ``DMA``/``DMA-FQ`` translated),
+    ``nic.cnp_dscp``/``nic.cnp_802p_prio`` (what the NIC stamps on the CNPs it sends) and
+    ``nic.dcqcn.np|rp.NAME`` (the integer DCQCN parameters). Host-wide: ``host.iommu_params`` (the
+    IOMMU kernel parameters of ``/proc/cmdline``), ``facts.bios_version``.
+    """
+    expected = "grep -H lines '/sys/class/net/IF/...:value' (with /sys/class/net/IF/address)"
+    text = check_text(output, ctx, expected)
+    interfaces: dict[str, dict[str, Any]] = {}
+    fragment: dict[str, Any] = {}
+    listed = False  # every netdev has an 'address': without one, this is another read's output
+    for line in text.splitlines():
+        if line.startswith("/proc/cmdline:"):
+            params = [w for w in line.partition(":")[2].split() if _IOMMU_PARAM.match(w)]
+            fragment.setdefault("host", {})["iommu_params"] = params
+            continue
+        if line.startswith("/sys/class/dmi/id/bios_version:"):
+            version = line.partition(":")[2].strip()
+            if version:
+                fragment.setdefault("facts", {})["bios_version"] = version
+            continue
+        m = _SYSFS_NET.match(line)
+        if not m:
+            continue
+        nic = interfaces.setdefault(m["if"], {})
+        rest, value = m["rest"], m["value"].strip()
+        if rest == "address":
+            listed = True
+            continue
+        if rest in _PCIE_FILES:
+            key = _PCIE_FILES[rest]
+            if key.endswith("gts"):
+                speed = _GTS.match(value)
+                if speed:
+                    nic.setdefault("pcie", {})[key] = float(speed.group(1))
+            elif value.isdigit():
+                nic.setdefault("pcie", {})[key] = int(value)
+        elif rest == "device/numa_node" and re.fullmatch(r"-?\d{1,4}", value):
+            nic["numa_node"] = int(value)
+        elif rest == "device/iommu_group/type" and value:
+            nic["iommu_domain"] = value
+        elif rest.startswith("ecn/roce_") and re.fullmatch(r"\d{1,10}", value):
+            role, _, name = rest[len("ecn/roce_") :].partition("/")
+            if role not in ("np", "rp") or "/" in name or not name:
+                continue  # enable/<prio> is the per-interface ECN read's
+            if role == "np" and name in _CNP_FIELDS:
+                nic[_CNP_FIELDS[name]] = int(value)
+            else:
+                nic.setdefault("dcqcn", {}).setdefault(role, {})[name] = int(value)
+    if not listed:
+        raise ctx.fail(expected, "no /sys/class/net/IF/address line")
+    for nic in interfaces.values():
+        pcie = nic.setdefault("pcie", {})
+        # A netdev whose device reports no link width (veth, bond, virtio on a legacy bus) has no
+        # PCIe link to judge: said explicitly, so a check can tell it from 'not collected'.
+        pcie["present"] = "width" in pcie or "max_width" in pcie
+    fragment["interfaces"] = {name: {"nic": dict(sorted(nic.items()))} for name, nic in interfaces.items()}
+    return fragment
+
+
 # --- RDMA ---------------------------------------------------------------------------------------
 
 _HW_COUNTER = re.compile(
@@ -709,6 +808,118 @@ def parse_nccl_conf(text: str, ctx: ParseContext) -> Fragment:
     return {"host": {"nccl_env": env}}
 
 
+# --- GPUs ---------------------------------------------------------------------------------------
+
+#: The GPU query: one CSV line per GPU (nvidia-smi(1): ``--format=csv,noheader`` separates with ", ").
+NVIDIA_SMI_QUERY = (
+    "nvidia-smi --query-gpu=index,pci.bus_id,name,driver_version,vbios_version --format=csv,noheader"
+)
+_GPU_BUS_ID = re.compile(r"(?:[0-9A-Fa-f]{4})?([0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])")
+
+
+def pci_address(bus_id: str) -> str:
+    """A PCI address in the kernel's form (``0000:18:00.0``) from nvidia-smi's 8-digit-domain form.
+
+    Example:
+        >>> pci_address("00000000:18:00.0"), pci_address("0000:AB:00.0")
+        ('0000:18:00.0', '0000:ab:00.0')
+    """
+    m = _GPU_BUS_ID.fullmatch(bus_id.strip())
+    return m.group(1).lower() if m else bus_id.strip().lower()
+
+
+def parse_nvidia_smi_query(output: str, ctx: ParseContext) -> Fragment:
+    """``nvidia-smi --query-gpu=index,pci.bus_id,name,driver_version,vbios_version --format=csv,noheader``.
+
+    Feeds ``host.gpus.N.{pci_address, name, vbios}`` and ``host.gpu_driver`` (the driver version, the
+    same on every GPU of a host; a host whose GPUs disagree keeps the versions joined with ``/``).
+    """
+    expected = "nvidia-smi CSV lines 'index, bus id, name, driver, vbios'"
+    text = check_text(output, ctx, expected)
+    gpus: dict[str, Any] = {}
+    drivers: list[str] = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        fields = [f.strip() for f in line.split(",")]
+        if len(fields) != 5 or not fields[0].isdigit() or not _GPU_BUS_ID.fullmatch(fields[1]):
+            raise ctx.fail(expected, f"line {line.strip()[:60]!r}")
+        index, bus, name, driver, vbios = fields
+        gpus[str(int(index))] = {"pci_address": pci_address(bus), "name": name, "vbios": vbios}
+        if driver not in drivers:
+            drivers.append(driver)
+    if not gpus:
+        raise ctx.fail(expected, "no GPU line")
+    return {"host": {"gpus": gpus, "gpu_driver": "/".join(drivers)}}
+
+
+#: The connection words of ``nvidia-smi topo -m`` (its legend): X (self), PIX, PXB, PHB, NODE, SYS, NV<n>.
+_TOPO_WORD = re.compile(r"X|PIX|PXB|PHB|NODE|SYS|NV\d{1,3}")
+
+
+def parse_nvidia_smi_topo(output: str, ctx: ParseContext) -> Fragment:
+    """``nvidia-smi topo -m``: each GPU's PCIe path to every RDMA NIC, and its NUMA affinity.
+
+    Feeds ``host.gpus.N.nic_paths`` (RDMA device -> ``PIX``/``PXB``/``PHB``/``NODE``/``SYS``) and
+    ``host.gpus.N.numa_node``. NIC columns are named ``NICk`` with a ``NIC Legend`` (``NICk: mlx5_k``)
+    in current drivers and by the RDMA device itself in older ones. The matrix is tab-separated; a
+    copy whose tabs became spaces is read too (columns split on tabs or runs of spaces).
+    """
+    expected = "nvidia-smi topo -m matrix (header GPU0 ... with GPUn rows)"
+    text = check_text(output, ctx, expected)
+    lines = text.splitlines()
+    legend: dict[str, str] = {
+        str(m[1]): str(m[2]) for m in re.finditer(r"^\s*(NIC\d+):\s*(\S+)\s*$", text, re.MULTILINE)
+    }
+    header_at = next((i for i, ln in enumerate(lines) if re.match(r"^\s+GPU0\b", ln)), None)
+    if header_at is None:
+        raise ctx.fail(expected, "no header row starting with GPU0")
+
+    def cells(line: str) -> list[str]:
+        return [c.strip() for c in re.split(r"\t| {2,}", line.strip())] if "\t" in line else line.split()
+
+    header = [c for c in re.split(r"\t| {2,}", lines[header_at].strip()) if c.strip()]
+    header = [c.strip() for c in header]
+    gpus: dict[str, Any] = {}
+    for line in lines[header_at + 1 :]:
+        row = cells(line)
+        if not row or not re.fullmatch(r"GPU\d+", row[0]):
+            continue
+        values = row[1:]
+        gpu: dict[str, Any] = {}
+        paths: dict[str, str] = {}
+        for name, value in zip(header, values, strict=False):
+            if name == "NUMA Affinity":
+                if re.fullmatch(r"\d+", value):
+                    gpu["numa_node"] = int(value)
+                continue
+            if name in ("CPU Affinity", "GPU NUMA ID") or re.fullmatch(r"GPU\d+", name):
+                continue
+            if not _TOPO_WORD.fullmatch(value):
+                raise ctx.fail(expected, f"{row[0]} {name}: {value[:20]!r} is not a topo -m connection word")
+            paths[legend.get(name, name)] = value
+        gpu["nic_paths"] = paths
+        gpus[row[0][3:]] = gpu
+    if not gpus:
+        raise ctx.fail(expected, "no GPUn row")
+    return {"host": {"gpus": gpus}}
+
+
+#: ``systemctl is-active``'s one-word answers (systemctl(1)).
+_UNIT_STATES = ("active", "inactive", "failed", "activating", "deactivating", "reloading", "unknown")
+
+
+def parse_fabric_manager(output: str, ctx: ParseContext) -> Fragment:
+    """``systemctl is-active nvidia-fabricmanager``: ``host.fabric_manager`` (``active``, ``inactive``, ...).
+
+    NVSwitch systems (HGX/DGX H100, A100 SXM) need NVIDIA Fabric Manager running before their GPUs
+    join the NVLink fabric; ``systemctl is-active`` prints the unit's state and needs no root.
+    """
+    expected = "one unit state word (active, inactive, failed, ...)"
+    word = _one_value(output, ctx, expected, re.compile("|".join(_UNIT_STATES)), "a unit state")
+    return {"host": {"fabric_manager": word}}
+
+
 # --- facts -------------------------------------------------------------------------------------
 
 #: A hostname as the kernel keeps it (RFC 1123 labels, dots allowed; at most 64 characters).
@@ -776,14 +987,21 @@ def parse_os_release(text: str, ctx: ParseContext) -> Fragment:
 # --- merge helper -------------------------------------------------------------------------------
 
 
+#: ``host.rdma_devices.DEV`` field -> the ``nic`` field it becomes on the device's netdev.
+_RDMA_TO_NIC = {"roce_tos": "roce_tos", "active_mtu": "roce_active_mtu"}
+
+
 def attach_rdma_devices(state: dict[str, Any]) -> dict[str, Any]:
-    """Copy ``host.rdma_devices`` values (``roce_tos``) onto the interfaces whose ``nic.rdma_device`` is them.
+    """Copy ``host.rdma_devices`` values onto the interfaces whose ``nic.rdma_device`` is them.
+
+    ``roce_tos`` (the RDMA-CM ToS) and ``active_mtu`` (as ``roce_active_mtu``, the RoCE path MTU of
+    the device's port) are per RDMA device; a rail check reads them on the netdev.
 
     Example:
-        >>> s = {"host": {"rdma_devices": {"mlx5_0": {"roce_tos": 106, "firmware": "28.42.1000"}}},
+        >>> s = {"host": {"rdma_devices": {"mlx5_0": {"roce_tos": 106, "active_mtu": 4096}}},
         ...      "interfaces": {"eth2": {"nic": {"rdma_device": "mlx5_0"}}}}
         >>> attach_rdma_devices(s)["interfaces"]["eth2"]["nic"]
-        {'rdma_device': 'mlx5_0', 'roce_tos': 106}
+        {'rdma_device': 'mlx5_0', 'roce_tos': 106, 'roce_active_mtu': 4096}
     """
     devices = (state.get("host") or {}).get("rdma_devices") or {}
     for body in (state.get("interfaces") or {}).values():
@@ -791,8 +1009,9 @@ def attach_rdma_devices(state: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(nic, dict) or nic.get("rdma_device") not in devices:
             continue
         info = devices[nic["rdma_device"]]
-        if "roce_tos" in info and "roce_tos" not in nic:
-            nic["roce_tos"] = info["roce_tos"]
+        for source, target in _RDMA_TO_NIC.items():
+            if source in info and target not in nic:
+                nic[target] = info[source]
     return state
 
 
@@ -881,6 +1100,16 @@ COMMANDS: tuple[Command, ...] = (
     Command("cat /proc/sys/kernel/hostname", parse_kernel_hostname, "facts.hostname", kind="file"),
     Command("cat /etc/os-release", parse_os_release, "facts.os_version", kind="file"),
     Command("uname -r", parse_uname_r, "facts.kernel"),
+    Command(NVIDIA_SMI_QUERY, parse_nvidia_smi_query, "host.{gpus.N.{pci_address,name,vbios},gpu_driver}"),
+    Command("nvidia-smi topo -m", parse_nvidia_smi_topo, "host.gpus.N.{nic_paths,numa_node}"),
+    Command("systemctl is-active nvidia-fabricmanager", parse_fabric_manager, "host.fabric_manager"),
+    Command(
+        HOST_SYSFS_COMMAND,
+        parse_host_sysfs,
+        "interfaces.*.nic.{pcie,numa_node,iommu_domain,cnp_dscp,cnp_802p_prio,dcqcn}; host.iommu_params; "
+        "facts.bios_version",
+        kind="file",
+    ),
 )
 
 PLATFORM = PlatformSpec(
@@ -907,6 +1136,10 @@ PLATFORM = PlatformSpec(
             "grep -H . /sys/class/net/*/device/infiniband/*/ports/*/hw_counters/*",
             # Link flaps of every netdev in one read.
             "grep -H . /sys/class/net/*/carrier_changes",
+            HOST_SYSFS_COMMAND,
+            NVIDIA_SMI_QUERY,
+            "nvidia-smi topo -m",
+            "systemctl is-active nvidia-fabricmanager",
         ),
         interface_commands=(
             "ethtool {interface}",

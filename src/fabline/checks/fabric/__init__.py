@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from fabline.checks import AnyCheck
 from fabline.checks.fabric.fleet import FLEET_CHECKS
+from fabline.checks.fabric.gpuhost import GPUHOST_CHECKS
 from fabline.checks.fabric.health import HEALTH_CHECKS
 from fabline.checks.fabric.hostapp import HOSTAPP_CHECKS
 from fabline.checks.fabric.links import LINK_CHECKS
@@ -17,6 +18,7 @@ FABRIC_CHECKS: tuple[type[AnyCheck], ...] = (
     *LINK_CHECKS,
     *TOPOLOGY_CHECKS,
     *HOSTAPP_CHECKS,
+    *GPUHOST_CHECKS,
     *FLEET_CHECKS,
     *HEALTH_CHECKS,
 )

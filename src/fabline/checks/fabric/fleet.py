@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
@@ -9,7 +10,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import override
 
-from fabline.checks import Check, DeviceContext, FabricContext, natural_key
+from fabline.checks import FABRIC_DEVICE, Check, DeviceContext, FabricContext, natural_key
 from fabline.results import PassBlock, Result, Severity
 
 
@@ -144,18 +145,106 @@ class VersionSkewCheck(FleetSkewCheck):
     with a different congestion-control default, a switch OS with another buffer carving
     (DOMAIN "Firmware": pinned to a baseline, no skew inside the fleet, article 004). The odd
     ones out are named with the majority version; pin allowed versions with ``allowed``.
-    Fields: ``os_version`` (facts), ``nic_firmware`` and ``nic_driver`` (host NICs).
+    Fields: ``os_version``, ``kernel``, ``bios_version`` (facts), ``nic_firmware`` and
+    ``nic_driver`` (host NICs), ``gpu_driver`` (host GPUs, nvidia-smi).
     """
 
     id = "version-skew"
     severity = Severity.MINOR
-    fields = ("os_version", "nic_firmware", "nic_driver")
+    fields = ("os_version", "nic_firmware", "nic_driver", "kernel", "gpu_driver", "bios_version")
 
     @override
     def values(self, device: DeviceContext) -> tuple[str | None, ...]:
         facts = device.state.get("facts")
-        os_version = facts.get("os_version") if isinstance(facts, Mapping) else None
-        return (os_version if isinstance(os_version, str) else None, *_nic_versions(device.interfaces))
+        facts = facts if isinstance(facts, Mapping) else {}
+        host = device.state.get("host")
+        gpu_driver = host.get("gpu_driver") if isinstance(host, Mapping) else None
+        return (
+            _text(facts.get("os_version")),
+            *_nic_versions(device.interfaces),
+            _text(facts.get("kernel")),
+            _text(gpu_driver),
+            _text(facts.get("bios_version")),
+        )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _dcqcn_values(ifaces: Mapping[str, Any]) -> dict[str, str]:
+    """Each DCQCN parameter of a host's NICs (``np.min_time_between_cnps``, ``rp.rpg_ai_rate``, ...) -> its value.
+
+    NICs of one host that disagree give the distinct values joined by ", " (reported as such). The
+    CNP DSCP and priority are not here: rules pin them to the baseline and host-cnp-fabric compares
+    them with the leaf.
+
+    Example:
+        >>> _dcqcn_values({"e0": {"nic": {"dcqcn": {"rp": {"rpg_gd": 11, "rpg_ai_rate": 5}}}},
+        ...                "e1": {"nic": {"dcqcn": {"rp": {"rpg_gd": 11, "rpg_ai_rate": 10}}}}})
+        {'rp.rpg_ai_rate': '10, 5', 'rp.rpg_gd': '11'}
+    """
+    found: dict[str, set[str]] = {}
+    for body in ifaces.values():
+        nic = body.get("nic") if type(body) is dict else None
+        if type(nic) is not dict:
+            continue
+        dcqcn = nic.get("dcqcn")
+        if type(dcqcn) is not dict:
+            continue
+        for role in ("np", "rp"):
+            params = dcqcn.get(role)
+            if type(params) is dict:
+                for key, value in params.items():
+                    found.setdefault(f"{role}.{key}", set()).add(str(value))
+    return {k: ", ".join(sorted(v)) for k, v in sorted(found.items())}
+
+
+class DcqcnSkewCheck(FleetSkewCheck):
+    """GPU servers of one platform and model run the same DCQCN and CNP parameters on their NICs.
+
+    DCQCN is a control loop between every sender and receiver pair: one host with another rate
+    increase step, alpha gain or CNP interval reacts differently to the same ECN marks, takes more
+    (or less) than its share and makes the others' reactions look wrong. Compares every parameter
+    of the NICs' ECN notification (``np.*``) and reaction points (``rp.*``) as sysfs names them
+    (the CNP DSCP and priority are the host-cnp rules' business); pin values with ``allowed``
+    (``{rp.rpg_ai_rate: ['5']}``; values are compared as text).
+    """
+
+    id = "dcqcn-skew"
+    severity = Severity.MINOR
+    roles = ("host",)
+    fields = ()
+
+    def __init__(self, params: Mapping[str, Any] | None = None, severity: Severity | None = None) -> None:
+        Check.__init__(self, params, severity)
+        unknown = [k for k in self.params.allowed if not k.startswith(("np.", "rp."))]
+        if unknown:
+            raise ValueError(f"allowed: {unknown[0]!r} is not a parameter (np.NAME or rp.NAME)")
+
+    @override
+    def collect(self, device: DeviceContext) -> tuple[Any, ...]:
+        facts = device.state.get("facts")
+        model = facts.get("model") if isinstance(facts, Mapping) else None
+        return (device.role, device.platform, model, _dcqcn_values(device.interfaces))
+
+    @override
+    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
+        passes: dict[str, list[str | None]] = {}
+        groups: dict[tuple[Any, ...], list[str]] = {}
+        for name, row in fabric.collected.items():
+            groups.setdefault(tuple(row[:3]), []).append(name)
+        for key in sorted(groups, key=repr):
+            members = sorted(groups[key])
+            role, platform, model = key
+            where = f"{role}s on {platform}" + (f" model {model}" if model else "")
+            params = sorted({p for n in members for p in fabric.collected[n][3]})
+            for param in params:
+                values = {n: fabric.collected[n][3].get(param) for n in members}
+                counts = Counter(v for v in values.values() if v is not None)
+                yield from self._field(param, values, counts, where, passes)
+        for name in sorted(passes):
+            yield PassBlock(self.id, name, self.effective_severity, passes[name])
 
 
 class QosSkewCheck(FleetSkewCheck):
@@ -373,3 +462,110 @@ class OpticsFirmwareSkewCheck(Check[OpticsFirmwareParams]):
 
 
 FLEET_CHECKS = (VersionSkewCheck, QosSkewCheck, PfcHeadroomCheck, OpticsFirmwareSkewCheck)
+class IncompatiblePair(BaseModel):
+    """One switch OS x NIC firmware combination a site knows to break (globs, fnmatch syntax)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    switch_os: str = Field(description="glob on the switch's facts.os_version, e.g. 'SONiC.202305*'")
+    nic_firmware: str = Field(description="glob on a host NIC's nic.firmware, e.g. '28.39.*'")
+    reason: str = Field(description="what broke, shown in the finding")
+
+
+class IncompatibleParams(BaseModel):
+    """Parameters of incompatible-versions."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pairs: list[IncompatiblePair] = Field(
+        default_factory=list, description="switch OS x NIC firmware pairs known not to work together"
+    )
+
+
+def _lldp_peer(body: Any) -> str | None:
+    lldp = body.get("lldp") if type(body) is dict else None
+    peer = lldp.get("device") if type(lldp) is dict else None
+    return peer.split(".")[0].lower() if isinstance(peer, str) and peer else None
+
+
+class IncompatibleVersionsCheck(Check[IncompatibleParams]):
+    """No host NIC runs a firmware the baseline declares incompatible with its leaf's OS.
+
+    A fleet can be free of skew and still run a combination that broke once: a NIC firmware whose
+    congestion-control default a switch release mis-handles, a transceiver setting one side gets
+    wrong. ``pairs`` writes such combinations down (switch OS glob x NIC firmware glob, with the
+    reason); every rail NIC cabled (by LLDP, from either end) to a switch of a matching OS fails,
+    naming both. ``skipped`` while no pair is declared.
+    """
+
+    id = "incompatible-versions"
+    severity = Severity.MAJOR
+    scope = "fabric"
+
+    @override
+    def collect(self, device: DeviceContext) -> tuple[Any, ...]:
+        facts = device.state.get("facts")
+        os_version = facts.get("os_version") if isinstance(facts, Mapping) else None
+        ports = []
+        for name, body in device.interfaces.items():
+            nic = body.get("nic") if type(body) is dict else None
+            firmware = nic.get("firmware") if type(nic) is dict else None
+            peer = _lldp_peer(body)
+            if peer is not None or isinstance(firmware, str):
+                lldp = body.get("lldp") if type(body) is dict else None
+                peer_port = lldp.get("port") if type(lldp) is dict else None
+                ports.append((name, peer, _text(peer_port), _text(firmware)))
+        return (device.role, _text(os_version), tuple(ports))
+
+    @override
+    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
+        if not self.params.pairs:
+            yield self.skipped(
+                FABRIC_DEVICE, None, "no known-incompatible switch OS x NIC firmware pair declared"
+            )
+            return
+        lower = {n.lower(): n for n in fabric.collected}
+        switch_os = {n: row[1] for n, row in fabric.collected.items() if row[0] != "host" and row[1]}
+        links: dict[tuple[str, str], set[str]] = {}  # (host, port) -> switches it is cabled to
+        for name, (role, _os, ports) in fabric.collected.items():
+            for port, peer, peer_port, _fw in ports:
+                other = lower.get(peer) if peer else None
+                if other is None:
+                    continue
+                if role == "host":
+                    links.setdefault((name, port), set()).add(other)
+                elif fabric.collected[other][0] == "host" and peer_port:
+                    # the switch's LLDP names the host and the host port it heard (hosts without lldpd)
+                    links.setdefault((other, peer_port), set()).add(name)
+        ok: dict[str, list[str | None]] = {}
+        for name, (role, _os, ports) in sorted(fabric.collected.items()):
+            if role != "host":
+                continue
+            for port, _peer, _peer_port, firmware in ports:
+                if firmware is None:
+                    continue
+                hits = []
+                for switch in sorted(links.get((name, port), ())):
+                    version = switch_os.get(switch)
+                    for pair in self.params.pairs:
+                        if (
+                            version
+                            and fnmatch.fnmatchcase(version, pair.switch_os)
+                            and fnmatch.fnmatchcase(firmware, pair.nic_firmware)
+                        ):
+                            hits.append((switch, version, pair))
+                if not hits:
+                    ok.setdefault(name, []).append(port)
+                    continue
+                for switch, version, pair in hits:
+                    yield self.failed(
+                        name, port,
+                        f"{name} {port}: NIC firmware {firmware} with {switch} on {version}: {pair.reason}",
+                        expected={"not": {"switch_os": pair.switch_os, "nic_firmware": pair.nic_firmware}},
+                        actual={"nic_firmware": firmware, "peer_device": switch, "switch_os": version},
+                    )  # fmt: skip
+        for name in sorted(ok):
+            yield PassBlock(self.id, name, self.effective_severity, ok[name])
+
+
+FLEET_CHECKS = (VersionSkewCheck, QosSkewCheck, DcqcnSkewCheck, IncompatibleVersionsCheck, PfcHeadroomCheck)

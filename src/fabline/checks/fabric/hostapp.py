@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from pydantic import Field
 from typing_extensions import override
 
 from fabline.checks import FabricContext
-from fabline.checks.fabric.links import LinkCheck, link_label, pass_blocks
+from fabline.checks.fabric.links import LinkCheck, LinkParams, link_label, pass_blocks
 from fabline.checks.linkgraph import PAIRED, End, PortView
 from fabline.results import Result, Severity
 
@@ -177,4 +178,62 @@ class HostTosFabricCheck(LinkCheck):
         )
 
 
-HOSTAPP_CHECKS = (HostTosFabricCheck,)
+class CnpParams(LinkParams):
+    """Parameters of host-cnp-fabric."""
+
+    cnp_priority: int = Field(6, ge=0, le=7, description="the switches' strict-priority CNP class (6)")
+
+
+class HostCnpFabricCheck(LinkCheck[CnpParams]):
+    """The DSCP a host NIC stamps on its CNPs is one its leaf port maps to the strict CNP priority.
+
+    DCQCN works only when congestion notifications overtake the congestion they report: the NIC's
+    notification point stamps its CNPs with ``ecn/roce_np/cnp_dscp`` (48 by default) and the
+    switches must put that DSCP into the strict-priority CNP class (6). A NIC sending CNPs with
+    another DSCP than the fabric maps to that class has its CNPs queued behind bulk traffic (or in
+    the lossless queue) and the senders react late. Compared per rail NIC with the leaf port at the
+    other end of its link; reported at the host, where the setting lives.
+    """
+
+    id = "host-cnp-fabric"
+    severity = Severity.MAJOR
+
+    @override
+    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
+        graph = self.graph(fabric)
+        passes: dict[str, list[str | None]] = {}
+        strict = self.params.cnp_priority
+        for name in sorted(graph.ports):
+            if fabric.devices[name].role != "host":
+                continue
+            ok = passes[name] = []
+            for end in graph.ends.get(name, []):
+                if end.status not in PAIRED or end.peer is None:
+                    continue
+                label = link_label(end)
+                cnp = end.port.cnp_dscp
+                if cnp is None:
+                    yield self.error(
+                        name, end.port.name, f"{label}: nic.cnp_dscp not collected (host sysfs read)"
+                    )
+                    continue
+                if end.peer.dscp is None:
+                    yield self.error(name, end.port.name, f"{label}: DSCP map not collected on the peer")
+                    continue
+                prio = dict(end.peer.dscp).get(cnp)
+                if prio == strict:
+                    ok.append(end.port.name)
+                    continue
+                mapped = sorted(d for d, p in end.peer.dscp if p == strict)
+                yield self.failed(
+                    name, end.port.name,
+                    f"{label}: the NIC sends CNPs with DSCP {cnp}; {end.peer_device} maps DSCP {cnp} to "
+                    + (f"priority {prio}" if prio is not None else "no priority")
+                    + f", not the strict CNP priority {strict} ({'DSCP ' + ', '.join(map(str, mapped)) if mapped else 'no DSCP'} is)",
+                    expected={"cnp_dscp": mapped, "peer_device": end.peer_device, "peer_interface": end.peer_port_name},
+                    actual={"device": name, "interface": end.port.name, "cnp_dscp": cnp, "peer_priority": prio},
+                )  # fmt: skip
+        yield from pass_blocks(self, passes)
+
+
+HOSTAPP_CHECKS = (HostTosFabricCheck, HostCnpFabricCheck)

@@ -260,12 +260,17 @@ def _dcb_app(body: dict[str, Any]) -> str:
     return "dscp-prio " + " ".join(f"{d}:{p}" for d, p in dmap) + "\n"
 
 
+#: ibv_devinfo prints an MTU with its ``enum ibv_mtu`` value: IBV_MTU_256 = 1 ... IBV_MTU_4096 = 5.
+_IBV_MTU_CODE = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
+
+
 def _ibv_devinfo(state: dict[str, Any]) -> str:
     blocks = []
     for i, _name, body in _nics(state):
         nic = body.get("nic", {})
         guid = f"a088:c203:00{i:02x}:1dba"
         up = "PORT_ACTIVE (4)" if body.get("oper_up") else "PORT_DOWN (1)"
+        mtu = int(nic.get("roce_active_mtu", 4096))
         blocks.append(
             f"hca_id:\t{_rdma(body, i)}\n"
             "\ttransport:\t\t\tInfiniBand (0)\n"
@@ -280,7 +285,7 @@ def _ibv_devinfo(state: dict[str, Any]) -> str:
             "\t\tport:\t1\n"
             f"\t\t\tstate:\t\t\t{up}\n"
             "\t\t\tmax_mtu:\t\t4096 (5)\n"
-            "\t\t\tactive_mtu:\t\t4096 (5)\n"
+            f"\t\t\tactive_mtu:\t\t{mtu} ({_IBV_MTU_CODE.get(mtu, 5)})\n"
             "\t\t\tsm_lid:\t\t\t0\n"
             "\t\t\tport_lid:\t\t0\n"
             "\t\t\tport_lmc:\t\t0x00\n"
@@ -302,11 +307,19 @@ def _show_gids(dev: SimView, state: dict[str, Any]) -> str:
         a, b, c, d = (int(x) for x in ip.split("."))
         v4 = f"0000:0000:0000:0000:0000:ffff:{a:02x}{b:02x}:{c:02x}{d:02x}"
         rdma = _rdma(body, i)
+        gids = body.get("nic", {}).get("gids")
+        if gids:  # the state's GID table (synthetic states carry one; a fault may change it)
+            for g in gids:
+                ipv4 = f"{g['ipv4']}  " if g.get("ipv4") else ""
+                rows.append(
+                    f"{rdma}\t1\t{g['index']}\t{g['gid']}\t{ipv4}\t{'' if ipv4 else chr(9)}{g['version']}\t{name}"
+                )
+            continue
         rows.append(f"{rdma}\t1\t0\t{ll}\t\t\tv1\t{name}")
         rows.append(f"{rdma}\t1\t1\t{ll}\t\t\tv2\t{name}")
         rows.append(f"{rdma}\t1\t2\t{v4}\t{ip}  \tv1\t{name}")
         rows.append(f"{rdma}\t1\t3\t{v4}\t{ip}  \tv2\t{name}")
-    rows.append(f"n_gids_found={4 * len(_nics(state))}")
+    rows.append(f"n_gids_found={len(rows) - 2}")
     return "\n".join(rows) + "\n"
 
 
@@ -356,6 +369,54 @@ def _lsmod(state: dict[str, Any]) -> str:
     return "\n".join(rows) + "\n"
 
 
+def _gpus(state: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    gpus = state.get("host", {}).get("gpus") or {}
+    return sorted(gpus.items(), key=lambda kv: int(kv[0]))
+
+
+def _nvidia_smi_query(state: dict[str, Any]) -> str:
+    """``nvidia-smi --query-gpu=index,pci.bus_id,name,driver_version,vbios_version --format=csv,noheader``."""
+    driver = state.get("host", {}).get("gpu_driver", "")
+    rows = []
+    for index, gpu in _gpus(state):
+        bus = "0000" + str(gpu.get("pci_address", "0000:00:00.0")).upper()  # nvidia-smi: 8-digit domain
+        rows.append(f"{index}, {bus}, {gpu.get('name', '')}, {driver}, {gpu.get('vbios', '')}")
+    return "".join(r + "\n" for r in rows)
+
+
+_TOPO_LEGEND = (
+    "Legend:\n\n"
+    "  X    = Self\n"
+    "  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)\n"
+    "  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node\n"
+    "  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)\n"
+    "  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)\n"
+    "  PIX  = Connection traversing at most a single PCIe bridge\n"
+    "  NV#  = Connection traversing a bonded set of # NVLinks\n"
+)
+
+
+def _nvidia_smi_topo(state: dict[str, Any]) -> str:
+    """``nvidia-smi topo -m`` in the layout of the real capture in ``tests/samples`` (tabs, NIC legend)."""
+    gpus = _gpus(state)
+    nics = sorted({n for _i, g in gpus for n in (g.get("nic_paths") or {})}, key=lambda n: (len(n), n))
+    gpu_cols = [f"GPU{i}" for i, _g in gpus]
+    nic_cols = [f"NIC{k}" for k in range(len(nics))]
+    lines = ["\t" + "\t".join([*gpu_cols, *nic_cols, "CPU Affinity", "NUMA Affinity", "GPU NUMA ID"])]
+    for index, gpu in gpus:
+        cells = [" X " if j == index else "NV18" for j, _g in gpus]
+        cells += [str((gpu.get("nic_paths") or {}).get(n, "SYS")) for n in nics]
+        numa = int(gpu.get("numa_node", 0))
+        cells += [f"{numa * 56}-{numa * 56 + 55}", str(numa), "N/A"]
+        lines.append(f"GPU{index}\t" + "\t".join(cells))
+    for k, nic in enumerate(nics):
+        row = [str((g.get("nic_paths") or {}).get(nic, "SYS")) for _i, g in gpus]
+        row += [" X " if m == k else "NODE" for m in range(len(nics))]
+        lines.append(f"NIC{k}\t" + "\t".join(row) + "\t\t\t")
+    legend = "NIC Legend:\n\n" + "".join(f"  NIC{k}: {n}\n" for k, n in enumerate(nics))
+    return "\n".join(lines) + "\n\n" + _TOPO_LEGEND + "\n" + legend + "\n"
+
+
 class FileTable(dict[str, str]):
     """Path -> content of a host's readable files, with the directory levels globs match against."""
 
@@ -379,6 +440,38 @@ class FileTable(dict[str, str]):
         return path.rstrip("/") in self._dirs
 
 
+#: How the kernel prints a PCIe link speed (``current_link_speed``, ``PCIE_SPEED2STR``) per GT/s.
+_PCIE_SPEED = {2.5: "2.5 GT/s PCIe", 5.0: "5.0 GT/s PCIe", 8.0: "8.0 GT/s PCIe", 16.0: "16.0 GT/s PCIe",
+               32.0: "32.0 GT/s PCIe", 64.0: "64.0 GT/s PCIe"}  # fmt: skip
+
+
+def _nic_sysfs(base: str, nic: dict[str, Any]) -> dict[str, str]:
+    """A ConnectX netdev's sysfs files of issue 16: PCIe link, NUMA node, IOMMU group, ECN parameters."""
+    out: dict[str, str] = {}
+    pcie = nic.get("pcie") or {}
+    if pcie.get("present", True) and pcie:
+        for key, file in (("width", "current_link_width"), ("max_width", "max_link_width")):
+            if key in pcie:
+                out[f"{base}/device/{file}"] = f"{pcie[key]}\n"
+        for key, file in (("speed_gts", "current_link_speed"), ("max_speed_gts", "max_link_speed")):
+            if key in pcie:
+                out[f"{base}/device/{file}"] = (
+                    _PCIE_SPEED.get(float(pcie[key]), f"{pcie[key]} GT/s PCIe") + "\n"
+                )
+        out[f"{base}/device/numa_node"] = f"{nic.get('numa_node', -1)}\n"
+        if nic.get("iommu_domain"):
+            out[f"{base}/device/iommu_group/type"] = f"{nic['iommu_domain']}\n"
+    dcqcn = nic.get("dcqcn") or {}
+    np_files = dict(dcqcn.get("np") or {})
+    for key in ("cnp_dscp", "cnp_802p_prio"):
+        if key in nic:
+            np_files[key] = nic[key]
+    for role, values in (("np", np_files), ("rp", dcqcn.get("rp") or {})):
+        for key, value in sorted(values.items()):
+            out[f"{base}/ecn/roce_{role}/{key}"] = f"{value}\n"
+    return out
+
+
 #: The kernel release a simulated host reports when its state names none (``facts.kernel``).
 DEFAULT_KERNEL = "5.15.0-105-generic"
 
@@ -395,10 +488,20 @@ def files(dev: SimView, state: dict[str, Any]) -> dict[str, str]:
         out["/etc/nccl.conf"] = "# pinned by the platform team\n" + "".join(
             f"{k}={v}\n" for k, v in env.items()
         )
+    host = state.get("host", {})
+    params = " ".join(host.get("iommu_params", []))
+    kernel = state.get("facts", {}).get("kernel") or DEFAULT_KERNEL
+    out["/proc/cmdline"] = (
+        f"BOOT_IMAGE=/vmlinuz-{kernel} root=/dev/nvme0n1p2 ro {params} quiet splash\n".replace("  ", " ")
+    )
+    if state.get("facts", {}).get("bios_version"):
+        out["/sys/class/dmi/id/bios_version"] = f"{state['facts']['bios_version']}\n"
+    out["/sys/class/net/lo/address"] = "00:00:00:00:00:00\n"
     for i, name, body in _nics(state):
         nic = body.get("nic", {})
         rdma = _rdma(body, i)
         base = f"/sys/class/net/{name}"
+        out.update(_nic_sysfs(base, nic))
         out[f"{base}/mtu"] = f"{body.get('mtu', 1500)}\n"
         out[f"{base}/operstate"] = "up\n" if body.get("oper_up") else "down\n"
         # Every carrier change since the netdev was created: one for a port that came up once.
@@ -479,13 +582,19 @@ def _grep(args: list[str], fs: FileTable) -> Answer:
     for p in paths:
         if p not in fs:
             msg = "Is a directory" if _is_dir(p, fs) else "No such file or directory"
-            err.append(f"grep: {p}: {msg}\n")
+            if not {"-s", "--no-messages"} & set(
+                opts
+            ):  # -s: no message about missing or unreadable files (the status stays 2)
+                err.append(f"grep: {p}: {msg}\n")
+            else:
+                err.append("")
             continue
         for line in fs[p].splitlines():
             if line:
                 found = True
                 out.append(f"{p}:{line}\n" if with_name else line + "\n")
-    return Answer("".join(out), 0 if found else (2 if err else 1), "".join(err))
+    # grep(1): 2 when an error occurred (even with -s, even when lines were selected), else 0 or 1.
+    return Answer("".join(out), 2 if err else (0 if found else 1), "".join(err))
 
 
 def _ls(args: list[str], fs: FileTable) -> Answer:
@@ -598,4 +707,18 @@ def render(dev: SimView, line: str) -> Answer:  # noqa: C901 - one flat branch p
         return Answer(_lldpctl(state))
     if cmd == "lsmod":
         return Answer(_lsmod(state))
+    if cmd == "nvidia-smi" and _gpus(state):
+        if args == ["topo", "-m"]:
+            return Answer(_nvidia_smi_topo(state))
+        if len(args) == 2 and args[0].startswith("--query-gpu=") and args[1] == "--format=csv,noheader":
+            return Answer(_nvidia_smi_query(state))
+        return Answer("", 2, "the simulated host answers only the allow-listed nvidia-smi queries\n")
+    if cmd == "systemctl" and args[:1] == ["is-active"] and len(args) == 2:
+        # systemctl(1): the unit's state on stdout; exit 0 only when active (3 otherwise).
+        unit = (
+            state.get("host", {}).get("fabric_manager", "inactive")
+            if args[1] == "nvidia-fabricmanager"
+            else "inactive"
+        )
+        return Answer(f"{unit}\n", 0 if unit == "active" else 3)
     return not_found(cmd)

@@ -1,0 +1,630 @@
+"""Inside the GPU server: PCIe links, GPU-NIC affinity, GPUDirect prerequisites, GPUs, NCCL selection.
+
+Both source articles say a slow collective is often the server, not the switch: a NIC trained at x8
+or on the wrong socket, a GID index pointing at a RoCE v1 entry, NCCL using the wrong HCAs (DOMAIN
+"Host side"). These checks read what the Linux platform collects (``docs/platforms/linux.md``):
+the host-wide sysfs read (PCIe link, NUMA node, IOMMU domain), ``nvidia-smi`` (GPUs, ``topo -m``),
+``show_gids`` and the NCCL settings of ``/etc/nccl.conf`` and the declared environment files.
+
+The rail plan is the inventory's ``rail_interfaces``: the NIC at position *i* serves GPU *i*.
+
+A host without the hardware a check judges is ``skipped`` with the reason ("not present"), never a
+pass: a rail netdev without a PCIe device (veth, bond, virtio), a host where ``nvidia-smi`` is not
+installed. Something that should be there and was not read is ``error``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import override
+
+from fabline.checks import Check, DeviceContext, FabricContext
+from fabline.results import PassBlock, Result, Severity
+
+
+def rail_nics(device: DeviceContext) -> list[tuple[int, str, Mapping[str, Any] | None]]:
+    """The host's rail NICs in rail order: (rail index, netdev, its state body or None).
+
+    ``rail_interfaces`` is a list or a comma-separated string (as the collector reads it).
+
+    Example:
+        >>> d = DeviceContext("h", "linux", "host", (), {"rail_interfaces": "eth0, eth1"},
+        ...                   {"interfaces": {"eth0": {"mtu": 9000}}}, {})
+        >>> rail_nics(d)
+        [(0, 'eth0', {'mtu': 9000}), (1, 'eth1', None)]
+    """
+    rails = device.vars.get("rail_interfaces")
+    if isinstance(rails, str):
+        rails = [p.strip() for p in rails.split(",") if p.strip()]
+    if not isinstance(rails, list):
+        return []
+    ifaces = device.interfaces
+    out = []
+    for i, name in enumerate(rails):
+        body = ifaces.get(str(name))
+        out.append((i, str(name), body if isinstance(body, Mapping) else None))
+    return out
+
+
+def _nic(body: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    nic = body.get("nic") if body is not None else None
+    return nic if isinstance(nic, Mapping) else {}
+
+
+def _host(device: DeviceContext) -> Mapping[str, Any]:
+    host = device.state.get("host")
+    return host if isinstance(host, Mapping) else {}
+
+
+def command_unavailable(device: DeviceContext, prefix: str) -> str | None:
+    """The message of a collection error saying a command starting with ``prefix`` is not installed.
+
+    The collector records a command the host does not have (exit 127, "command not found") as
+    ``unavailable``: on a host without NVIDIA GPUs, ``nvidia-smi`` is such a command.
+
+    Example:
+        >>> d = DeviceContext("h", "linux", "host", (), {}, {"errors": [{"command": "nvidia-smi topo -m",
+        ...     "kind": "unavailable", "message": "command not found on the device (exit 127)"}]}, {})
+        >>> command_unavailable(d, "nvidia-smi"), command_unavailable(d, "show_gids")
+        ('nvidia-smi topo -m: command not found on the device (exit 127)', None)
+    """
+    for err in device.state.get("errors") or ():
+        if not isinstance(err, Mapping) or err.get("kind") != "unavailable":
+            continue
+        command = err.get("command")
+        if isinstance(command, str) and command.startswith(prefix):
+            return f"{command}: {err.get('message', 'unavailable')}"
+    return None
+
+
+def _gpus(device: DeviceContext) -> Mapping[str, Any] | None:
+    gpus = _host(device).get("gpus")
+    return gpus if isinstance(gpus, Mapping) else None
+
+
+def _no_gpu_reason(check: Check[Any], device: DeviceContext) -> Result | None:
+    """A ``skipped`` (no NVIDIA GPU tooling: not present) or ``error`` (not collected) when GPUs are unknown."""
+    if _gpus(device) is not None:
+        return None
+    missing = command_unavailable(device, "nvidia-smi")
+    if missing:
+        return check.skipped(device.name, None, f"no NVIDIA GPU on this host: not present ({missing})")
+    return check.error(device.name, None, "host.gpus not collected (nvidia-smi)")
+
+
+# --- PCIe ---------------------------------------------------------------------------------------
+
+
+class PcieParams(BaseModel):
+    """Parameters of host-pcie-link."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    min_width: int = Field(
+        16, ge=1, le=32, description="lanes every rail NIC must train at (a 400G NIC needs x16)"
+    )
+
+
+class HostPcieLinkCheck(Check[PcieParams]):
+    """Every rail NIC's PCIe link trained at its full width and speed (x16 at its generation's rate).
+
+    A 400G ConnectX-7 needs PCIe Gen5 x16 (about 500 Gb/s); trained at x8, or at Gen4 speed after a
+    riser or slot problem, it caps that rail at half its bandwidth while every link test passes.
+    Reads sysfs ``current_link_width/speed`` against ``max_link_width/speed`` of each rail NIC's
+    device; fails below ``min_width`` lanes too. A rail netdev without a PCIe device (veth, bond,
+    virtio) is ``skipped``: not present.
+    """
+
+    id = "host-pcie-link"
+    severity = Severity.MAJOR
+    roles = ("host",)
+
+    @override
+    def check_device(self, device: DeviceContext) -> Iterable[Result]:
+        ok: list[str | None] = []
+        for _i, name, body in rail_nics(device):
+            pcie = _nic(body).get("pcie")
+            if not isinstance(pcie, Mapping):
+                yield self.error(device.name, name, f"{name}: nic.pcie not collected (host sysfs read)")
+                continue
+            if pcie.get("present") is False:
+                yield self.skipped(
+                    device.name,
+                    name,
+                    f"{name}: no PCIe device reports a link behind this netdev: not present",
+                )
+                continue
+            width, max_width = pcie.get("width"), pcie.get("max_width")
+            speed, max_speed = pcie.get("speed_gts"), pcie.get("max_speed_gts")
+            if not isinstance(width, int) or not isinstance(speed, (int, float)):
+                yield self.error(
+                    device.name, name, f"{name}: PCIe link width or speed not reported (link down?)"
+                )
+                continue
+            problems = []
+            if isinstance(max_width, int) and width < max_width:
+                problems.append(f"x{width} of x{max_width}")
+            elif width < self.params.min_width:
+                problems.append(f"x{width}, below x{self.params.min_width}")
+            if isinstance(max_speed, (int, float)) and speed < max_speed:
+                problems.append(f"{speed:g} GT/s of {max_speed:g} GT/s")
+            if not problems:
+                ok.append(name)
+                continue
+            yield self.failed(
+                device.name, name,
+                f"{device.name} {name}: PCIe link trained at {' and '.join(problems)} (reseat the NIC, check the "
+                "slot and riser, or the BIOS bifurcation)",
+                expected={"width": max(max_width or 0, self.params.min_width), "speed_gts": max_speed},
+                actual={"width": width, "speed_gts": speed},
+            )  # fmt: skip
+        if ok:
+            yield PassBlock(self.id, device.name, self.effective_severity, ok)
+
+
+class AffinityParams(BaseModel):
+    """Parameters of gpu-nic-affinity."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    allowed_paths: list[str] = Field(
+        default_factory=lambda: ["PIX", "PXB"],
+        description="nvidia-smi topo -m paths accepted between GPU i and rail NIC i (same PCIe switch)",
+    )
+
+
+class GpuNicAffinityCheck(Check[AffinityParams]):
+    """Rail NIC i sits on the PCIe switch and NUMA node of GPU i, as the rail plan pairs them.
+
+    GPUDirect RDMA moves data between a GPU and the NIC that serves its rail; when that NIC sits
+    behind another PCIe switch or on the other socket (``topo -m`` PHB, NODE or SYS), every transfer
+    crosses the host bridge or the inter-socket link and the rail runs slower than its peers. The
+    rail plan is the order of ``rail_interfaces``: NIC i serves GPU i. Reads ``nvidia-smi topo -m``
+    (path from GPU i to the NIC's RDMA device) and the NICs' sysfs ``numa_node``.
+    """
+
+    id = "gpu-nic-affinity"
+    severity = Severity.MAJOR
+    roles = ("host",)
+
+    @override
+    def check_device(self, device: DeviceContext) -> Iterable[Result]:
+        reason = _no_gpu_reason(self, device)
+        if reason is not None:
+            yield reason
+            return
+        gpus = _gpus(device) or {}
+        allowed = set(self.params.allowed_paths)
+        ok: list[str | None] = []
+        for i, name, body in rail_nics(device):
+            nic = _nic(body)
+            gpu = gpus.get(str(i))
+            rdma = nic.get("rdma_device")
+            if not isinstance(gpu, Mapping):
+                yield self.failed(
+                    device.name, name, f"{device.name} {name}: rail {i} has no GPU {i} (nvidia-smi lists {len(gpus)})",
+                    expected={"gpu": i}, actual={"gpus": len(gpus)},
+                )  # fmt: skip
+                continue
+            if not isinstance(rdma, str):
+                yield self.error(device.name, name, f"{name}: nic.rdma_device not collected (show_gids)")
+                continue
+            paths = gpu.get("nic_paths")
+            path = paths.get(rdma) if isinstance(paths, Mapping) else None
+            if not isinstance(path, str):
+                yield self.error(
+                    device.name, name, f"{name}: nvidia-smi topo -m shows no path from GPU {i} to {rdma}"
+                )
+                continue
+            problems = []
+            if path not in allowed:
+                best = _closest_gpu(gpus, rdma)
+                hint = f"; {rdma} is {best[1]} to GPU {best[0]}" if best and best[0] != str(i) else ""
+                problems.append(f"GPU {i} reaches {rdma} over {path}, not {'/'.join(sorted(allowed))}{hint}")
+            gpu_numa, nic_numa = gpu.get("numa_node"), nic.get("numa_node")
+            if (
+                isinstance(gpu_numa, int)
+                and isinstance(nic_numa, int)
+                and nic_numa >= 0
+                and gpu_numa != nic_numa
+            ):
+                problems.append(f"{name} is on NUMA node {nic_numa}, GPU {i} on {gpu_numa}")
+            if not problems:
+                ok.append(name)
+                continue
+            yield self.failed(
+                device.name, name, f"{device.name} {name} (rail {i}): {'; '.join(problems)}",
+                expected={"gpu": i, "path": sorted(allowed), "numa_node": gpu_numa},
+                actual={"rdma_device": rdma, "path": path, "numa_node": nic_numa},
+            )  # fmt: skip
+        if ok:
+            yield PassBlock(self.id, device.name, self.effective_severity, ok)
+
+
+#: topo -m paths from nearest to farthest (NVLink words never join a GPU to a NIC).
+_PATH_RANK = {"PIX": 0, "PXB": 1, "PHB": 2, "NODE": 3, "SYS": 4}
+
+
+def _closest_gpu(gpus: Mapping[str, Any], rdma: str) -> tuple[str, str] | None:
+    """The GPU nearest to an RDMA NIC by topo -m path, with the path (None when no GPU lists it)."""
+    best: tuple[int, str, str] | None = None
+    for index, gpu in gpus.items():
+        paths = gpu.get("nic_paths") if isinstance(gpu, Mapping) else None
+        path = paths.get(rdma) if isinstance(paths, Mapping) else None
+        if isinstance(path, str) and path in _PATH_RANK:
+            rank = (_PATH_RANK[path], index, path)
+            if best is None or rank[0] < best[0]:
+                best = rank
+    return (best[1], best[2]) if best else None
+
+
+#: IOMMU group types (``/sys/kernel/iommu_groups/N/type``) that leave DMA untranslated.
+_PASSTHROUGH_DOMAINS = {"identity"}
+_IOMMU_OFF = re.compile(r"^(?:iommu=(?:off|pt)|intel_iommu=off|amd_iommu=off|iommu\.passthrough=1)$")
+
+
+class HostIommuCheck(Check):
+    """The IOMMU leaves rail NICs' DMA untranslated (passthrough or off), as GPUDirect RDMA needs.
+
+    NVIDIA's GPUDirect RDMA guidance: with the IOMMU translating DMA (group type ``DMA``/``DMA-FQ``),
+    peer-to-peer reads from the NIC into GPU memory go through the root complex or fail, and the
+    rail falls back to bouncing through host memory; boot with ``iommu=pt`` (or the IOMMU off). Reads
+    the rail NICs' IOMMU group type from sysfs and the IOMMU kernel parameters. ACS on the PCIe
+    switches (the other prerequisite) needs root to read and is not judged here.
+    """
+
+    id = "host-iommu"
+    severity = Severity.MAJOR
+    roles = ("host",)
+
+    @override
+    def check_device(self, device: DeviceContext) -> Iterable[Result]:
+        params = _host(device).get("iommu_params")
+        params = [p for p in params if isinstance(p, str)] if isinstance(params, list) else None
+        ok: list[str | None] = []
+        for _i, name, body in rail_nics(device):
+            nic = _nic(body)
+            pcie = nic.get("pcie")
+            if not isinstance(pcie, Mapping):
+                yield self.error(device.name, name, f"{name}: not collected (host sysfs read)")
+                continue
+            if pcie.get("present") is False:
+                yield self.skipped(
+                    device.name, name, f"{name}: no PCIe device behind this netdev: not present"
+                )
+                continue
+            domain = nic.get("iommu_domain")
+            if domain is None or domain in _PASSTHROUGH_DOMAINS:
+                # No IOMMU group: the IOMMU does not manage the device (off, or not in this machine).
+                ok.append(name)
+                continue
+            off = [p for p in params or () if _IOMMU_OFF.match(p)]
+            yield self.failed(
+                device.name, name,
+                f"{device.name} {name}: the IOMMU translates the NIC's DMA (group type {domain}); boot with "
+                "iommu=pt for GPUDirect RDMA" + (f" (kernel parameters: {' '.join(params or [])})" if params else ""),
+                expected={"iommu_domain": "identity (passthrough) or no IOMMU group"},
+                actual={"iommu_domain": domain, "iommu_params": params, "passthrough_params": off},
+            )  # fmt: skip
+        if ok:
+            yield PassBlock(self.id, device.name, self.effective_severity, ok)
+
+
+# --- GPUs ---------------------------------------------------------------------------------------
+
+
+class GpuCountCheck(Check):
+    """A GPU server has one rail NIC per GPU (GPU count equals the rail NIC count).
+
+    In a rail-optimized fabric every GPU has its own rail NIC; a server showing fewer GPUs than rail
+    NICs lost a GPU (fallen off the bus, or hidden by an XID error), one with more GPUs than rails
+    makes two GPUs share a NIC. Reads ``nvidia-smi --query-gpu`` and ``rail_interfaces``.
+    """
+
+    id = "host-gpu-count"
+    severity = Severity.MAJOR
+    roles = ("host",)
+
+    @override
+    def check_device(self, device: DeviceContext) -> Iterable[Result]:
+        reason = _no_gpu_reason(self, device)
+        if reason is not None:
+            yield reason
+            return
+        gpus = len(_gpus(device) or {})
+        rails = len(rail_nics(device))
+        if rails == 0:
+            yield self.error(device.name, None, f"{device.name}: no rail_interfaces inventory variable")
+        elif gpus == rails:
+            yield self.passed(device.name, None, expected=rails, actual=gpus)
+        else:
+            yield self.failed(
+                device.name, None, f"{device.name}: {gpus} GPUs for {rails} rail NICs",
+                expected={"gpus": rails}, actual={"gpus": gpus},
+            )  # fmt: skip
+
+
+class FabricManagerParams(BaseModel):
+    """Parameters of host-fabric-manager."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gpus: list[str] = Field(
+        default_factory=lambda: ["*SXM*", "*HBM3*", "*H200*", "*B200*", "*GB200*"],
+        description="GPU name globs (nvidia-smi) of NVSwitch systems that need Fabric Manager",
+    )
+
+
+class FabricManagerCheck(Check[FabricManagerParams]):
+    """NVIDIA Fabric Manager is active on NVSwitch GPU servers (HGX/DGX H100, A100 SXM, B200).
+
+    On NVSwitch systems the GPUs join the NVLink fabric only once Fabric Manager has configured the
+    switches; with the service stopped, CUDA reports no NVLink peers and NCCL falls back to PCIe and
+    the network for traffic that should stay in the server. Reads ``systemctl is-active
+    nvidia-fabricmanager``; servers whose GPUs match none of ``gpus`` (PCIe cards) are ``skipped``.
+    """
+
+    id = "host-fabric-manager"
+    severity = Severity.MAJOR
+    roles = ("host",)
+
+    @override
+    def check_device(self, device: DeviceContext) -> Iterable[Result]:
+        reason = _no_gpu_reason(self, device)
+        if reason is not None:
+            yield reason
+            return
+        names = {str(g.get("name")) for g in (_gpus(device) or {}).values() if isinstance(g, Mapping)}
+        if not any(fnmatch.fnmatchcase(n, pat) for n in names for pat in self.params.gpus):
+            yield self.skipped(device.name, None, f"GPUs {', '.join(sorted(names))}: no NVSwitch system")
+            return
+        state = _host(device).get("fabric_manager")
+        if state is None:
+            yield self.error(device.name, None, "host.fabric_manager not collected (systemctl is-active)")
+        elif state == "active":
+            yield self.passed(device.name, None, expected="active", actual=state)
+        else:
+            yield self.failed(
+                device.name, None, f"{device.name}: nvidia-fabricmanager is {state} on an NVSwitch system",
+                expected="active", actual=state,
+            )  # fmt: skip
+
+
+# --- NCCL ---------------------------------------------------------------------------------------
+
+
+def nccl_env(device: DeviceContext) -> Mapping[str, str] | None:
+    """The host's NCCL settings (``/etc/nccl.conf`` and the declared env files), None when none was read."""
+    env = _host(device).get("nccl_env")
+    return env if isinstance(env, Mapping) else None
+
+
+def nccl_selects(spec: str, names: Iterable[str]) -> set[str]:
+    """The names an NCCL interface/HCA list selects (``NCCL_IB_HCA``, ``NCCL_SOCKET_IFNAME`` syntax).
+
+    NCCL's syntax: a comma-separated list; ``^`` first excludes the listed names, ``=`` first makes
+    them exact names instead of prefixes; ``:port`` after an HCA name is its port.
+
+    Example:
+        >>> names = ["mlx5_0", "mlx5_1", "mlx5_10", "mlx5_bond_0"]
+        >>> sorted(nccl_selects("mlx5_1", names)), sorted(nccl_selects("=mlx5_1:1", names))
+        (['mlx5_1', 'mlx5_10'], ['mlx5_1'])
+        >>> sorted(nccl_selects("^mlx5_bond", names))
+        ['mlx5_0', 'mlx5_1', 'mlx5_10']
+    """
+    text = spec.strip()
+    exclude = text.startswith("^")
+    text = text.lstrip("^")
+    exact = text.startswith("=")
+    text = text.lstrip("=")
+    wanted = [w.strip().split(":")[0] for w in text.split(",") if w.strip()]
+
+    def hit(name: str) -> bool:
+        return any(name == w if exact else name.startswith(w) for w in wanted)
+
+    return {n for n in names if hit(n) != exclude}
+
+
+class NcclGidIndexCheck(Check):
+    """NCCL_IB_GID_INDEX names a RoCE v2 IPv4 GID on every rail NIC, the same index fleet-wide.
+
+    NCCL sends RoCE with the GID at that index: a RoCE v1 entry is not routable across the leaf-spine
+    fabric, a link-local (fe80) v2 entry carries no routable address; either makes NCCL fall back or
+    hang. Every host must use the same index (launchers pass one value to every rank). Reads
+    ``show_gids`` per rail NIC and ``NCCL_IB_GID_INDEX`` from the NCCL settings; unset, NCCL picks
+    the GID itself (``skipped``).
+    """
+
+    id = "nccl-gid-index"
+    severity = Severity.CRITICAL
+    scope = "fabric"
+    roles = ("host",)
+
+    @override
+    def collect(self, device: DeviceContext) -> tuple[Any, ...]:
+        env = nccl_env(device)
+        if env is None:
+            return ("skip", "no NCCL settings collected (/etc/nccl.conf or a declared env file)")
+        index = env.get("NCCL_IB_GID_INDEX")
+        if index is None:
+            return ("skip", "NCCL_IB_GID_INDEX not set: NCCL selects the GID itself")
+        if not str(index).strip().isdigit():
+            return ("fail", index, [(None, "fail", f"NCCL_IB_GID_INDEX {index!r} is not a number")])
+        want = int(str(index).strip())
+        findings: list[tuple[str | None, str, str]] = []
+        wrong: list[str] = []
+        v2_at: set[int] = set()
+        ok: list[str] = []
+        for _i, name, body in rail_nics(device):
+            nic = _nic(body)
+            gids = nic.get("gids")
+            if not isinstance(gids, list):
+                findings.append((name, "error", "nic.gids not collected (show_gids)"))
+                continue
+            gid = next((g for g in gids if isinstance(g, Mapping) and g.get("index") == want), None)
+            dev = str(nic.get("rdma_device", name))
+            v2_at.update(
+                g["index"]
+                for g in gids
+                if isinstance(g, Mapping) and g.get("version") == "v2" and g.get("ipv4")
+            )
+            if gid is None:
+                wrong.append(f"{dev} has none")
+            elif gid.get("version") != "v2":
+                wrong.append(f"{dev}: RoCE {gid.get('version')}")
+            elif not gid.get("ipv4"):
+                wrong.append(f"{dev}: RoCE v2 without IPv4")
+            else:
+                ok.append(name)
+        if wrong:
+            # One setting per host: one finding naming every NIC it is wrong on.
+            where = (
+                f"RoCE v2 IPv4 at {', '.join(map(str, sorted(v2_at)))}" if v2_at else "no RoCE v2 IPv4 GID"
+            )
+            findings.append(
+                ("NCCL_IB_GID_INDEX", "fail", f"GID {want} is not RoCE v2 IPv4 ({'; '.join(wrong)}; {where})")
+            )
+        return ("index", str(want), findings, ok)
+
+    @override
+    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
+        # The fleet's index: what the hosts whose index works on their own NICs use.
+        indexes = Counter(row[1] for row in fabric.collected.values() if row[0] == "index" and not row[2])
+        top = indexes.most_common(2)
+        majority = top[0][0] if top and (len(top) == 1 or top[0][1] > top[1][1]) else None
+        for name in sorted(fabric.collected):
+            row = fabric.collected[name]
+            if row[0] == "skip":
+                yield self.skipped(name, None, row[1])
+                continue
+            for subject, kind, message in row[2]:
+                if kind == "error":
+                    yield self.error(name, subject, f"{name} {subject}: {message}")
+                else:
+                    yield self.failed(
+                        name, subject or "NCCL_IB_GID_INDEX", f"{name}: NCCL_IB_GID_INDEX: {message}",
+                        expected={"gid": "RoCE v2 with IPv4"}, actual={"NCCL_IB_GID_INDEX": row[1]},
+                    )  # fmt: skip
+            if row[0] != "index":
+                continue
+            # A host whose index is wrong on its own NICs is reported above; the fleet comparison
+            # names the hosts where the index works but differs from the rest of the fleet.
+            if len(indexes) > 1 and row[1] != majority and not row[2]:
+                spread = ", ".join(f"{v} ({n} hosts)" for v, n in indexes.most_common())
+                yield self.failed(
+                    name, "NCCL_IB_GID_INDEX",
+                    f"{name}: NCCL_IB_GID_INDEX {row[1]}; the fleet uses {spread}",
+                    expected=majority or "one index fleet-wide", actual=row[1],
+                )  # fmt: skip
+            elif row[3]:
+                yield PassBlock(self.id, name, self.effective_severity, list(row[3]))
+
+
+class NcclHcaCheck(Check):
+    """NCCL_IB_HCA selects exactly the rail NICs' RDMA devices (unset: every RDMA device).
+
+    NCCL spreads its rings over the HCAs ``NCCL_IB_HCA`` selects: a missing rail HCA leaves a rail
+    (and its GPU's bandwidth) unused, an extra one (a storage or frontend NIC) sends collective
+    traffic into a network that is not the lossless rail fabric. NCCL's syntax: prefixes, ``=`` for
+    exact names, ``^`` to exclude. Compared with the rail NICs' ``nic.rdma_device``.
+    """
+
+    id = "nccl-ib-hca"
+    severity = Severity.MAJOR
+    roles = ("host",)
+
+    @override
+    def check_device(self, device: DeviceContext) -> Iterable[Result]:
+        env = nccl_env(device)
+        rails = {
+            str(_nic(b).get("rdma_device")) for _i, _n, b in rail_nics(device) if _nic(b).get("rdma_device")
+        }
+        if not rails:
+            reason = command_unavailable(device, "show_gids")
+            if reason:
+                yield self.skipped(
+                    device.name, None, f"no RDMA device on the rail NICs: not present ({reason})"
+                )
+            else:
+                yield self.error(
+                    device.name, None, "the rail NICs' RDMA devices were not collected (show_gids)"
+                )
+            return
+        if env is None:
+            yield self.skipped(
+                device.name, None, "no NCCL settings collected (/etc/nccl.conf or a declared env file)"
+            )
+            return
+        devices = set(rails)
+        listed = _host(device).get("rdma_devices")
+        if isinstance(listed, Mapping):
+            devices |= {str(d) for d in listed}
+        spec = env.get("NCCL_IB_HCA")
+        chosen = devices if spec is None else nccl_selects(str(spec), devices)
+        missing, extra = sorted(rails - chosen), sorted(chosen - rails)
+        shown = "unset (every RDMA device)" if spec is None else repr(spec)
+        if not missing and not extra:
+            yield self.passed(device.name, "NCCL_IB_HCA", expected=sorted(rails), actual=spec)
+            return
+        parts = ([f"leaves out rail HCAs {', '.join(missing)}"] if missing else []) + (
+            [f"also selects {', '.join(extra)} (not a rail NIC)"] if extra else []
+        )
+        yield self.failed(
+            device.name, "NCCL_IB_HCA", f"{device.name}: NCCL_IB_HCA {shown} {' and '.join(parts)}",
+            expected=sorted(rails), actual={"NCCL_IB_HCA": spec, "selected": sorted(chosen)},
+        )  # fmt: skip
+
+
+class NcclSocketIfnameCheck(Check):
+    """NCCL_SOCKET_IFNAME keeps NCCL's bootstrap and socket traffic off the rail NICs.
+
+    NCCL's out-of-band bootstrap (and its socket transport fallback) uses the interfaces
+    ``NCCL_SOCKET_IFNAME`` selects: pointed at a rail NIC, that TCP traffic lands in the lossless RoCE
+    fabric (or its fallback runs collectives over TCP on a rail). Same syntax as NCCL_IB_HCA
+    (prefixes, ``=``, ``^``); unset, NCCL picks an interface itself (``skipped``).
+    """
+
+    id = "nccl-socket-ifname"
+    severity = Severity.MINOR
+    roles = ("host",)
+
+    @override
+    def check_device(self, device: DeviceContext) -> Iterable[Result]:
+        env = nccl_env(device)
+        spec = env.get("NCCL_SOCKET_IFNAME") if env is not None else None
+        if spec is None:
+            why = (
+                "no NCCL settings collected"
+                if env is None
+                else "NCCL_SOCKET_IFNAME not set: NCCL picks the interface"
+            )
+            yield self.skipped(device.name, None, why)
+            return
+        rails = [name for _i, name, _b in rail_nics(device)]
+        hits = sorted(nccl_selects(str(spec), rails))
+        if hits:
+            yield self.failed(
+                device.name, "NCCL_SOCKET_IFNAME",
+                f"{device.name}: NCCL_SOCKET_IFNAME {spec!r} selects rail NICs {', '.join(hits)}",
+                expected="no rail NIC", actual={"NCCL_SOCKET_IFNAME": spec, "rail_nics": hits},
+            )  # fmt: skip
+        else:
+            yield self.passed(device.name, "NCCL_SOCKET_IFNAME", expected="no rail NIC", actual=spec)
+
+
+GPUHOST_CHECKS = (
+    HostPcieLinkCheck,
+    GpuNicAffinityCheck,
+    HostIommuCheck,
+    GpuCountCheck,
+    FabricManagerCheck,
+    NcclGidIndexCheck,
+    NcclHcaCheck,
+    NcclSocketIfnameCheck,
+)
