@@ -247,7 +247,9 @@ def test_gpu_server_commands_on_a_host_without_pcie_nic_or_gpu(
         if shutil.which("nvidia-smi") is None:
             assert by_cmd[command]["status"] == "unavailable" and by_cmd[command]["exit_code"] == 127
     # systemctl answers for a unit that is not installed, or fails where systemd is not PID 1.
-    assert by_cmd["systemctl is-active nvidia-fabricmanager"]["status"] in ("ok", "failed", "unavailable")
+    assert by_cmd["systemctl show --property=LoadState,ActiveState,SubState nvidia-fabricmanager"][
+        "status"
+    ] in ("ok", "failed", "unavailable")
     for command in (HOST_SYSFS_COMMAND, NVIDIA_SMI_QUERY, "nvidia-smi topo -m"):
         assert by_cmd[command]["status"] != "parse_error", by_cmd[command]
     # Judged: each check is 'skipped' with the not-present reason (or not applicable), never a pass.

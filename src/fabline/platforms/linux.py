@@ -905,19 +905,32 @@ def parse_nvidia_smi_topo(output: str, ctx: ParseContext) -> Fragment:
     return {"host": {"gpus": gpus}}
 
 
-#: ``systemctl is-active``'s one-word answers (systemctl(1)).
-_UNIT_STATES = ("active", "inactive", "failed", "activating", "deactivating", "reloading", "unknown")
+#: The unit the NVIDIA Fabric Manager package installs.
+FABRIC_MANAGER_COMMAND = "systemctl show --property=LoadState,ActiveState,SubState nvidia-fabricmanager"
+_UNIT_PROPERTY = re.compile(r"(LoadState|ActiveState|SubState)=([a-z-]*)")
 
 
 def parse_fabric_manager(output: str, ctx: ParseContext) -> Fragment:
-    """``systemctl is-active nvidia-fabricmanager``: ``host.fabric_manager`` (``active``, ``inactive``, ...).
+    """``systemctl show --property=LoadState,ActiveState,SubState nvidia-fabricmanager``: ``host.fabric_manager``.
 
     NVSwitch systems (HGX/DGX H100, A100 SXM) need NVIDIA Fabric Manager running before their GPUs
-    join the NVLink fabric; ``systemctl is-active`` prints the unit's state and needs no root.
+    join the NVLink fabric. ``systemctl show`` prints ``KEY=value`` lines (in its own order) and
+    needs no root; ``host.fabric_manager`` is the unit's ``ActiveState`` (``active``, ``inactive``,
+    ``failed``, ...), or ``not-found`` when the unit is not installed (``LoadState=not-found``).
     """
-    expected = "one unit state word (active, inactive, failed, ...)"
-    word = _one_value(output, ctx, expected, re.compile("|".join(_UNIT_STATES)), "a unit state")
-    return {"host": {"fabric_manager": word}}
+    expected = "systemctl show lines (LoadState=..., ActiveState=...)"
+    values: dict[str, str] = {}
+    for line in check_text(output, ctx, expected).splitlines():
+        if not line.strip():
+            continue
+        m = _UNIT_PROPERTY.fullmatch(line.strip())
+        if not m:
+            raise ctx.fail(expected, f"line {line.strip()[:60]!r}")
+        values[m[1]] = m[2]
+    if "ActiveState" not in values or "LoadState" not in values:
+        raise ctx.fail(expected, "no LoadState and ActiveState lines")
+    state = "not-found" if values["LoadState"] == "not-found" else values["ActiveState"]
+    return {"host": {"fabric_manager": state}}
 
 
 # --- facts -------------------------------------------------------------------------------------
@@ -1102,7 +1115,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("uname -r", parse_uname_r, "facts.kernel"),
     Command(NVIDIA_SMI_QUERY, parse_nvidia_smi_query, "host.{gpus.N.{pci_address,name,vbios},gpu_driver}"),
     Command("nvidia-smi topo -m", parse_nvidia_smi_topo, "host.gpus.N.{nic_paths,numa_node}"),
-    Command("systemctl is-active nvidia-fabricmanager", parse_fabric_manager, "host.fabric_manager"),
+    Command(FABRIC_MANAGER_COMMAND, parse_fabric_manager, "host.fabric_manager"),
     Command(
         HOST_SYSFS_COMMAND,
         parse_host_sysfs,
@@ -1139,7 +1152,7 @@ PLATFORM = PlatformSpec(
             HOST_SYSFS_COMMAND,
             NVIDIA_SMI_QUERY,
             "nvidia-smi topo -m",
-            "systemctl is-active nvidia-fabricmanager",
+            FABRIC_MANAGER_COMMAND,
         ),
         interface_commands=(
             "ethtool {interface}",

@@ -366,7 +366,7 @@ class FabricManagerCheck(Check[FabricManagerParams]):
 
     On NVSwitch systems the GPUs join the NVLink fabric only once Fabric Manager has configured the
     switches; with the service stopped, CUDA reports no NVLink peers and NCCL falls back to PCIe and
-    the network for traffic that should stay in the server. Reads ``systemctl is-active
+    the network for traffic that should stay in the server. Reads ``systemctl show
     nvidia-fabricmanager``; servers whose GPUs match none of ``gpus`` (PCIe cards) are ``skipped``.
     """
 
@@ -386,12 +386,15 @@ class FabricManagerCheck(Check[FabricManagerParams]):
             return
         state = _host(device).get("fabric_manager")
         if state is None:
-            yield self.error(device.name, None, "host.fabric_manager not collected (systemctl is-active)")
+            yield self.error(device.name, None, "host.fabric_manager not collected (systemctl show)")
         elif state == "active":
             yield self.passed(device.name, None, expected="active", actual=state)
         else:
             yield self.failed(
-                device.name, None, f"{device.name}: nvidia-fabricmanager is {state} on an NVSwitch system",
+                device.name, None,
+                f"{device.name}: nvidia-fabricmanager is "
+                + ("not installed" if state == "not-found" else str(state))
+                + " on an NVSwitch system",
                 expected="active", actual=state,
             )  # fmt: skip
 

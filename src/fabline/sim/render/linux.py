@@ -713,12 +713,13 @@ def render(dev: SimView, line: str) -> Answer:  # noqa: C901 - one flat branch p
         if len(args) == 2 and args[0].startswith("--query-gpu=") and args[1] == "--format=csv,noheader":
             return Answer(_nvidia_smi_query(state))
         return Answer("", 2, "the simulated host answers only the allow-listed nvidia-smi queries\n")
-    if cmd == "systemctl" and args[:1] == ["is-active"] and len(args) == 2:
-        # systemctl(1): the unit's state on stdout; exit 0 only when active (3 otherwise).
-        unit = (
-            state.get("host", {}).get("fabric_manager", "inactive")
-            if args[1] == "nvidia-fabricmanager"
-            else "inactive"
-        )
-        return Answer(f"{unit}\n", 0 if unit == "active" else 3)
+    if cmd == "systemctl" and args[:1] == ["show"] and len(args) == 3 and args[1].startswith("--property="):
+        # systemctl(1) show: KEY=value lines in systemd's own order; a unit that is not installed
+        # is LoadState=not-found, inactive/dead.
+        active = state.get("host", {}).get("fabric_manager") if args[2] == "nvidia-fabricmanager" else None
+        if active in (None, "not-found"):
+            load, active, sub = "not-found", "inactive", "dead"
+        else:
+            load, sub = "loaded", {"active": "running", "failed": "failed"}.get(active, "dead")
+        return Answer(f"LoadState={load}\nActiveState={active}\nSubState={sub}\n")
     return not_found(cmd)
