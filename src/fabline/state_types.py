@@ -72,6 +72,7 @@ class Host(TypedDict, total=False):
 
     gpudirect_rdma: bool
     nccl_env: dict[str, str]
+    nccl_sources: dict[str, str]
     kernel_modules: list[str]
     iommu_params: list[str]
     gpu_driver: str

@@ -165,11 +165,17 @@ def openssh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
                         "ansible_ssh_private_key_file": str(work / "id_ed25519"),
                         "fabline_platform": "linux", "fabline_role": "host",
                         "rail_interfaces": list(target.interfaces),
+                        "nccl_env_files": [str(work / "job.env"), str(work / "missing.env")],
                     }
                 }
             }
         }  # fmt: skip
         (work / "inv.yml").write_text(yaml.safe_dump(inventory))
+        # A job launcher's env file: NCCL settings among others (a secret that must not leave the host).
+        (work / "job.env").write_text(
+            "export OMP_NUM_THREADS=8\nexport WANDB_API_KEY=s3cr3t-never-in-a-snapshot\n"
+            'export NCCL_IB_TC=106\nNCCL_IB_GID_INDEX="3"\n# NCCL_DEBUG=INFO\n'
+        )
         public = _host_key(work / "host_key")
         with _sshd(target, work, work / "host_key"):
             result = _collect(work, work / "snap")
@@ -275,6 +281,45 @@ def test_gpu_server_commands_on_a_host_without_pcie_nic_or_gpu(
         assert "not present" in by_check[check]["message"], by_check[check]
     for check in ("host-cnp-dscp", "host-roce-mtu"):
         assert by_check[check]["message"].startswith("not applicable"), by_check[check]
+
+
+def test_declared_nccl_env_files_on_the_real_host(openssh: dict[str, Any], tmp_path: Path) -> None:
+    """No /etc/nccl.conf, a declared env file sets NCCL: read (NCCL lines only) and judged, not skipped."""
+    work, snap = openssh["work"], openssh["work"] / "snap"
+    by_cmd = _commands(snap)
+    job = by_cmd[f"sed -n '/NCCL_/p;$s/.*/(end of file)/p' {work / 'job.env'}"]
+    assert job["status"] == "ok" and job["exit_code"] == 0
+    raw = (snap / "raw" / "gpu-real" / job["file"]).read_text()
+    assert "NCCL_IB_TC=106" in raw and "s3cr3t" not in raw and "OMP_NUM_THREADS" not in raw
+    missing = by_cmd[f"sed -n '/NCCL_/p;$s/.*/(end of file)/p' {work / 'missing.env'}"]
+    assert (
+        missing["status"] == "failed" and missing["exit_code"] == 2 and "No such file" in missing["message"]
+    )
+    state = json.loads((snap / "state" / "gpu-real.json").read_text())
+    assert state["host"]["nccl_env"] == {"NCCL_IB_TC": "106", "NCCL_IB_GID_INDEX": "3"}
+    assert set(state["host"]["nccl_sources"].values()) == {str(work / "job.env")}
+    assert "s3cr3t" not in (snap / "state" / "gpu-real.json").read_text()
+    result = CliRunner().invoke(
+        main,
+        [
+            "check",
+            "-i",
+            str(work / "inv.yml"),
+            "--snapshot",
+            str(snap),
+            "-o",
+            str(tmp_path),
+            "-f",
+            "json",
+            "-q",
+        ],
+    )
+    assert result.exit_code in (3, 4), result.output
+    report = json.loads((tmp_path / "report.json").read_text())
+    tc = [r for r in report["results"] if r["check"] == "host-nccl-ib-tc" and r["device"] == "gpu-real"]
+    passes = (report.get("passes") or {}).get("host-nccl-ib-tc", {}).get("gpu-real")
+    # judged from the env file although /etc/nccl.conf is missing: a pass, not 'not applicable'
+    assert passes or [r["status"] for r in tc] == ["pass"], tc
 
 
 def test_reparse_of_real_evidence_gives_the_same_state(openssh: dict[str, Any]) -> None:

@@ -468,3 +468,24 @@ def test_a_fragment_the_schema_refuses_is_left_out_and_its_command_is_a_parse_er
     state = json.loads((out / "state" / "gpu-1.json").read_text())
     assert "mtu" not in state["interfaces"]["eth2"] and schema_problem(state) is None
     assert [e["kind"] for e in state["errors"] if e["command"] == "ip -j -d link show"] == ["parse"]
+
+
+def test_declared_nccl_env_files_are_read_after_nccl_conf_and_paths_are_checked() -> None:
+    """``nccl_env_files``: each file read once after /etc/nccl.conf; its settings win, as in NCCL."""
+    job = "sed -n '/NCCL_/p;$s/.*/(end of file)/p' /etc/profile.d/nccl-job.sh"
+    session = FakeSession({**HOST_FILES, job: LINUX / "nccl_env_file-job-constructed.txt"})
+    device = host(nccl_env_files=["/etc/profile.d/nccl-job.sh", "/etc/../shadow", "relative.env"])
+    result = collect_device(device, factory_for(session))
+    assert session.sent.index(job) > session.sent.index("cat /etc/nccl.conf")
+    env = result.state["host"]["nccl_env"]
+    assert env["NCCL_IB_TC"] == "104"  # the env file's, over nccl.conf's 106
+    assert env["NCCL_IB_GID_INDEX"] == "3"  # only in nccl.conf
+    assert result.state["host"]["nccl_sources"]["NCCL_IB_TC"] == "/etc/profile.d/nccl-job.sh"
+    assert "NCCL_IB_GID_INDEX" not in result.state["host"]["nccl_sources"]
+    refused = [r for r in result.records if r.status == "refused"]
+    assert len(refused) == 2 and all("not a plain name" in (r.message or "") for r in refused)
+    assert not any("shadow" in c or "relative" in c for c in session.sent)
+    # a comma-separated string works as in rail_interfaces
+    session = FakeSession({**HOST_FILES, job: LINUX / "nccl_env_file-job-constructed.txt"})
+    collect_device(host(nccl_env_files="/etc/profile.d/nccl-job.sh"), factory_for(session))
+    assert job in session.sent

@@ -288,3 +288,33 @@ def test_asyncssh_ignore_packets_are_left_out() -> None:
     send(2, b"\0\0\0\1x")  # an ignore packet with data is sent
     send(94, b"\0\0\0\0", b"\0\0\0\2hi", handler=None)
     assert sent == [(2, (b"\0\0\0\1x",)), (94, (b"\0\0\0\0", b"\0\0\0\2hi"))]
+
+
+def test_linux_host_serves_declared_nccl_env_files_and_gpu_tools() -> None:
+    """A setting whose source is an env file lives in that file (as 'export'), not in nccl.conf."""
+    from fabline.platforms import parse_output
+    from fabline.platforms.linux import FABRIC_MANAGER_COMMAND, NCCL_ENV_FILE_COMMAND
+    from fabline.synthetic import Fault
+
+    job = "/etc/profile.d/nccl-job.sh"
+    sim = Simulator(
+        synthetic.lab_fabric(),
+        [
+            Fault("gpu-001", "host.nccl_env.NCCL_IB_TC", "104"),
+            Fault("gpu-001", "host.nccl_sources", {"NCCL_IB_TC": job}),
+            Fault("gpu-002", "host.fabric_manager", "not-found"),
+        ],
+    )
+    command = NCCL_ENV_FILE_COMMAND.format(env_file=job)
+    out = _run(sim, "gpu-001", command)
+    assert out == 'export NCCL_IB_TC="104"\n(end of file)\n'
+    assert parse_output("linux", command, out) == {
+        "host": {"nccl_env": {"NCCL_IB_TC": "104"}, "nccl_sources": {"NCCL_IB_TC": job}}
+    }
+    assert "NCCL_IB_TC" not in _run(sim, "gpu-001", "cat /etc/nccl.conf")
+    assert "No such file" in _run(sim, "gpu-002", command)
+    assert (
+        _run(sim, "gpu-002", FABRIC_MANAGER_COMMAND)
+        == "LoadState=not-found\nActiveState=inactive\nSubState=dead\n"
+    )
+    assert _run(sim, "gpu-001", FABRIC_MANAGER_COMMAND).startswith("LoadState=loaded\nActiveState=active")

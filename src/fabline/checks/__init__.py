@@ -139,6 +139,8 @@ class Check(Generic[P]):
         roles / platforms: Applicability; None means all.
         uses_links: A fabric check that reads the link graph (``FabricContext.links``); the
             engine then projects every readable device for it (whatever ``roles``/``platforms``).
+        tags: Baseline tags, as a rule's ``tags``: ``operational`` marks a check of live state only
+            (hardware, runtime tables), which does not run on intended configs (``check --intended``).
         Params: A pydantic model of the check's parameters (unknown keys are errors); taken from
             the class's type argument when not set.
     """
@@ -149,6 +151,7 @@ class Check(Generic[P]):
     roles: ClassVar[tuple[str, ...] | None] = None
     platforms: ClassVar[tuple[str, ...] | None] = None
     uses_links: ClassVar[bool] = False
+    tags: ClassVar[tuple[str, ...]] = ()
     Params: ClassVar[type[BaseModel]] = NoParams
     params: P
 

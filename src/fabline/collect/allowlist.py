@@ -25,6 +25,14 @@ _SAFE_PARAM = {
 }
 # eAPI and NAPALM getters take no interface parameters today; a future one gets the CLI's rule.
 _SAFE_PARAM["eapi"] = _SAFE_PARAM["napalm"] = _SAFE_PARAM["netmiko"]
+#: A parameter named ``*_file`` (a file the inventory declares, e.g. an NCCL env file) is an
+#: absolute path of plain characters: no spaces, quotes, globs or shell syntax, no ``..``.
+_SAFE_PATH = re.compile(r"/[A-Za-z0-9_.+@/-]{1,255}")
+
+
+def _param_rx(transport: str, key: str) -> re.Pattern[str]:
+    """The rule a parameter value must match: a plain name, or for ``*_file`` an absolute path."""
+    return _SAFE_PATH if key.endswith("_file") else _SAFE_PARAM[transport]
 
 
 class CommandRefused(FablineError):
@@ -55,9 +63,9 @@ def _refusal(platform: str, command: str) -> str | None:
     if matched is None:
         return f"{platform}: {command!r} is not on the read-only allow-list; refused"
     # A template parameter matches any non-blank text ('eth0;reboot' too): only plain names pass.
-    rx = _SAFE_PARAM[PROFILES[platform].transport]
-    for _key, value in matched[1]:
-        if not rx.fullmatch(value) or ".." in value:
+    transport = PROFILES[platform].transport
+    for key, value in matched[1]:
+        if not _param_rx(transport, key).fullmatch(value) or ".." in value:
             return f"{platform}: {command!r}: {value!r} is not a plain name; refused"
     return None
 
@@ -100,9 +108,8 @@ def render(profile: Profile, template: str, **params: str) -> str:
     Raises:
         CommandRefused: A parameter is not a plain name, or the result is not allow-listed.
     """
-    rx = _SAFE_PARAM[profile.transport]
     for key, value in params.items():
-        if not rx.fullmatch(value) or ".." in value:
+        if not _param_rx(profile.transport, key).fullmatch(value) or ".." in value:
             raise CommandRefused(f"{profile.platform}: {key} {value!r} is not a plain name; refused")
     return allowed(profile.platform, template.format(**params))
 

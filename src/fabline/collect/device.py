@@ -8,6 +8,7 @@ per-command records for the manifest.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -462,7 +463,7 @@ def gather_device(
         release = device_release(device)
         device_commands, skipped = for_release(profile.platform, profile.device_commands, release)
         deferred = [c for c in device_commands if release is None and removed_later(profile.platform, c)]
-        run.commands([c for c in device_commands if c not in deferred])
+        run.commands([c for c in device_commands if c not in deferred] + run.declared())
         restricted = deferred or any(
             release_restricted(profile.platform, t) for t in profile.interface_commands
         )
@@ -597,6 +598,18 @@ class _Run:
                 fragment = self.parse(index)
                 if fragment is not None:
                     out.append(fragment)
+        return out
+
+    def declared(self) -> list[str]:
+        """The plan's ``var_commands`` for the values the device's inventory variables list."""
+        out: list[str] = []
+        for var, template in self.profile.var_commands:
+            raw = self.device.vars.get(var)
+            values = [p.strip() for p in raw.split(",")] if isinstance(raw, str) else raw
+            if not isinstance(values, list):
+                continue
+            param = re.findall(r"\{(\w+)\}", template)[0]
+            out += self.expand((template,), param, [str(v) for v in values if str(v).strip()])
         return out
 
     def expand(self, templates: Iterable[str], param: str, values: Iterable[str]) -> list[str]:

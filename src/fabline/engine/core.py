@@ -108,10 +108,10 @@ class Engine:
                     file=baseline.rule_source.get(rule.id),
                     key=f"rules[id={rule.id}]",
                 )
-            if rule.enabled:
+            if rule.enabled and exclude_tags.isdisjoint(cls.tags):
                 self._add_check(cls, rule.params, severity_of(rule, cls.severity), baseline, rule.id)
         for check_id, cls in registry.items():
-            if check_id not in configured:
+            if check_id not in configured and exclude_tags.isdisjoint(cls.tags):
                 self._add_check(cls, {}, cls.severity, baseline, check_id)
         today = today or dt.date.today()
         self.waivers = [

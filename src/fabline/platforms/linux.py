@@ -800,12 +800,45 @@ def parse_nccl_conf(text: str, ctx: ParseContext) -> Fragment:
         line = line.strip()
         if not line or line.startswith("#"):
             continue
-        m = re.fullmatch(r"(?:export\s+)?(NCCL_[A-Z0-9_]+)\s*=\s*(.*?)", line)
+        m = _NCCL_SETTING.fullmatch(line)
         if not m:
             check_text(line, ctx, ctx.expected)  # an error banner reads as 'unavailable'
             raise ctx.reject(f"line {line[:60]!r} is not NCCL_NAME=value")
         env[m.group(1)] = m.group(2).strip().strip("\"'")
     return {"host": {"nccl_env": env}}
+
+
+#: An NCCL setting as nccl.conf and shell env files write it (``NCCL_X=v``, ``export NCCL_X="v"``).
+_NCCL_SETTING = re.compile(r"(?:export\s+)?(NCCL_[A-Z0-9_]+)\s*=\s*(.*?)")
+
+#: Reads the NCCL lines of an environment file the inventory declares (``nccl_env_files``), then a
+#: marker in place of its last line: only lines naming ``NCCL_`` leave the host, so other secrets a
+#: job's env file holds never reach the snapshot; the marker makes a file without NCCL settings a
+#: non-empty answer no other command's output is mistaken for. ``sed -n`` prints, never writes.
+NCCL_ENV_FILE_COMMAND = "sed -n '/NCCL_/p;$s/.*/(end of file)/p' {env_file}"
+
+
+@may_be_empty
+def parse_nccl_env_file(output: str, ctx: ParseContext) -> Fragment:
+    """``sed -n '/NCCL_/p;$s/.*/(end of file)/p' FILE``: the NCCL settings of a declared env file (``host.nccl_env``).
+
+    Lines that mention ``NCCL_`` but set nothing (``# NCCL_DEBUG=INFO``, ``X=$NCCL_Y``) are skipped;
+    ``host.nccl_sources`` names the file each setting came from. The answer ends with the
+    ``(end of file)`` marker; without it, it is not this command's output (or the file is empty).
+    """
+    expected = "NCCL_NAME=value lines, then '(end of file)'"
+    path = ctx.params.get("env_file")
+    lines = [ln for ln in check_text(output, ctx, expected).splitlines() if ln.strip()]
+    if not path:
+        raise ctx.fail(expected, "the command names no file")
+    if not lines or lines[-1].strip() != "(end of file)":
+        raise ctx.fail(expected, "no '(end of file)' marker at the end")
+    env: dict[str, str] = {}
+    for line in lines[:-1]:
+        m = _NCCL_SETTING.fullmatch(line.strip())
+        if m:
+            env[m.group(1)] = m.group(2).strip().strip("\"'")
+    return {"host": {"nccl_env": env, "nccl_sources": dict.fromkeys(env, path)}}
 
 
 # --- GPUs ---------------------------------------------------------------------------------------
@@ -1110,6 +1143,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("lsmod", parse_lsmod, "host.{kernel_modules,gpudirect_rdma}"),
     Command("cat /etc/nccl.conf", parse_nccl_conf, "host.nccl_env", kind="file"),
+    Command(NCCL_ENV_FILE_COMMAND, parse_nccl_env_file, "host.{nccl_env,nccl_sources}", kind="file"),
     Command("cat /proc/sys/kernel/hostname", parse_kernel_hostname, "facts.hostname", kind="file"),
     Command("cat /etc/os-release", parse_os_release, "facts.os_version", kind="file"),
     Command("uname -r", parse_uname_r, "facts.kernel"),
@@ -1172,6 +1206,7 @@ PLATFORM = PlatformSpec(
             InterfaceSource("show_gids", "rdma_device", "RDMA netdevs (show_gids)"),
             InterfaceSource("ip -j -d link show", "pci_address", "physical netdevs (ip -d link)"),
         ),
+        var_commands=(("nccl_env_files", NCCL_ENV_FILE_COMMAND),),
         finalize=attach_rdma_devices,
     ),
     network_os=("linux",),

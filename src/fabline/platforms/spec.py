@@ -223,6 +223,10 @@ class RunPlan:
             (``host.rdma_devices``): parsed to plan only when no chosen interface names one.
         interface_sources: A host's sources of the interfaces to inspect when its inventory has no
             ``rail_interfaces``, in order: the first that lists any wins.
+        var_commands: Commands a device's inventory variable asks for, ``(variable, template)``:
+            the template's one ``{param}`` is filled with each value the variable lists (a list or
+            a comma-separated string). They run right after ``device_commands`` and merge after
+            them (a declared NCCL env file overrides ``/etc/nccl.conf``, as NCCL reads them).
         finalize: Post-merge hook over the merged state (switch-wide defaults, RDMA-device joins).
         shell: The CLI is a POSIX shell (bash on SONiC and Cumulus): commands go in batches as one
             script line with end markers, instead of one prompt round trip each.
@@ -241,6 +245,7 @@ class RunPlan:
     rdma_sources: tuple[str, ...] = ()
     rdma_listing: tuple[str, ...] = ()
     interface_sources: tuple[InterfaceSource, ...] = ()
+    var_commands: tuple[tuple[str, str], ...] = ()
     finalize: Finalizer | None = None
     shell: bool = False
     httpapi: str | None = None
@@ -251,7 +256,8 @@ class RunPlan:
 
     def templates(self) -> tuple[str, ...]:
         """Every command template of the plan, in run order."""
-        return self.device_commands + self.interface_commands + self.rdma_commands
+        declared = tuple(template for _var, template in self.var_commands)
+        return self.device_commands + declared + self.interface_commands + self.rdma_commands
 
     def wants_interface(self, name: str) -> bool:
         """Whether per-interface commands run for this interface.

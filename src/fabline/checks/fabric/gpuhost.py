@@ -122,6 +122,7 @@ class HostPcieLinkCheck(Check[PcieParams]):
     """
 
     id = "host-pcie-link"
+    tags = ("operational",)  # live hardware and runtime tables: not in a rendered config
     severity = Severity.MAJOR
     roles = ("host",)
 
@@ -190,6 +191,7 @@ class GpuNicAffinityCheck(Check[AffinityParams]):
     """
 
     id = "gpu-nic-affinity"
+    tags = ("operational",)  # live hardware and runtime tables: not in a rendered config
     severity = Severity.MAJOR
     roles = ("host",)
 
@@ -280,6 +282,7 @@ class HostIommuCheck(Check):
     """
 
     id = "host-iommu"
+    tags = ("operational",)  # live hardware and runtime tables: not in a rendered config
     severity = Severity.MAJOR
     roles = ("host",)
 
@@ -328,6 +331,7 @@ class GpuCountCheck(Check):
     """
 
     id = "host-gpu-count"
+    tags = ("operational",)  # live hardware and runtime tables: not in a rendered config
     severity = Severity.MAJOR
     roles = ("host",)
 
@@ -371,6 +375,7 @@ class FabricManagerCheck(Check[FabricManagerParams]):
     """
 
     id = "host-fabric-manager"
+    tags = ("operational",)  # live hardware and runtime tables: not in a rendered config
     severity = Severity.MAJOR
     roles = ("host",)
 
@@ -445,6 +450,7 @@ class NcclGidIndexCheck(Check):
     """
 
     id = "nccl-gid-index"
+    tags = ("operational",)  # live hardware and runtime tables: not in a rendered config
     severity = Severity.CRITICAL
     scope = "fabric"
     roles = ("host",)
@@ -460,6 +466,10 @@ class NcclGidIndexCheck(Check):
         if not str(index).strip().isdigit():
             return ("fail", index, [(None, "fail", f"NCCL_IB_GID_INDEX {index!r} is not a number")])
         want = int(str(index).strip())
+        if not any(_nic(b).get("rdma_device") for _i, _n, b in rail_nics(device)):
+            missing = command_unavailable(device, "show_gids")
+            if missing:
+                return ("skip", f"no RDMA device on the rail NICs: not present ({missing})")
         findings: list[tuple[str | None, str, str]] = []
         wrong: list[str] = []
         v2_at: set[int] = set()
@@ -539,6 +549,7 @@ class NcclHcaCheck(Check):
     """
 
     id = "nccl-ib-hca"
+    tags = ("operational",)  # live hardware and runtime tables: not in a rendered config
     severity = Severity.MAJOR
     roles = ("host",)
 

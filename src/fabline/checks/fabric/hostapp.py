@@ -196,6 +196,7 @@ class HostCnpFabricCheck(LinkCheck[CnpParams]):
     """
 
     id = "host-cnp-fabric"
+    tags = ("operational",)  # the NIC's CNP DSCP is read from sysfs; rendered host configs do not set it
     severity = Severity.MAJOR
 
     @override

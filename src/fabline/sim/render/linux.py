@@ -484,10 +484,16 @@ def files(dev: SimView, state: dict[str, Any]) -> dict[str, str]:
         "/etc/os-release": f'PRETTY_NAME="{state.get("facts", {}).get("os_version", "")}"\nID=ubuntu\n',
     }
     env = state.get("host", {}).get("nccl_env")
+    sources = state.get("host", {}).get("nccl_sources") or {}
     if env is not None:
+        # Settings a declared env file made are in that file (as 'export'), the rest in nccl.conf.
         out["/etc/nccl.conf"] = "# pinned by the platform team\n" + "".join(
-            f"{k}={v}\n" for k, v in env.items()
+            f"{k}={v}\n" for k, v in env.items() if k not in sources
         )
+        for path in sorted(set(sources.values())):
+            out[path] = "# written by the job launcher\nexport OMP_NUM_THREADS=8\n" + "".join(
+                f'export {k}="{v}"\n' for k, v in env.items() if sources.get(k) == path
+            )
     host = state.get("host", {})
     params = " ".join(host.get("iommu_params", []))
     kernel = state.get("facts", {}).get("kernel") or DEFAULT_KERNEL
@@ -648,6 +654,14 @@ def render(dev: SimView, line: str) -> Answer:  # noqa: C901 - one flat branch p
     if cmd in ("cat", "grep", "ls"):
         fs = dev.derived("files", lambda: FileTable(files(dev, state)))
         return {"cat": _cat, "grep": _grep, "ls": _ls}[cmd](args, fs)
+    if cmd == "sed" and len(args) == 3 and args[:2] == ["-n", "/NCCL_/p;$s/.*/(end of file)/p"]:
+        fs = dev.derived("files", lambda: FileTable(files(dev, state)))
+        if args[2] not in fs:
+            return Answer("", 2, f"sed: can't read {args[2]}: No such file or directory\n")
+        lines = fs[args[2]].splitlines()
+        return Answer(
+            "".join(f"{ln}\n" for ln in lines if "NCCL_" in ln) + ("(end of file)\n" if lines else "")
+        )
     if cmd == "hostname":
         return Answer(dev.name + "\n")
     if cmd == "uname":
