@@ -495,7 +495,8 @@ _IOMMU_PARAM = re.compile(
 )
 
 
-def parse_host_sysfs(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("grep -H lines '/sys/class/net/IF/...:value' (with /sys/class/net/IF/address)")
+def parse_host_sysfs(text: str, ctx: ParseContext) -> Fragment:
     """The host-wide sysfs read (:data:`HOST_SYSFS_COMMAND`): PCIe link, NUMA, IOMMU, DCQCN, BIOS.
 
     Per netdev ``IF``: ``nic.pcie`` (``present``: whether the netdev sits on a PCIe device that reports
@@ -506,8 +507,6 @@ def parse_host_sysfs(output: str, ctx: ParseContext) -> Fragment:
     ``nic.dcqcn.np|rp.NAME`` (the integer DCQCN parameters). Host-wide: ``host.iommu_params`` (the
     IOMMU kernel parameters of ``/proc/cmdline``), ``facts.bios_version``.
     """
-    expected = "grep -H lines '/sys/class/net/IF/...:value' (with /sys/class/net/IF/address)"
-    text = check_text(output, ctx, expected)
     interfaces: dict[str, dict[str, Any]] = {}
     fragment: dict[str, Any] = {}
     listed = False  # every netdev has an 'address': without one, this is another read's output
@@ -550,7 +549,7 @@ def parse_host_sysfs(output: str, ctx: ParseContext) -> Fragment:
             else:
                 nic.setdefault("dcqcn", {}).setdefault(role, {})[name] = int(value)
     if not listed:
-        raise ctx.fail(expected, "no /sys/class/net/IF/address line")
+        raise ctx.reject("no /sys/class/net/IF/address line")
     for nic in interfaces.values():
         pcie = nic.setdefault("pcie", {})
         # A netdev whose device reports no link width (veth, bond, virtio on a legacy bus) has no
@@ -818,21 +817,20 @@ _NCCL_SETTING = re.compile(r"(?:export\s+)?(NCCL_[A-Z0-9_]+)\s*=\s*(.*?)")
 NCCL_ENV_FILE_COMMAND = "sed -n '/NCCL_/p;$s/.*/(end of file)/p' {env_file}"
 
 
-@may_be_empty
-def parse_nccl_env_file(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("NCCL_NAME=value lines, then '(end of file)'", may_be_empty=True)
+def parse_nccl_env_file(text: str, ctx: ParseContext) -> Fragment:
     """``sed -n '/NCCL_/p;$s/.*/(end of file)/p' FILE``: the NCCL settings of a declared env file (``host.nccl_env``).
 
     Lines that mention ``NCCL_`` but set nothing (``# NCCL_DEBUG=INFO``, ``X=$NCCL_Y``) are skipped;
     ``host.nccl_sources`` names the file each setting came from. The answer ends with the
     ``(end of file)`` marker; without it, it is not this command's output (or the file is empty).
     """
-    expected = "NCCL_NAME=value lines, then '(end of file)'"
     path = ctx.params.get("env_file")
-    lines = [ln for ln in check_text(output, ctx, expected).splitlines() if ln.strip()]
+    lines = [ln for ln in text.splitlines() if ln.strip()]
     if not path:
-        raise ctx.fail(expected, "the command names no file")
+        raise ctx.reject("the command names no file")
     if not lines or lines[-1].strip() != "(end of file)":
-        raise ctx.fail(expected, "no '(end of file)' marker at the end")
+        raise ctx.reject("no '(end of file)' marker at the end")
     env: dict[str, str] = {}
     for line in lines[:-1]:
         m = _NCCL_SETTING.fullmatch(line.strip())
@@ -861,14 +859,13 @@ def pci_address(bus_id: str) -> str:
     return m.group(1).lower() if m else bus_id.strip().lower()
 
 
-def parse_nvidia_smi_query(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("nvidia-smi CSV lines 'index, bus id, name, driver, vbios'")
+def parse_nvidia_smi_query(text: str, ctx: ParseContext) -> Fragment:
     """``nvidia-smi --query-gpu=index,pci.bus_id,name,driver_version,vbios_version --format=csv,noheader``.
 
     Feeds ``host.gpus.N.{pci_address, name, vbios}`` and ``host.gpu_driver`` (the driver version, the
     same on every GPU of a host; a host whose GPUs disagree keeps the versions joined with ``/``).
     """
-    expected = "nvidia-smi CSV lines 'index, bus id, name, driver, vbios'"
-    text = check_text(output, ctx, expected)
     gpus: dict[str, Any] = {}
     drivers: list[str] = []
     for line in text.splitlines():
@@ -876,13 +873,13 @@ def parse_nvidia_smi_query(output: str, ctx: ParseContext) -> Fragment:
             continue
         fields = [f.strip() for f in line.split(",")]
         if len(fields) != 5 or not fields[0].isdigit() or not _GPU_BUS_ID.fullmatch(fields[1]):
-            raise ctx.fail(expected, f"line {line.strip()[:60]!r}")
+            raise ctx.reject(f"line {line.strip()[:60]!r}")
         index, bus, name, driver, vbios = fields
         gpus[str(int(index))] = {"pci_address": pci_address(bus), "name": name, "vbios": vbios}
         if driver not in drivers:
             drivers.append(driver)
     if not gpus:
-        raise ctx.fail(expected, "no GPU line")
+        raise ctx.reject("no GPU line")
     return {"host": {"gpus": gpus, "gpu_driver": "/".join(drivers)}}
 
 
@@ -890,7 +887,8 @@ def parse_nvidia_smi_query(output: str, ctx: ParseContext) -> Fragment:
 _TOPO_WORD = re.compile(r"X|PIX|PXB|PHB|NODE|SYS|NV\d{1,3}")
 
 
-def parse_nvidia_smi_topo(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("nvidia-smi topo -m matrix (header GPU0 ... with GPUn rows)")
+def parse_nvidia_smi_topo(text: str, ctx: ParseContext) -> Fragment:
     """``nvidia-smi topo -m``: each GPU's PCIe path to every RDMA NIC, and its NUMA affinity.
 
     Feeds ``host.gpus.N.nic_paths`` (RDMA device -> ``PIX``/``PXB``/``PHB``/``NODE``/``SYS``) and
@@ -898,15 +896,13 @@ def parse_nvidia_smi_topo(output: str, ctx: ParseContext) -> Fragment:
     in current drivers and by the RDMA device itself in older ones. The matrix is tab-separated; a
     copy whose tabs became spaces is read too (columns split on tabs or runs of spaces).
     """
-    expected = "nvidia-smi topo -m matrix (header GPU0 ... with GPUn rows)"
-    text = check_text(output, ctx, expected)
     lines = text.splitlines()
     legend: dict[str, str] = {
         str(m[1]): str(m[2]) for m in re.finditer(r"^\s*(NIC\d+):\s*(\S+)\s*$", text, re.MULTILINE)
     }
     header_at = next((i for i, ln in enumerate(lines) if re.match(r"^\s+GPU0\b", ln)), None)
     if header_at is None:
-        raise ctx.fail(expected, "no header row starting with GPU0")
+        raise ctx.reject("no header row starting with GPU0")
 
     def cells(line: str) -> list[str]:
         return [c.strip() for c in re.split(r"\t| {2,}", line.strip())] if "\t" in line else line.split()
@@ -929,12 +925,12 @@ def parse_nvidia_smi_topo(output: str, ctx: ParseContext) -> Fragment:
             if name in ("CPU Affinity", "GPU NUMA ID") or re.fullmatch(r"GPU\d+", name):
                 continue
             if not _TOPO_WORD.fullmatch(value):
-                raise ctx.fail(expected, f"{row[0]} {name}: {value[:20]!r} is not a topo -m connection word")
+                raise ctx.reject(f"{row[0]} {name}: {value[:20]!r} is not a topo -m connection word")
             paths[legend.get(name, name)] = value
         gpu["nic_paths"] = paths
         gpus[row[0][3:]] = gpu
     if not gpus:
-        raise ctx.fail(expected, "no GPUn row")
+        raise ctx.reject("no GPUn row")
     return {"host": {"gpus": gpus}}
 
 
@@ -943,7 +939,8 @@ FABRIC_MANAGER_COMMAND = "systemctl show --property=LoadState,ActiveState,SubSta
 _UNIT_PROPERTY = re.compile(r"(LoadState|ActiveState|SubState)=([a-z-]*)")
 
 
-def parse_fabric_manager(output: str, ctx: ParseContext) -> Fragment:
+@text_parser("systemctl show lines (LoadState=..., ActiveState=...)")
+def parse_fabric_manager(text: str, ctx: ParseContext) -> Fragment:
     """``systemctl show --property=LoadState,ActiveState,SubState nvidia-fabricmanager``: ``host.fabric_manager``.
 
     NVSwitch systems (HGX/DGX H100, A100 SXM) need NVIDIA Fabric Manager running before their GPUs
@@ -951,17 +948,16 @@ def parse_fabric_manager(output: str, ctx: ParseContext) -> Fragment:
     needs no root; ``host.fabric_manager`` is the unit's ``ActiveState`` (``active``, ``inactive``,
     ``failed``, ...), or ``not-found`` when the unit is not installed (``LoadState=not-found``).
     """
-    expected = "systemctl show lines (LoadState=..., ActiveState=...)"
     values: dict[str, str] = {}
-    for line in check_text(output, ctx, expected).splitlines():
+    for line in text.splitlines():
         if not line.strip():
             continue
         m = _UNIT_PROPERTY.fullmatch(line.strip())
         if not m:
-            raise ctx.fail(expected, f"line {line.strip()[:60]!r}")
+            raise ctx.reject(f"line {line.strip()[:60]!r}")
         values[m[1]] = m[2]
     if "ActiveState" not in values or "LoadState" not in values:
-        raise ctx.fail(expected, "no LoadState and ActiveState lines")
+        raise ctx.reject("no LoadState and ActiveState lines")
     state = "not-found" if values["LoadState"] == "not-found" else values["ActiveState"]
     return {"host": {"fabric_manager": state}}
 
