@@ -71,11 +71,15 @@ class FleetSkewCheck(Check[SkewParams]):
         """The device's value of each field (None: not collected or not applicable)."""
         raise NotImplementedError
 
+    def field_values(self, device: DeviceContext) -> dict[str, str | None]:
+        """The device's value of each compared field, by field name (``fields`` and :meth:`values`)."""
+        return dict(zip(self.fields, self.values(device), strict=True))
+
     @override
     def collect(self, device: DeviceContext) -> tuple[Any, ...]:
         facts = device.state.get("facts")
         model = facts.get("model") if isinstance(facts, Mapping) else None
-        return (device.role, device.platform, model, *self.values(device))
+        return (device.role, device.platform, model, self.field_values(device))
 
     @override
     def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
@@ -87,8 +91,10 @@ class FleetSkewCheck(Check[SkewParams]):
             members = sorted(groups[key])
             role, platform, model = key
             where = f"{role}s on {platform}" + (f" model {model}" if model else "")
-            for i, field in enumerate(self.fields):
-                values = {n: fabric.collected[n][3 + i] for n in members}
+            # Fixed fields in their order; a check without fixed fields compares every field a member has.
+            names = self.fields or sorted({f for n in members for f in fabric.collected[n][3]})
+            for field in names:
+                values = {n: fabric.collected[n][3].get(field) for n in members}
                 counts = Counter(v for v in values.values() if v is not None)
                 yield from self._field(field, values, counts, where, passes)
         for name in sorted(passes):
@@ -223,28 +229,8 @@ class DcqcnSkewCheck(FleetSkewCheck):
             raise ValueError(f"allowed: {unknown[0]!r} is not a parameter (np.NAME or rp.NAME)")
 
     @override
-    def collect(self, device: DeviceContext) -> tuple[Any, ...]:
-        facts = device.state.get("facts")
-        model = facts.get("model") if isinstance(facts, Mapping) else None
-        return (device.role, device.platform, model, _dcqcn_values(device.interfaces))
-
-    @override
-    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
-        passes: dict[str, list[str | None]] = {}
-        groups: dict[tuple[Any, ...], list[str]] = {}
-        for name, row in fabric.collected.items():
-            groups.setdefault(tuple(row[:3]), []).append(name)
-        for key in sorted(groups, key=repr):
-            members = sorted(groups[key])
-            role, platform, model = key
-            where = f"{role}s on {platform}" + (f" model {model}" if model else "")
-            params = sorted({p for n in members for p in fabric.collected[n][3]})
-            for param in params:
-                values = {n: fabric.collected[n][3].get(param) for n in members}
-                counts = Counter(v for v in values.values() if v is not None)
-                yield from self._field(param, values, counts, where, passes)
-        for name in sorted(passes):
-            yield PassBlock(self.id, name, self.effective_severity, passes[name])
+    def field_values(self, device: DeviceContext) -> dict[str, str | None]:
+        return dict(_dcqcn_values(device.interfaces))
 
 
 class QosSkewCheck(FleetSkewCheck):

@@ -19,6 +19,7 @@ import fnmatch
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -250,7 +251,7 @@ class GpuNicAffinityCheck(Check[AffinityParams]):
 
 
 #: topo -m paths from nearest to farthest (NVLink words never join a GPU to a NIC).
-_PATH_RANK = {"PIX": 0, "PXB": 1, "PHB": 2, "NODE": 3, "SYS": 4}
+_PATH_RANK = MappingProxyType({"PIX": 0, "PXB": 1, "PHB": 2, "NODE": 3, "SYS": 4})
 
 
 def _closest_gpu(gpus: Mapping[str, Any], rdma: str) -> tuple[str, str] | None:
@@ -267,7 +268,7 @@ def _closest_gpu(gpus: Mapping[str, Any], rdma: str) -> tuple[str, str] | None:
 
 
 #: IOMMU group types (``/sys/kernel/iommu_groups/N/type``) that leave DMA untranslated.
-_PASSTHROUGH_DOMAINS = {"identity"}
+_PASSTHROUGH_DOMAINS = frozenset({"identity"})
 _IOMMU_OFF = re.compile(r"^(?:iommu=(?:off|pt)|intel_iommu=off|amd_iommu=off|iommu\.passthrough=1)$")
 
 
