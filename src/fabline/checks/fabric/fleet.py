@@ -447,7 +447,6 @@ class OpticsFirmwareSkewCheck(Check[OpticsFirmwareParams]):
             yield PassBlock(self.id, device, self.effective_severity, passes[device])
 
 
-FLEET_CHECKS = (VersionSkewCheck, QosSkewCheck, PfcHeadroomCheck, OpticsFirmwareSkewCheck)
 class IncompatiblePair(BaseModel):
     """One switch OS x NIC firmware combination a site knows to break (globs, fnmatch syntax)."""
 
@@ -554,4 +553,11 @@ class IncompatibleVersionsCheck(Check[IncompatibleParams]):
             yield PassBlock(self.id, name, self.effective_severity, ok[name])
 
 
-FLEET_CHECKS = (VersionSkewCheck, QosSkewCheck, DcqcnSkewCheck, IncompatibleVersionsCheck, PfcHeadroomCheck)
+FLEET_CHECKS = (
+    VersionSkewCheck,
+    QosSkewCheck,
+    DcqcnSkewCheck,
+    IncompatibleVersionsCheck,
+    PfcHeadroomCheck,
+    OpticsFirmwareSkewCheck,
+)
