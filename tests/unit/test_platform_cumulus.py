@@ -339,3 +339,24 @@ def test_release_numbers_compare_as_numbers() -> None:
     assert Releases(since="5.11").has("5.11.0-rc1") is True
     assert Releases(since="5.6", until="5.16").has("5.16.0") is False
     assert Releases(since="5.6", until="5.16").has("5.15.9") is True
+
+
+@pytest.mark.parametrize(
+    "qos",
+    [
+        {"congestion-control": "default-global"},
+        {"mapping": ["default-global"], "pfc": 3},
+        {"pfc": {"default-global": {"switch-priority": {"3": {}}}}, "congestion-control": None},
+    ],
+)
+def test_nv_config_show_json_sections_of_the_wrong_type_are_ignored(qos: dict[str, Any]) -> None:
+    """A QoS profile section or interface table that is not an object (the fuzz test found one) is
+    read as absent, never an AttributeError."""
+    doc = {"set": {"system": {"hostname": "leaf1"}, "qos": qos, "interface": ["swp1"]}}
+    import json
+
+    fragment = parse_output("cumulus", "nv config show -o json", json.dumps(doc))
+    assert fragment["facts"] == {"hostname": "leaf1"}
+    assert "interfaces" not in fragment or fragment["interfaces"] == {}
+    pfc = fragment.get("qos", {}).get("port_defaults", {}).get("pfc_priorities")
+    assert pfc in (None, [3])

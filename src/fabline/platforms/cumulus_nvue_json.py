@@ -77,10 +77,15 @@ def _config_root(doc: Any) -> Mapping[str, Any] | None:
     return None
 
 
+def _obj(value: Any) -> Mapping[str, Any]:
+    """The value if it is a JSON object, else an empty one (hostile or odd documents)."""
+    return value if isinstance(value, Mapping) else {}
+
+
 def _nvue_qos_profiles(qos: Mapping[str, Any], profile: Mapping[str, str]) -> dict[str, Any]:
     """Interface-shaped fields from the NVUE QoS profiles named in ``profile`` (kind -> name)."""
     out: dict[str, Any] = {}
-    mapping = (qos.get("mapping") or {}).get(profile.get("mapping", ""))
+    mapping = _obj(qos.get("mapping")).get(profile.get("mapping", ""))
     if isinstance(mapping, Mapping):
         if mapping.get("trust"):
             out.update(trust_fields([str(mapping["trust"])]))
@@ -93,7 +98,7 @@ def _nvue_qos_profiles(qos: Mapping[str, Any], profile: Mapping[str, str]) -> di
                     if isinstance(v, Mapping) and str(v.get("switch-priority", "")).isdigit()
                 }
                 out[field] = dict(sorted(values.items(), key=lambda kv: int(kv[0])))
-    pfc = (qos.get("pfc") or {}).get(profile.get("pfc", ""))
+    pfc = _obj(qos.get("pfc")).get(profile.get("pfc", ""))
     if isinstance(pfc, Mapping):
         prios = pfc.get("switch-priority")
         if isinstance(prios, Mapping):
@@ -101,7 +106,7 @@ def _nvue_qos_profiles(qos: Mapping[str, Any], profile: Mapping[str, str]) -> di
         for key, field in (("rx", "pfc_rx"), ("tx", "pfc_tx")):
             if pfc.get(key) is not None and flag(str(pfc[key])) is not None:
                 out[field] = flag(str(pfc[key]))
-    cc = (qos.get("congestion-control") or {}).get(profile.get("congestion-control", ""))
+    cc = _obj(qos.get("congestion-control")).get(profile.get("congestion-control", ""))
     if isinstance(cc, Mapping) and isinstance(cc.get("traffic-class"), Mapping):
         ecn: dict[str, Any] = {}
         for tc, body in cc["traffic-class"].items():
@@ -157,10 +162,10 @@ def parse_nv_config_show_json(doc: Any, ctx: ParseContext) -> Fragment:
     if qos:
         fragment["qos"] = qos
     interfaces: dict[str, Any] = {}
-    for name, body in (root.get("interface") or {}).items():
+    for name, body in _obj(root.get("interface")).items():
         if not isinstance(body, Mapping):
             continue
-        fields = _link_fields(body.get("link") or {})
+        fields = _link_fields(_obj(body.get("link")))
         if body.get("description"):
             fields["description"] = str(body["description"])
         port_qos = body.get("qos") if isinstance(body.get("qos"), Mapping) else {}
