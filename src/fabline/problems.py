@@ -119,6 +119,9 @@ FAMILIES: dict[str, str] = {
     "nccl-ib-hca": "nccl",
     "nccl-socket-ifname": "nccl",
     "host-roce-mtu": "nccl",
+    "bgp-sessions": "bgp",
+    "bgp-asn": "bgp",
+    "ecmp-fanout": "bgp",
 }
 
 #: What each family is about (the cause statement's first words) and what to do next.
@@ -190,6 +193,11 @@ _FAMILY_TEXT: dict[str, tuple[str, str]] = {
         "behind the stormed port",
     ),
     "flap": ("link flaps", "inspect the optic, cable and peer of the flapping port; watch it for new flaps"),
+    "bgp": (
+        "BGP underlay",
+        "bring the listed sessions up at both ends (remote AS, addressing, the link itself) and set "
+        "BGP multipath to at least the plane's spine count",
+    ),
 }
 
 #: Families whose problems are physical: they say what to inspect (device, port, peer, plan row).
@@ -198,7 +206,7 @@ PHYSICAL = frozenset({"signal", "fec-mode", "port-state", "cabling", "speed", "f
 #: Subjects of built-in checks that name a device-wide aspect, not a port.
 _DEVICE_SUBJECTS = frozenset(
     {"bandwidth", "uplinks", "downlinks", "NCCL_IB_TC", "os_version", "nic_firmware", "nic_driver",
-     "buffer_mode", "pfc_watchdog", "ecn_profiles"}
+     "buffer_mode", "pfc_watchdog", "ecn_profiles", "sessions", "asn", "ecmp", "bgp"}
 )  # fmt: skip
 
 #: Findings that are consequences of down ports on their device (rule 4).
@@ -207,6 +215,10 @@ _CONSEQUENCES = frozenset({"leaf-oversubscription", "clos-shape"})
 _FLEET_CHECKS = frozenset({"version-skew", "qos-skew"})
 #: Checks whose finding states a cause the rest of its problem follows from (quoted first).
 _ROOT_CAUSES = frozenset({"device-collection", "switch-port-up", "host-link-up", "rail-cabling"})
+#: Underlay checks: one result per switch; a finding joins its switch's other underlay findings,
+#: its down ports (a dark uplink has no session) and the findings of the peers it names
+#: (``actual["peers"]``): both ends of a down session and the leaf's lost ECMP path are one problem.
+_UNDERLAY = frozenset({"bgp-sessions", "bgp-asn", "ecmp-fanout"})
 #: Checks whose family depends on the message (a "port down" row of the cabling plan is port state).
 _BY_MESSAGE = frozenset({"cabling-plan", "link-lldp"})
 #: Families whose other end also comes from the cabling plan (a dark link has no LLDP).
@@ -442,6 +454,15 @@ def _components(findings: list[Result], facts: Facts) -> tuple[list[str], list[i
             continue
         if check in _FLEET_CHECKS:
             join(i, ("fleet", check, port, repr(r.expected)))
+            continue
+        if check in _UNDERLAY:
+            # a down uplink takes its session and its ECMP path with it: a consequence (rule 4)
+            with_consequence.add(dev)
+            join(i, ("down", dev))
+            join(i, ("bgp", dev))
+            named_peers = r.actual.get("peers") if type(r.actual) is dict else None
+            for peer in named_peers if type(named_peers) is list else ():
+                join(i, ("bgp-pair", *sorted((dev, str(peer)))))
             continue
         if port is None or port in not_port:
             device_level.append(i)

@@ -224,6 +224,50 @@ class Interface(TypedDict, total=False):
     fec_pre_ber: float
 
 
+#: A BGP session's FSM state (``bgp.neighbors.*.state``), lower case.
+BgpSessionState = Literal["established", "active", "idle", "connect", "opensent", "openconfirm"]
+
+
+class BgpNeighbor(TypedDict, total=False):
+    """One BGP session (``bgp.neighbors["10.0.0.1"]``, or an interface for an unnumbered one)."""
+
+    remote_asn: int
+    state: BgpSessionState
+    admin_down: bool
+    prefixes_received: int
+    description: str
+    hostname: str
+
+
+class Ecmp(TypedDict, total=False):
+    """The route to the ECMP probe prefix (``bgp.ecmp``): ``paths`` active next hops (0: no route)."""
+
+    prefix: str
+    paths: int
+    next_hops: list[str]
+    interfaces: list[str]
+    protocol: str
+
+
+class Bgp(TypedDict, total=False):
+    """The BGP underlay as the switch shows it (config and operational state merged)."""
+
+    asn: int
+    router_id: str
+    maximum_paths: int
+    neighbors: dict[str, BgpNeighbor]
+    ecmp: Ecmp
+
+
+class LoadBalance(TypedDict, total=False):
+    """ECMP load balancing: hash fields (neutral names), seed, algorithm, adaptive routing on/off."""
+
+    hash_fields: list[str]
+    hash_seed: int
+    hash_algorithm: str
+    adaptive_routing: bool
+
+
 class State(TypedDict, total=False):
     """A whole state document (one device).
 
@@ -244,13 +288,19 @@ class State(TypedDict, total=False):
     host: Host
     interfaces: dict[str, Interface]
     environment: dict[str, Any]
+    bgp: Bgp
+    load_balance: LoadBalance
 
 
 __all__ = [
+    "Bgp",
+    "BgpNeighbor",
+    "BgpSessionState",
     "CommandError",
     "Counters",
     "Dcqcn",
     "DeviceStatus",
+    "Ecmp",
     "EcnQueue",
     "Facts",
     "Fec",
@@ -260,6 +310,7 @@ __all__ = [
     "HostNic",
     "Interface",
     "Lldp",
+    "LoadBalance",
     "Optics",
     "Pcie",
     "PfcWatchdog",

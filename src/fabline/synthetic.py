@@ -9,12 +9,13 @@ normalized form parsers produce.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from fabline.platforms.spec import PLATFORMS, host_platform
 from fabline.state import SCHEMA_ID
@@ -259,6 +260,157 @@ LAB_FAULTS: tuple[Fault, ...] = (
 )
 
 
+# --------------------------------------------------------------------------------------------
+# The BGP underlay of a synthetic fabric (the design's numbering: docs/design.md)
+
+#: Loopbacks (/32 each, switches in fabric order) and leaf-spine /31s (link n: spine 2n, leaf 2n+1).
+LOOPBACKS = ipaddress.IPv4Network("10.0.0.0/16")
+FABRIC_LINKS = ipaddress.IPv4Network("10.128.0.0/10")
+#: Spines of plane p share AS ``SPINE_ASN + p``; leaves number up from ``LEAF_ASN_BASE``.
+SPINE_ASN = 65100
+LEAF_ASN_BASE = 4200000000
+
+
+#: ECMP load balancing of every switch: the 5-tuple hash, adaptive routing on (an AR fabric); one
+#: seed per tier, so leaves and spines do not hash alike (no polarisation).
+LOAD_BALANCE: dict[str, Any] = {
+    "hash_fields": ["dst_ip", "dst_port", "ip_proto", "src_ip", "src_port"],
+    "hash_algorithm": "crc",
+    "adaptive_routing": True,
+}
+HASH_SEEDS = {"leaf": 11, "spine": 23}
+
+
+class Session(NamedTuple):
+    """One eBGP session of a switch, on one leaf-spine link."""
+
+    port: str
+    local: str
+    peer: str
+    peer_device: str
+    peer_asn: int
+    uplink: bool
+
+
+class DeviceBgp(NamedTuple):
+    """A switch's BGP plan: AS, router id (its loopback), sessions, and its ECMP probe prefix."""
+
+    asn: int
+    router_id: str
+    sessions: tuple[Session, ...]
+    probe: str | None
+    #: Prefixes a leaf receives from each spine (the other leaves' loopbacks and the spine's own).
+    prefixes: int
+
+
+def bgp_plan(fabric: Fabric) -> dict[str, DeviceBgp]:
+    """Every switch's BGP plan: one eBGP session per leaf-spine link, numbered as ``fabline design`` does.
+
+    A leaf's probe prefix is the loopback of the next leaf of its plane (none in a one-leaf plane):
+    its route there should have one path per uplink.
+
+    Example:
+        >>> plan = bgp_plan(lab_fabric())
+        >>> plan["leaf-r0-a"].asn, plan["leaf-r0-a"].probe, len(plan["leaf-r0-a"].sessions)
+        (4200000000, '10.0.0.4/32', 2)
+        >>> plan["leaf-r0-a"].sessions[0][1:5]
+        ('10.128.0.1', '10.128.0.0', 'spine-01', 65100)
+    """
+    switches = [d for d in fabric.devices if d.role in ("leaf", "spine")]
+    loop = {d.name: str(LOOPBACKS.network_address + i + 1) for i, d in enumerate(switches)}
+    role = {d.name: d.role for d in switches}
+    asns: dict[str, int] = {}
+    leaves_of: dict[int, list[str]] = {}
+    for d in switches:
+        if d.role == "spine":
+            asns[d.name] = SPINE_ASN + (d.plane if fabric.spine_planes else 0)
+        else:
+            asns[d.name] = LEAF_ASN_BASE + len(leaves_of.get(-1, []))
+            leaves_of.setdefault(-1, []).append(d.name)
+            leaves_of.setdefault(d.plane, []).append(d.name)
+    sessions: dict[str, list[Session]] = {d.name: [] for d in switches}
+    n = 0
+    base = int(FABRIC_LINKS.network_address)
+    for a, ap, b, bp in fabric.links:
+        if {role.get(a), role.get(b)} != {"leaf", "spine"}:
+            continue
+        leaf, lp, spine, sp = (a, ap, b, bp) if role[a] == "leaf" else (b, bp, a, ap)
+        s_addr, l_addr = (
+            str(ipaddress.IPv4Address(base + 2 * n)),
+            str(ipaddress.IPv4Address(base + 2 * n + 1)),
+        )
+        n += 1
+        sessions[leaf].append(Session(lp, l_addr, s_addr, spine, asns[spine], True))
+        sessions[spine].append(Session(sp, s_addr, l_addr, leaf, asns[leaf], False))
+    probe: dict[str, str] = {}
+    for plane, names in leaves_of.items():
+        if plane == -1 or len(names) < 2:
+            continue
+        for i, name in enumerate(names):
+            probe[name] = f"{loop[names[(i + 1) % len(names)]]}/32"
+    plane_of = {d.name: d.plane for d in switches}
+    return {
+        d.name: DeviceBgp(
+            asns[d.name],
+            loop[d.name],
+            tuple(sessions[d.name]),
+            probe.get(d.name),
+            len(leaves_of.get(plane_of[d.name], ())) if d.role == "leaf" else 1,
+        )
+        for d in switches
+    }
+
+
+def _bgp_doc(plan: DeviceBgp) -> dict[str, Any]:
+    neighbors = {
+        s.peer: {
+            "remote_asn": s.peer_asn,
+            "state": "established",
+            "admin_down": False,
+            "prefixes_received": plan.prefixes if s.uplink else 1,
+            "description": s.peer_device,
+        }
+        for s in plan.sessions
+    }
+    return {"asn": plan.asn, "router_id": plan.router_id, "neighbors": neighbors}
+
+
+def _bgp_faults(doc: dict[str, Any], plan: DeviceBgp, faults: Sequence[Fault]) -> None:
+    """Apply ``bgp.neighbor.<field>`` faults (on the session of the fault's port), then derive ECMP.
+
+    The probe route has one path per established uplink session, at most ``bgp.maximum_paths``.
+    """
+    bgp = doc.get("bgp")
+    if not isinstance(bgp, dict):
+        doc.pop("bgp", None)  # a fault removed it: BGP not collected
+        return
+    by_port = {s.port: s.peer for s in plan.sessions}
+    for f in faults:
+        if f.path.startswith("bgp.neighbor.") and f.interface in by_port:
+            bgp["neighbors"][by_port[f.interface]][f.path.removeprefix("bgp.neighbor.")] = f.value
+    if any(f.path == "bgp.ecmp" or f.path.startswith("bgp.ecmp.") for f in faults):
+        if bgp.get("ecmp") is None:
+            bgp.pop("ecmp", None)
+        return  # planted as is
+    if plan.probe is None:
+        return
+    up = [
+        s
+        for s in plan.sessions
+        if s.uplink
+        and bgp["neighbors"][s.peer].get("state") == "established"
+        and not bgp["neighbors"][s.peer].get("admin_down")
+    ]
+    limit = bgp.get("maximum_paths")
+    if isinstance(limit, int):
+        up = up[:limit]
+    ecmp: dict[str, Any] = {"prefix": plan.probe, "paths": len(up), "protocol": "bgp"}
+    if up:
+        ecmp["next_hops"] = [s.peer for s in up]
+        ecmp["interfaces"] = [s.port for s in up]
+    bgp["ecmp"] = ecmp
+
+
 def _dscp_map() -> dict[str, int]:
     m = {str(d): 0 for d in range(64)}
     m["26"] = 3
@@ -306,10 +458,19 @@ def _iface(platform: str, peer: tuple[str, str] | None, n: int, speed: int = 400
 
 
 def states(
-    fabric: Fabric, faults: Sequence[Fault] = (), collected_at: str = "2026-11-29T08:00:00Z"
+    fabric: Fabric,
+    faults: Sequence[Fault] = (),
+    collected_at: str = "2026-11-29T08:00:00Z",
+    bgp: Mapping[str, DeviceBgp] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Clean state documents of every device, with ``faults`` applied."""
+    """Clean state documents of every device, with ``faults`` applied.
+
+    Switches carry their BGP underlay (``bgp``, from :func:`bgp_plan` of the fabric, or ``bgp``
+    when the caller planned a larger fabric than it asks states of, as the simulator does). A
+    fault ``bgp.neighbor.<field>`` on a port changes the session on that port.
+    """
     peers = fabric.peers()
+    plans = bgp_plan(fabric) if bgp is None else bgp
     by_device: dict[str, list[Fault]] = {}
     for f in faults:
         by_device.setdefault(f.device, []).append(f)
@@ -368,9 +529,19 @@ def states(
             doc["facts"]["bios_version"] = BIOS_VERSION
         else:
             doc["qos"] = {"pfc_watchdog": {"enabled": True, "detection_ms": 200, "restoration_ms": 200}}
-        for f in by_device.get(dev.name, []):
+        plan = plans.get(dev.name) if dev.role != "host" else None
+        if plan is not None:
+            doc["bgp"] = _bgp_doc(plan)
+        if dev.role != "host":
+            doc["load_balance"] = {**LOAD_BALANCE, "hash_seed": HASH_SEEDS.get(dev.role, 0)}
+        mine = by_device.get(dev.name, [])
+        for f in mine:
+            if f.path.startswith("bgp.neighbor."):
+                continue
             target = doc if f.interface is None else doc["interfaces"].setdefault(f.interface, {})
             _set_path(target, f.path, f.value)
+        if plan is not None:
+            _bgp_faults(doc, plan, mine)
         yield doc
 
 
@@ -440,8 +611,12 @@ def _set_path(target: dict[str, Any], path: str, value: Any) -> None:
 def inventory(fabric: Fabric, *, address_base: str = "127.10", planes: bool = True) -> dict[str, Any]:
     """An Ansible YAML inventory (as a dict) for the fabric, with the vars the checks use.
 
+    Switches get ``bgp_asn`` (the AS plan the BGP checks compare with), leaves their ECMP probe
+    prefix ``fabline_ecmp_prefix`` (:func:`bgp_plan`).
+
     ``planes=False`` leaves out every ``plane`` variable (as an inventory that never set them).
     """
+    plans = bgp_plan(fabric)
     groups: dict[str, dict[str, Any]] = {
         "spine": {"hosts": {}},
         "leaf": {"hosts": {}},
@@ -459,6 +634,11 @@ def inventory(fabric: Fabric, *, address_base: str = "127.10", planes: bool = Tr
             hv["plane"] = dev.plane
         if dev.rail_interfaces:
             hv["rail_interfaces"] = dev.rail_interfaces
+        plan = plans.get(dev.name)
+        if plan is not None:
+            hv["bgp_asn"] = plan.asn
+            if plan.probe:
+                hv["fabline_ecmp_prefix"] = plan.probe
         group = {"spine": "spine", "leaf": "leaf", "host": "gpu_hosts"}[dev.role]
         groups[group]["hosts"][dev.name] = hv
     return {

@@ -378,20 +378,23 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
         ("nccl-gid-index", "gpu-001", "NCCL_IB_GID_INDEX"),
         ("host-cnp-dscp", "gpu-001", "eth3"),
         ("host-cnp-fabric", "gpu-001", "eth3"),
+        ("bgp-sessions", "leaf-r2-a", "sessions"),
+        ("bgp-sessions", "spine-02", "sessions"),
+        ("ecmp-fanout", "leaf-r2-a", "ecmp"),
     }
     assert planted <= failed, planted - failed
     # The planted faults print as problems: one per fault (docs/collection.md's table), each of
     # the planted findings in exactly one, every finding in exactly one.
     problems = report["problems"]
-    assert len(problems) == 16, [p["cause"] for p in problems]
+    assert len(problems) == 17, [p["cause"] for p in problems]
     findings = [r["id"] for r in report["results"] if r["status"] in ("fail", "error")]
     assert sorted(f for p in problems for f in p["findings"]) == sorted(findings)
     for check, device, subject in planted:
         rid = f"{device}::{check}::{subject or '-'}"
         assert sum(rid in p["findings"] for p in problems) == 1, rid
-    assert f"16 problems ({len(findings)} findings)" in proc.stdout
-    assert proc.stdout.index("16 problems") < proc.stdout.index("fabline check")  # problems first
-    assert "the 16 problems above are its planted faults" in proc.stdout
+    assert f"17 problems ({len(findings)} findings)" in proc.stdout
+    assert proc.stdout.index("17 problems") < proc.stdout.index("fabline check")  # problems first
+    assert "the 17 problems above are its planted faults" in proc.stdout
     assert "demo finished" in proc.stdout
     assert (REPO_ROOT / "docs" / "collection.md").read_text().count("gpu-002") >= 1
     # The remediation of the planted faults beside the reports (docs/remediation.md).

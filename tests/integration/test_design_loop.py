@@ -187,6 +187,19 @@ def test_render_diff(fab: Path, tmp_path: Path) -> None:
     r = fabline("render", fab / "design.yml", "--diff", running, "--format", "json")
     data = json.loads(r.stdout)
     assert data["leaf-r2-000"]["status"] == "drift" and data["spine-000"]["status"] == "in_sync"
+    # BGP: a session to the wrong AS and a missing one, as a collected state shows them
+    state = running / "state" / "leaf-r0-000.json"
+    doc = json.loads(state.read_text())
+    peers = sorted(doc["bgp"]["neighbors"])
+    doc["bgp"]["neighbors"][peers[0]]["remote_asn"] = 65999
+    doc["bgp"]["neighbors"][peers[0]]["state"] = "active"  # operational: not drift
+    del doc["bgp"]["neighbors"][peers[1]]
+    state.write_text(json.dumps(doc))
+    r = fabline("render", fab / "design.yml", "--diff", running)
+    assert r.returncode == 4
+    assert "leaf-r0-000: 2 difference(s)" in r.stdout
+    assert f"[bgp] {peers[0]} remote_asn: intended 65100, running 65999" in r.stdout
+    assert f"[bgp] {peers[1]} (neighbor): intended present, running absent" in r.stdout
 
 
 def test_design_cli_infeasible_and_json(tmp_path: Path) -> None:

@@ -136,3 +136,45 @@ def test_diff_states_statuses_and_exit_codes() -> None:
     assert "b: 1 difference(s)\n  [interfaces] e0 mtu: intended 1, running 2" in render_diff_text(result)
     assert diff_exit_code(diff_states({"a": ok}, {})) == 3
     assert diff_exit_code(diff_states({"a": ok}, {"a": ok})) == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "platform", "role"),
+    [("leaf-r0-000", "sonic", "leaf"), ("leaf-r1-000", "cumulus", "leaf"), ("leaf-r2-000", "arista_eos", "leaf"),
+     ("spine-001", "cumulus", "spine")],
+)  # fmt: skip
+def test_intended_bgp_is_the_designs(configs: Path, name: str, platform: str, role: str) -> None:
+    """Every rendered config gives back the design's AS and one neighbour per fabric port, with its AS."""
+    from fabline.design.topology import Topology
+
+    design = load_design(DESIGN)
+    sw = next(s for s in design.switches if s.name == name)
+    ports = [p for p in Topology(design).switch_ports(sw) if p.kind == "fabric"]
+    doc = intended_state(_dev(name, platform, role), configs, NAMES, "t")
+    bgp = doc["bgp"]
+    assert bgp["asn"] == sw.asn
+    want = {p.peer_address: p.peer_asn for p in ports}
+    assert {peer: body["remote_asn"] for peer, body in bgp["neighbors"].items()} == want
+    assert {body.get("description") for body in bgp["neighbors"].values()} == {p.peer for p in ports}
+
+
+def test_bgp_diff_names_the_peer_and_skips_what_the_running_state_cannot_show() -> None:
+    want = {"asn": 65001, "router_id": "10.0.0.3", "maximum_paths": 128,
+            "neighbors": {"10.1.0.0": {"remote_asn": 65100, "description": "spine-00"},
+                          "10.1.0.2": {"remote_asn": 65100, "description": "spine-01"},
+                          "10.1.0.4": {"remote_asn": 65100}}}  # fmt: skip
+    have = {"asn": 65002, "router_id": "10.0.0.3",
+            "neighbors": {"10.1.0.0": {"remote_asn": 65999, "state": "active"},
+                          "10.1.0.4": {"remote_asn": 65100, "state": "established", "description": "spine-9"}}}  # fmt: skip
+    changes = diff_device("leaf", {"bgp": want}, {"bgp": have})
+    got = [(c.feature, c.subject, c.path, c.intended, c.running) for c in changes]
+    assert got == [
+        ("bgp", None, "bgp.asn", 65001, 65002),
+        ("bgp", "10.1.0.0", "remote_asn", 65100, 65999),
+        ("bgp", "10.1.0.2", "(neighbor)", "present", None),
+    ]
+    assert diff_device("leaf", {"bgp": want}, {}) == []  # nothing collected: nothing compared
+    text = render_diff_text(
+        diff_states({"leaf": {"status": "ok", "bgp": want}}, {"leaf": {"status": "ok", "bgp": have}})
+    )
+    assert "  [bgp] 10.1.0.0 remote_asn: intended 65100, running 65999" in text

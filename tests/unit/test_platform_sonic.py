@@ -39,6 +39,8 @@ def test_command_set_is_read_only_and_each_template_matches_itself() -> None:
     for cmd in sonic.COMMANDS:
         # Read-only by construction: show commands, a cat, the two CONFIG_DB printers and a grep
         # of the kernel's sysfs (the netdevs' carrier_changes).
+        # Read-only by construction: show commands, a cat, the two CONFIG_DB printers, and FRR's
+        # shell running one show command.
         assert cmd.template.startswith(
             (
                 "show ",
@@ -46,6 +48,7 @@ def test_command_set_is_read_only_and_each_template_matches_itself() -> None:
                 "sonic-cfggen -d --print-data",
                 "sonic-db-dump -n CONFIG_DB",
                 "grep -H . /sys/class/net/",
+                "vtysh -c 'show ",
             )
         ), cmd.template
         assert cmd.parser.__name__.startswith("parse_")

@@ -155,9 +155,10 @@ def test_twelve_faults_problem_shapes(twelve: tuple[Report, list[Any]]) -> None:
     assert mtu.where == "leaf-r1-a swp3 <-> spine-01 Ethernet2/1"
     assert mtu.cause == "MTU: leaf-r1-a swp3: mtu is 1500, below min 9100"
     down = problems["port-state"]
-    # the down port and its consequences: both ends, oversubscription, Clos shape at both tiers
+    # the down port and its consequences: both ends, oversubscription, Clos shape at both tiers,
+    # the leaf's ECMP path that went with the link
     assert {r.check for r in down.findings} == {
-        "switch-port-up", "leaf-oversubscription", "clos-shape", "cabling-plan"
+        "switch-port-up", "leaf-oversubscription", "clos-shape", "cabling-plan", "ecmp-fanout"
     }  # fmt: skip
     assert down.kind == "link" and down.where == "leaf-r0-a Ethernet24 <-> spine-02 Ethernet1/1"
     # a physical problem says what to inspect, with the cabling-plan row

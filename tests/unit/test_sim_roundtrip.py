@@ -33,22 +33,27 @@ COVERED: dict[str, set[str]] = {
         "counters.pfc_rx_pause", "counters.pfc_tx_pause", "counters.ecn_marked",
         "counters.fec_corrected", "counters.fec_uncorrectable",
         "qos.pfc_watchdog.enabled", "facts.os_version", "facts.serial", "facts.hostname",
+        "bgp.asn", "bgp.router_id", "bgp.neighbors", "bgp.ecmp",
+        "load_balance.hash_fields", "load_balance.hash_algorithm",
     },
     "arista_eos": {
         "admin_up", "oper_up", "mtu", "speed_gbps", "fec", "autoneg", "trust", "dscp_to_priority",
         "pfc_priorities", "ecn", "lldp", "optics.serial", "optics.rx_power_dbm",
         "optics.tx_power_dbm", "counters.crc_errors", "counters.ecn_marked", "qos.pfc_watchdog.enabled",
         "facts.os_version", "facts.serial", "facts.hostname",
+        "bgp.asn", "bgp.router_id", "bgp.neighbors", "bgp.ecmp", "load_balance.hash_fields",
     },
     "cumulus": {
         "admin_up", "oper_up", "mtu", "speed_gbps", "fec", "autoneg", "trust", "dscp_to_priority",
         "pfc_priorities", "ecn", "lldp", "facts.os_version", "facts.serial", "facts.hostname",
         "facts.model", "counters.ecn_marked", "counters.cnp_sent", "optics", "qos.pfc_watchdog.enabled",
+        "bgp.asn", "bgp.router_id", "bgp.neighbors", "bgp.ecmp",
+        "load_balance.hash_fields", "load_balance.hash_seed", "load_balance.adaptive_routing",
     },
     "cisco_nxos": {
         "admin_up", "oper_up", "mtu", "speed_gbps", "fec", "autoneg", "trust", "dscp_to_priority",
         "pfc_priorities", "ecn", "lldp", "optics", "counters.crc_errors", "facts.os_version", "qos.pfc_watchdog.enabled",
-        "facts.serial", "facts.hostname",
+        "facts.serial", "facts.hostname", "bgp.asn", "bgp.router_id", "bgp.neighbors", "bgp.ecmp",
     },
 }  # fmt: skip
 
@@ -59,7 +64,8 @@ PARTIAL = {("cumulus", "dscp_to_priority"): ("26", "48")}
 TOLERANCE = {("cumulus", "min_bytes"): 0.005, ("cumulus", "max_bytes"): 0.005}
 #: Fields a platform's commands do not show on a port (none today: NVUE's 'qos roce status' has
 #: no ECN probability row, but cumulus.apply_port_defaults fills it from the switch-wide profile).
-NOT_SHOWN: set[tuple[str, str]] = set()
+#: BGP session descriptions: NX-OS's summary and NVUE's neighbour table do not print them.
+NOT_SHOWN: set[tuple[str, str]] = {("cisco_nxos", "description")}
 #: State values a platform prints with a prefix the parser keeps (none today).
 PREFIXED: dict[tuple[str, str], str] = {}
 
@@ -90,6 +96,9 @@ def command_lines(platform: str, state: dict[str, Any]) -> list[str]:
             lines += [cmd.render(interface=i) for i in ifaces]
         elif params == ("rdma_device",):
             lines += [cmd.render(rdma_device=r) for r in rdma]
+        elif params == ("prefix",):
+            probe = (state.get("bgp") or {}).get("ecmp", {}).get("prefix")
+            lines += [cmd.render(prefix=probe)] if probe else []
     return lines
 
 
@@ -138,7 +147,7 @@ def differences(platform: str, state: dict[str, Any], parsed: dict[str, Any]) ->
     for name, body in state.get("interfaces", {}).items():
         for path, value in _leaves(body).items():
             want[f"interfaces.{name}.{path}"] = (path, value)
-    for top in ("facts", "qos", "host"):
+    for top in ("facts", "qos", "host", "bgp", "load_balance"):
         for path, value in _leaves(state.get(top, {}), top).items():
             want[path] = (path, value)
     got = _leaves(parsed)

@@ -35,7 +35,7 @@ def demo_fabric() -> tuple[synthetic.Fabric, synthetic.Fabric, list[Any]]:
         ``(intended, built, faults)``: ``intended`` gives the cabling plan, ``built`` is served.
     """
     from fabline.sim import TransportFault
-    from fabline.sim.faults import rail_miswire
+    from fabline.sim.faults import bgp_session_down, rail_miswire
 
     intended = synthetic.lab_fabric()
     # gpu-001 cabled by port adjacency: its rail-0 NIC in the rail-1 leaf and the other way round.
@@ -69,6 +69,8 @@ def demo_fabric() -> tuple[synthetic.Fabric, synthetic.Fabric, list[Any]]:
         Fault("gpu-002", "nic.pcie.width", 8, "eth0", "rail NIC trained at PCIe x8 of x16"),
         Fault("gpu-001", "host.nccl_env.NCCL_IB_GID_INDEX", "2", None, "NCCL_IB_GID_INDEX on a RoCE v1 GID"),
         Fault("gpu-001", "nic.cnp_dscp", 46, "eth3", "CNPs sent with DSCP 46 instead of 48"),
+        # The eBGP session of one leaf-spine link is down (the link is up): the leaf loses a path.
+        *bgp_session_down(built, "leaf-r2-a", "Ethernet4/1"),
         # lldpd is not installed on this host: recorded as unavailable, the device is 'partial'.
         TransportFault("gpu-002", "missing_command", "lldpctl -f json"),
     ]

@@ -8,6 +8,7 @@ per-command records for the manifest.
 from __future__ import annotations
 
 import datetime as dt
+import ipaddress
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -410,6 +411,29 @@ class Gathered:
     duration_s: float = 0.0
 
 
+#: The inventory variable naming the prefix whose ECMP fan-out a switch is asked about.
+ECMP_PREFIX_VAR = "fabline_ecmp_prefix"
+
+
+def probe_prefixes(device: Device, profile: Profile) -> list[str]:
+    """The ECMP probe prefix of a device (``fabline_ecmp_prefix``), normalised; none when unset.
+
+    The value becomes part of a command line, so only a valid IP prefix is used.
+
+    Raises:
+        ValueError: The variable is set but is not an IP prefix (the message names it).
+    """
+    if not profile.route_commands:
+        return []
+    value = device.vars.get(ECMP_PREFIX_VAR)
+    if value is None or value == "":
+        return []
+    try:
+        return [str(ipaddress.ip_network(str(value).strip(), strict=False))]
+    except ValueError:
+        raise ValueError(f"{ECMP_PREFIX_VAR} {str(value)[:60]!r} is not an IP prefix") from None
+
+
 def collect_device(
     device: Device,
     open_session: SessionFactory,
@@ -465,7 +489,8 @@ def gather_device(
         deferred = [c for c in device_commands if release is None and removed_later(profile.platform, c)]
         run.commands([c for c in device_commands if c not in deferred] + run.declared())
         restricted = deferred or any(
-            release_restricted(profile.platform, t) for t in profile.interface_commands
+            release_restricted(profile.platform, t)
+            for t in (*profile.interface_commands, *profile.route_commands)
         )
         if release is None and restricted:
             release = run.release()
@@ -475,6 +500,15 @@ def gather_device(
         gathered.records.extend(skipped + late)
         interfaces, _source = select_interfaces(device, profile, run.planning_view())
         per_interface = deferred + run.expand(templates, "interface", interfaces)
+        # The ECMP probe goes with the per-interface commands: one round trip, not one more.
+        routes, late = for_release(profile.platform, profile.route_commands, release)
+        gathered.records.extend(late)
+        try:
+            per_interface += run.expand(routes, "prefix", probe_prefixes(device, profile))
+        except ValueError as exc:
+            run.records.extend(
+                CommandRecord(t.replace("{prefix}", "?"), "refused", message=str(exc)) for t in routes
+            )
         # The RDMA commands go with the per-interface ones (one round trip fewer) when the device
         # commands already name every interface's RDMA device; else they wait for those outputs.
         early = None

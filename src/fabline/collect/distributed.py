@@ -49,7 +49,15 @@ from typing import Any
 from jinja2 import meta
 
 from fabline.collect.collector import CollectOptions, _safe_gather, default_session_factory
-from fabline.collect.device import DeviceRef, DeviceResult, Gathered, RetryPolicy, finish_device, now_iso
+from fabline.collect.device import (
+    ECMP_PREFIX_VAR,
+    DeviceRef,
+    DeviceResult,
+    Gathered,
+    RetryPolicy,
+    finish_device,
+    now_iso,
+)
 from fabline.collect.finisher import write_result
 from fabline.collect.profiles import Profile
 from fabline.collect.transports import Session, redact
@@ -61,7 +69,8 @@ from fabline.secret_keys import is_secret_key
 #: The host variable that names a device's site.
 SITE_VAR = "fabline_site"
 #: The inventory variables the collector reads besides the connection ones (device.select_interfaces).
-COLLECTOR_VARS = ("rail_interfaces",)
+#: The inventory variables a collection itself reads (interface choice, the ECMP probe prefix).
+COLLECTOR_VARS = ("rail_interfaces", ECMP_PREFIX_VAR)
 _PASSWORD_KEYS = ("ansible_password", "ansible_ssh_pass")
 # Dask parses "--resources site-a=1,gpu=2" on commas, blanks and '=': a site name is a plain word.
 _SITE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")

@@ -6,8 +6,8 @@ sides went through the same platform parser, so their fields mean the same thing
 
 Features: ``interfaces`` (admin state, MTU, speed, FEC, autoneg, description), ``qos`` (trust,
 DSCP map, PFC, ECN, PFC watchdog), ``cabling`` (planned vs seen LLDP neighbour), ``host`` (GPU
-server settings and NIC RoCE fields), ``bgp`` (only when both states carry a ``bgp`` object; the
-bundled parsers do not read BGP yet).
+server settings and NIC RoCE fields), ``bgp`` (the AS, router id, multipath and each intended
+neighbour: present, remote AS, description; only when both states carry a ``bgp`` object).
 """
 
 from __future__ import annotations
@@ -81,20 +81,53 @@ def diff_device(name: str, intended: Mapping[str, Any], running: Mapping[str, An
                 have = _get(there, path)
                 if have != want:
                     out.append(Change(name, feature, iface, path, want, have))
-    for section, feature in (("qos", "qos"), ("host", "host"), ("bgp", "bgp")):
+    for section, feature in (("qos", "qos"), ("host", "host")):
         want_doc = intended.get(section)
         if not isinstance(want_doc, Mapping):
             continue
         if section == "qos":
             want_doc = {k: v for k, v in want_doc.items() if k == "pfc_watchdog"}
-        if section == "bgp" and "bgp" not in running:
-            continue
         for path, want in _leaves(want_doc, section):
             have = _get(running, path)
             if have != want:
                 out.append(Change(name, feature, None, path, want, have))
+    out.extend(_bgp_changes(name, intended.get("bgp"), running.get("bgp")))
     order = {f: i for i, f in enumerate(FEATURES)}
     out.sort(key=lambda c: (order.get(c.feature, 99), c.subject or "", c.path))
+    return out
+
+
+#: BGP fields compared only when the running state shows them (a summary has no multipath
+#: setting; NX-OS and NVUE summaries no descriptions): their absence there is not drift.
+_BGP_IF_SHOWN = ("router_id", "maximum_paths")
+
+
+def _bgp_changes(name: str, want: Any, have: Any) -> list[Change]:
+    """BGP drift: the AS, router id and multipath, and per intended neighbour its presence, remote AS
+    and description (subject: the peer, whose address has dots a dotted path cannot hold).
+
+    Example:
+        >>> want = {"asn": 65001, "neighbors": {"10.1.0.0": {"remote_asn": 65100}}}
+        >>> have = {"asn": 65001, "neighbors": {"10.1.0.0": {"remote_asn": 65999, "state": "active"}}}
+        >>> [(c.subject, c.path, c.intended, c.running) for c in _bgp_changes("leaf1", want, have)]
+        [('10.1.0.0', 'remote_asn', 65100, 65999)]
+    """
+    if not isinstance(want, Mapping) or not isinstance(have, Mapping):
+        return []  # no BGP in the design's config, or none collected: nothing to compare
+    out: list[Change] = []
+    for key in ("asn", *_BGP_IF_SHOWN):
+        if key in want and (key == "asn" or key in have) and want[key] != have.get(key):
+            out.append(Change(name, "bgp", None, f"bgp.{key}", want[key], have.get(key)))
+    peers = have.get("neighbors") if isinstance(have.get("neighbors"), Mapping) else {}
+    assert isinstance(peers, Mapping)
+    for peer, body in (want.get("neighbors") or {}).items():
+        there = peers.get(peer)
+        if not isinstance(there, Mapping):
+            out.append(Change(name, "bgp", str(peer), "(neighbor)", "present", None))
+            continue
+        for key in ("remote_asn", "description"):
+            if key in body and (key == "remote_asn" or key in there) and body[key] != there.get(key):
+                out.append(Change(name, "bgp", str(peer), key, body[key], there.get(key)))
     return out
 
 

@@ -20,11 +20,13 @@ def inventory_dict(design: Design, topo: Topology | None = None) -> dict[str, An
 
     Switches: ``fabline_role``, ``fabline_platform``, ``plane``, leaves ``rail``, ``ansible_host``
     (the loopback), ``bgp_asn``, ``cable_length_m`` (the pfc-headroom check reads it),
-    ``fabline_os_version`` (the release its config is rendered for). Servers: ``rail_interfaces`` (NIC ports in rail order).
+    ``fabline_os_version`` (the release its config is rendered for), leaves ``fabline_ecmp_prefix``
+    (:func:`ecmp_probes`). Servers: ``rail_interfaces`` (NIC ports in rail order).
     """
     topo = topo or Topology(design)
     spines: dict[str, Any] = {}
     leaves: dict[str, Any] = {}
+    probes = ecmp_probes(design)
     for sw in design.switches:
         hv: dict[str, Any] = {
             "ansible_host": sw.loopback,
@@ -38,6 +40,8 @@ def inventory_dict(design: Design, topo: Topology | None = None) -> dict[str, An
         }
         if sw.role == "leaf":
             hv["rail"] = sw.rail
+            if sw.name in probes:
+                hv["fabline_ecmp_prefix"] = probes[sw.name]
             leaves[sw.name] = hv
         else:
             spines[sw.name] = hv
@@ -58,6 +62,31 @@ def inventory_dict(design: Design, topo: Topology | None = None) -> dict[str, An
             }
         }
     }
+
+
+def ecmp_probes(design: Design) -> dict[str, str]:
+    """Each leaf's ECMP probe prefix: the loopback of the next leaf of its plane (none when alone).
+
+    The route there crosses every spine of the plane, so it must have one path per spine
+    (``ecmp-fanout``).
+
+    Example:
+        >>> from fabline.design.model import generate
+        >>> from fabline.design.sizing import SizingInput
+        >>> probes = ecmp_probes(generate(SizingInput(gpus=16, switch_ports=8)))
+        >>> probes["leaf-r0-000"], probes["leaf-r7-000"]
+        ('10.0.0.6/32', '10.0.0.5/32')
+    """
+    by_plane: dict[int, list[Any]] = {}
+    for sw in design.switches:
+        if sw.role == "leaf":
+            by_plane.setdefault(sw.plane, []).append(sw)
+    out = {}
+    for leaves in by_plane.values():
+        if len(leaves) > 1:
+            for i, sw in enumerate(leaves):
+                out[sw.name] = f"{leaves[(i + 1) % len(leaves)].loopback}/32"
+    return out
 
 
 def cabling_csv(topo: Topology) -> str:

@@ -30,6 +30,7 @@ from fabline.platforms.base import (
     text_blocks,
     text_parser,
 )
+from fabline.platforms.routing import parse_eos_bgp_summary_json, parse_eos_route_json
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
 from fabline.platforms.toolkit import gbps, lldp_entry, speed_gbps, text_field, uptime_seconds
 from fabline.state_types import Facts, Optics
@@ -721,6 +722,9 @@ def parse_show_priority_flow_control(text: str, ctx: ParseContext) -> Fragment:
     return fragment
 
 
+_BGP_FEEDS = "bgp.{asn, router_id, neighbors.*.{remote_asn, state, admin_down, prefixes_received, hostname, description}}"
+_ROUTE_FEEDS = "bgp.ecmp.{prefix, paths, next_hops, interfaces, protocol}"
+
 COMMANDS: tuple[Command, ...] = (
     Command(
         "show version | json", parse_show_version_json, "facts.os_version, model, serial, vendor, uptime_s"
@@ -826,6 +830,9 @@ COMMANDS: tuple[Command, ...] = (
         parse_show_qos_interfaces_ecn_counters_queue_json,
         "interfaces.*.counters.ecn_marked",
     ),
+    Command("show ip bgp summary | json", parse_eos_bgp_summary_json, _BGP_FEEDS),
+    Command("show ip bgp summary vrf all | json", parse_eos_bgp_summary_json, _BGP_FEEDS),
+    Command("show ip route {prefix} | json", parse_eos_route_json, _ROUTE_FEEDS),
 )
 
 PLATFORM = PlatformSpec(
@@ -853,7 +860,9 @@ PLATFORM = PlatformSpec(
             "show interfaces counters queue drops | json",
             "show priority-flow-control counters | json",
             "show interfaces phy detail | json",
+            "show ip bgp summary | json",
         ),
+        route_commands=("show ip route {prefix} | json",),
     ),
     network_os=("arista_eos", "eos", "arista.eos.eos"),
     port_name=lambda index: f"Ethernet{index + 1}/1",

@@ -27,6 +27,8 @@ from typing import Any
 
 from fabline.platforms.arista_eos_names import VOCABULARY, canonical_name, kept
 from fabline.platforms.base import Fragment, ParseContext, text_parser
+from fabline.platforms.loadbalance import eos_load_balance
+from fabline.platforms.routing import eos_bgp_config
 from fabline.platforms.toolkit import DSCP, expand_ints, gbps, mbps_to_gbps, on_line
 
 _BYTE_UNITS = {"bytes": 1, "kbytes": 1000, "mbytes": 1_000_000}
@@ -217,10 +219,16 @@ def parse_show_running_config(text: str, ctx: ParseContext) -> Fragment:
     watchdog: dict[str, Any] = {}
     global_pfc_off = False
     hostname: str | None = None
+    bgp: Fragment = {}
+    balance: Fragment = {}
     for node in tree:
         line = node.text
         if m := re.fullmatch(r"hostname (\S+)", line):
             hostname = m.group(1)
+        elif re.fullmatch(r"router bgp \S+", line):
+            bgp = eos_bgp_config(line, [c.text for c in node.children])
+        elif line == "load-balance policies":
+            balance = eos_load_balance(line, [(c.text, [g.text for g in c.children]) for c in node.children])
         elif m := re.fullmatch(r"interface (\S+)", line):
             interfaces_raw[canonical_name(m.group(1))] = port_settings(node)
         elif m := re.fullmatch(r"qos profile (\S+)", line):
@@ -272,4 +280,6 @@ def parse_show_running_config(text: str, ctx: ParseContext) -> Fragment:
         fragment["qos"] = qos
     if interfaces:
         fragment["interfaces"] = interfaces
+    fragment.update(bgp)
+    fragment.update(balance)
     return fragment

@@ -28,6 +28,7 @@ from fabline.platforms.base import (
 )
 from fabline.platforms.cisco_nxos_config import parse_show_running_config
 from fabline.platforms.cisco_nxos_names import VOCABULARY, canonical_name, kept
+from fabline.platforms.routing import parse_nxos_bgp_summary_json, parse_nxos_route_text
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
 from fabline.platforms.toolkit import lldp_entry, speed_gbps, uptime_seconds
 from fabline.state_types import Facts
@@ -353,6 +354,9 @@ def dom_flags(block: str) -> list[str] | None:
     return flags
 
 
+_BGP_FEEDS = "bgp.{asn, router_id, neighbors.*.{remote_asn, state, admin_down, prefixes_received, hostname, description}}"
+_ROUTE_FEEDS = "bgp.ecmp.{prefix, paths, next_hops, interfaces, protocol}"
+
 COMMANDS: tuple[Command, ...] = (
     Command(
         "show version", parse_show_version, "facts.hostname, os_version, model, serial, vendor, uptime_s"
@@ -396,6 +400,9 @@ COMMANDS: tuple[Command, ...] = (
         parse_show_running_config,
         "interfaces.*.description, admin_up, mtu, speed_gbps, autoneg, fec, pfc_mode",
     ),
+    Command("show bgp ipv4 unicast summary | json", parse_nxos_bgp_summary_json, _BGP_FEEDS),
+    Command("show bgp all summary vrf all | json", parse_nxos_bgp_summary_json, _BGP_FEEDS),
+    Command("show ip route {prefix}", parse_nxos_route_text, _ROUTE_FEEDS),
 )
 
 PLATFORM = PlatformSpec(
@@ -413,7 +420,9 @@ PLATFORM = PlatformSpec(
             "show interface",
             "show lldp neighbors detail",
             "show interface transceiver details",
+            "show bgp ipv4 unicast summary | json",
         ),
+        route_commands=("show ip route {prefix}",),
     ),
     network_os=("cisco_nxos", "nxos", "cisco.nxos.nxos"),
     port_name=lambda index: f"Ethernet1/{index + 1}",

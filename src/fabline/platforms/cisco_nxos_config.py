@@ -31,6 +31,8 @@ from typing import Any
 from fabline.platforms.arista_eos_config import Node, config_tree
 from fabline.platforms.base import Fragment, ParseContext, text_parser
 from fabline.platforms.cisco_nxos_names import VOCABULARY, canonical_name, kept
+from fabline.platforms.loadbalance import nxos_load_balance
+from fabline.platforms.routing import nxos_bgp_config
 from fabline.platforms.toolkit import DSCP, PCP, PRIORITY, expand_ints, mbps_to_gbps, on_line
 
 _DSCP_NAMES = {
@@ -260,4 +262,11 @@ def parse_show_running_config(text: str, ctx: ParseContext) -> Fragment:
         fragment["qos"] = qos
     if interfaces:
         fragment["interfaces"] = interfaces
+    for node in tree:
+        if node.text.startswith("ip load-sharing "):
+            fragment.update(nxos_load_balance(node.text))
+        if re.fullmatch(r"router bgp \S+", node.text):
+            fragment.update(
+                nxos_bgp_config(node.text, [(c.text, [g.text for g in c.children]) for c in node.children])
+            )
     return fragment

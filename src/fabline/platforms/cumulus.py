@@ -53,6 +53,12 @@ from fabline.platforms.cumulus_nvue import (
 from fabline.platforms.cumulus_nvue_json import parse_nv_config_show_json, parse_nv_show_interface_json
 from fabline.platforms.cumulus_values import VOCABULARY
 from fabline.platforms.linux import parse_carrier_changes
+from fabline.platforms.routing import (
+    parse_frr_bgp_summary_json,
+    parse_frr_route_json,
+    parse_nvue_bgp_neighbors,
+    parse_nvue_rib_route,
+)
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
 
 #: Fields of an interface that a switch-wide QoS default can supply (see :func:`apply_port_defaults`).
@@ -183,6 +189,16 @@ CLASSIC = Releases(
     source="Cumulus Linux 3.x/4.x user guides (NCLU, traffic.conf); 5.x is NVUE-only",
 )
 
+NVUE_BGP = Releases(
+    since="5.0", source=f"{_REF}/BGP.md: 'nv show vrf <vrf-id> router bgp neighbor' introduced in 5.0.0"
+)
+NVUE_RIB = Releases(
+    since="5.0",
+    source=f"{_REF}/RIB.md: 'nv show vrf <vrf-id> router rib <afi> route <route-id>' introduced in 5.0.0",
+)
+_BGP_FEEDS = "bgp.{asn, router_id, neighbors.*.{remote_asn, state, admin_down, prefixes_received, hostname, description}}"
+_ROUTE_FEEDS = "bgp.ecmp.{prefix, paths, next_hops, interfaces, protocol}"
+
 COMMANDS: tuple[Command, ...] = (
     Command(
         "nv config show -o json",
@@ -282,6 +298,19 @@ COMMANDS: tuple[Command, ...] = (
         parse_decode_syseeprom,
         "facts.{model,serial,vendor,part_number,base_mac}",
     ),
+    # NVUE (5.x): the neighbour table and the RIB entry of the probe prefix (docs/platforms/cumulus.md).
+    Command(
+        "nv show vrf default router bgp neighbor", parse_nvue_bgp_neighbors, _BGP_FEEDS, releases=NVUE_BGP
+    ),
+    Command(
+        "nv show vrf default router rib ipv4 route {prefix}",
+        parse_nvue_rib_route,
+        _ROUTE_FEEDS,
+        releases=NVUE_RIB,
+    ),
+    # NCLU (3.x/4.x) prints FRR's own JSON.
+    Command("net show bgp summary json", parse_frr_bgp_summary_json, _BGP_FEEDS, releases=CLASSIC),
+    Command("net show route {prefix} json", parse_frr_route_json, _ROUTE_FEEDS, releases=CLASSIC),
 )
 
 _YAML: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -338,7 +367,11 @@ PLATFORM = PlatformSpec(
             "nv show interface lldp-detail",
             "net show interface all json",
             "grep -H . /sys/class/net/*/carrier_changes",
+            # BGP: NVUE's neighbour table on 5.x, NCLU's FRR JSON on 3.x/4.x (per release, as LLDP).
+            "nv show vrf default router bgp neighbor",
+            "net show bgp summary json",
         ),
+        route_commands=("nv show vrf default router rib ipv4 route {prefix}", "net show route {prefix} json"),
         interface_commands=(
             "nv show interface {interface} qos roce status",
             "nv show interface {interface} qos roce counters",

@@ -10,6 +10,8 @@ from typing import Any
 
 from fabline.platforms.base import Fragment, ParseContext, json_parser
 from fabline.platforms.cumulus_values import fec_mode, flag, size_bytes, trust_fields
+from fabline.platforms.loadbalance import nvue_load_balance
+from fabline.platforms.routing import nvue_bgp_config
 from fabline.platforms.toolkit import clip, speed_gbps
 
 #: Interface types NVUE reports (``nv show interface -o json``: ``type``).
@@ -183,4 +185,6 @@ def parse_nv_config_show_json(doc: Any, ctx: ParseContext) -> Fragment:
             interfaces[str(name)] = fields
     if interfaces:
         fragment["interfaces"] = interfaces
+    fragment.update(nvue_bgp_config(root))
+    fragment.update(nvue_load_balance(root))
     return fragment

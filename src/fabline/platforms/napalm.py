@@ -56,6 +56,9 @@ UNSUPPORTED: Mapping[str, str] = {
     "interfaces.*.counters.pfc_tx_pause": "NAPALM getters have no PFC counters",
     "interfaces.*.counters.ecn_marked": "NAPALM getters have no ECN counters",
     "interfaces.*.optics.temperature_c": "NAPALM's get_optics has no module temperature",
+    # get_bgp_neighbors exists, but no getter gives the ECMP fan-out of a route; not wired yet.
+    "bgp": "fabline does not read NAPALM's get_bgp_neighbors yet (and no getter shows ECMP paths)",
+    "load_balance": "NAPALM getters have no load-balancing configuration",
 }
 
 

@@ -10,6 +10,11 @@ from __future__ import annotations
 
 from fabline.platforms.base import Command
 from fabline.platforms.linux import parse_carrier_changes
+from fabline.platforms.routing import (
+    parse_frr_bgp_summary_json,
+    parse_frr_bgp_summary_text,
+    parse_frr_route_json,
+)
 from fabline.platforms.sonic_configdb import parse_show_runningconfiguration_all
 from fabline.platforms.sonic_show import (
     parse_show_ecn,
@@ -48,6 +53,9 @@ _OPTICS_FEEDS = (
 _STATUS_FEEDS = (
     "interfaces.*.{admin_up, oper_up, mtu, speed_gbps, fec, alias, pfc_asymmetric, transceiver_type}"
 )
+
+_BGP_FEEDS = "bgp.{asn, router_id, neighbors.*.{remote_asn, state, admin_down, prefixes_received, hostname, description}}"
+_ROUTE_FEEDS = "bgp.ecmp.{prefix, paths, next_hops, interfaces, protocol}"
 
 COMMANDS: tuple[Command, ...] = (
     Command("show runningconfiguration all", parse_show_runningconfiguration_all, _CONFIG_FEEDS),
@@ -165,6 +173,12 @@ COMMANDS: tuple[Command, ...] = (
         parse_show_queue_wredcounters,
         "interfaces.*.counters.{ecn_marked, wred_dropped}",
     ),
+    # FRR in the bgp container; SONiC's /usr/bin/vtysh runs it there (the admin user is in the
+    # docker group). JSON: one summary for every session, one route lookup for the probe.
+    Command("vtysh -c 'show bgp summary json'", parse_frr_bgp_summary_json, _BGP_FEEDS),
+    Command("vtysh -c 'show ip bgp summary json'", parse_frr_bgp_summary_json, _BGP_FEEDS),
+    Command("vtysh -c 'show bgp ipv4 unicast summary'", parse_frr_bgp_summary_text, _BGP_FEEDS),
+    Command("vtysh -c 'show ip route {prefix} json'", parse_frr_route_json, _ROUTE_FEEDS),
 )
 
 PLATFORM = PlatformSpec(
@@ -195,7 +209,9 @@ PLATFORM = PlatformSpec(
             "grep -H . /sys/class/net/*/carrier_changes",
             # DOM alarm and warning flags of every module (issue 15 item 5).
             "show interfaces transceiver status",
+            "vtysh -c 'show bgp summary json'",
         ),
+        route_commands=("vtysh -c 'show ip route {prefix} json'",),
     ),
     network_os=("sonic", "dellemc.enterprise_sonic.sonic"),
     # Port names step by the 8 lanes of a 400G/800G port.

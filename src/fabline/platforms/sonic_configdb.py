@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from fabline.platforms.base import Fragment, ParseContext, json_parser
+from fabline.platforms.loadbalance import sonic_load_balance
+from fabline.platforms.routing import sonic_bgp_config
 from fabline.platforms.toolkit import PRIORITY, QUEUE, Domain, expand_ints, mbps_to_gbps
 
 EXPECTED = "CONFIG_DB JSON (nested, flat 'TABLE|key' or namespace-wrapped)"
@@ -53,6 +55,8 @@ READ_TABLES = frozenset(
         "BUFFER_PROFILE",
         "PFC_WD",
         "DEVICE_METADATA",
+        "BGP_NEIGHBOR",
+        "SWITCH_HASH",
     }
 )
 
@@ -299,6 +303,8 @@ def _fragment(t: Tables, saved_file: bool = False) -> Fragment:
         frag["qos"] = qos
     if ifaces:
         frag["interfaces"] = ifaces
+    frag.update(sonic_bgp_config(meta, t.get("BGP_NEIGHBOR", {})))
+    frag.update(sonic_load_balance(t.get("SWITCH_HASH", {})))
     return frag
 
 

@@ -227,6 +227,8 @@ class RunPlan:
             the template's one ``{param}`` is filled with each value the variable lists (a list or
             a comma-separated string). They run right after ``device_commands`` and merge after
             them (a declared NCCL env file overrides ``/etc/nccl.conf``, as NCCL reads them).
+        route_commands: Templates with ``{prefix}``, run once for the device's ECMP probe prefix
+            (the ``fabline_ecmp_prefix`` inventory variable; none when it is unset).
         finalize: Post-merge hook over the merged state (switch-wide defaults, RDMA-device joins).
         shell: The CLI is a POSIX shell (bash on SONiC and Cumulus): commands go in batches as one
             script line with end markers, instead of one prompt round trip each.
@@ -246,6 +248,7 @@ class RunPlan:
     rdma_listing: tuple[str, ...] = ()
     interface_sources: tuple[InterfaceSource, ...] = ()
     var_commands: tuple[tuple[str, str], ...] = ()
+    route_commands: tuple[str, ...] = ()
     finalize: Finalizer | None = None
     shell: bool = False
     httpapi: str | None = None
@@ -257,7 +260,13 @@ class RunPlan:
     def templates(self) -> tuple[str, ...]:
         """Every command template of the plan, in run order."""
         declared = tuple(template for _var, template in self.var_commands)
-        return self.device_commands + declared + self.interface_commands + self.rdma_commands
+        return (
+            self.device_commands
+            + declared
+            + self.interface_commands
+            + self.rdma_commands
+            + self.route_commands
+        )
 
     def wants_interface(self, name: str) -> bool:
         """Whether per-interface commands run for this interface.

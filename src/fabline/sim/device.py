@@ -38,6 +38,7 @@ class SimDevice:
         writable: The login may configure the device (``run_simulator(..., writable=True)``);
             otherwise every configuration command is refused, as for a read-only account.
         pending: Configuration staged but not applied yet (the NVUE pending revision).
+        bgp: Its BGP plan (AS, sessions, probe prefix), planned over the whole fabric.
     """
 
     spec: synthetic.DeviceSpec
@@ -50,6 +51,8 @@ class SimDevice:
     sessions: int = 0
     writable: bool = False
     pending: dict[str, Any] | None = None
+    #: The device's BGP plan, from the whole fabric (:func:`fabline.synthetic.bgp_plan`).
+    bgp: synthetic.DeviceBgp | None = None
     _state: dict[str, Any] | None = field(default=None, repr=False)
     _cache: dict[tuple[str, int], Answer] = field(default_factory=dict, repr=False)
     _derived: dict[tuple[str, int], Any] = field(default_factory=dict, repr=False)
@@ -70,7 +73,8 @@ class SimDevice:
         with self._lock:
             if self._state is None:
                 fabric = synthetic.Fabric([self.spec], self.links)
-                state = next(iter(synthetic.states(fabric, self.faults)))
+                plan = {self.name: self.bgp} if self.bgp is not None else {}
+                state = next(iter(synthetic.states(fabric, self.faults, bgp=plan)))
                 normalize(self.platform, state)
                 self._state = state
             return self._state

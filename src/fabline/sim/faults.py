@@ -11,6 +11,10 @@ Three kinds:
   session dropped mid-command, garbled output, a command the device does not know, a refused
   connection, an eAPI answer that never comes, a certificate the client does not trust).
 
+BGP faults (:func:`bgp_session_down`, :func:`bgp_wrong_remote_asn`, :func:`ecmp_paths_limited`)
+are state faults on the sessions of a port (``bgp.neighbor.<field>``) or the device's BGP; the
+ECMP probe route follows from the sessions that stay established.
+
 Cabling faults change the fabric itself (:func:`rail_miswire`), so LLDP on both ends agrees with
 the wrong cabling, as on a real miswired rail.
 """
@@ -134,6 +138,43 @@ def os_skew(device: str, version: str) -> Fault:
 def rising_fec(device: str, interface: str, start: int = 17, step: int = 1000) -> RisingCounter:
     """Uncorrectable FEC codewords that keep rising between collections."""
     return RisingCounter(device, interface, "fec_uncorrectable", start, step)
+
+
+def _far_end(fabric: Fabric, device: str, port: str) -> tuple[str, str]:
+    peer = fabric.peers().get((device, port))
+    if peer is None:
+        raise ValueError(f"{device} {port}: no link in this fabric")
+    return peer
+
+
+def bgp_session_down(fabric: Fabric, device: str, port: str, state: str = "active") -> list[Fault]:
+    """The BGP session on one leaf-spine link down at both ends (the link itself stays up).
+
+    Example:
+        >>> [(f.device, f.interface) for f in bgp_session_down(synthetic.lab_fabric(), "leaf-r1-a", "swp4")]
+        [('leaf-r1-a', 'swp4'), ('spine-02', 'Ethernet2/1')]
+    """
+    peer, peer_port = _far_end(fabric, device, port)
+    return [
+        Fault(device, "bgp.neighbor.state", state, port, f"BGP session {state}"),
+        Fault(peer, "bgp.neighbor.state", state, peer_port, f"BGP session {state}"),
+    ]
+
+
+def bgp_wrong_remote_asn(fabric: Fabric, device: str, port: str, asn: int = 65999) -> list[Fault]:
+    """A session configured with the wrong remote AS: it never establishes, at either end."""
+    faults = bgp_session_down(fabric, device, port)
+    return [Fault(device, "bgp.neighbor.remote_asn", asn, port, f"remote AS {asn}"), *faults]
+
+
+def ecmp_paths_limited(device: str, paths: int = 1) -> Fault:
+    """BGP multipath capped (``maximum-paths`` left low): the probe route has at most ``paths`` next hops."""
+    return Fault(device, "bgp.maximum_paths", paths, None, f"maximum-paths {paths}")
+
+
+def adaptive_routing_off(device: str) -> Fault:
+    """One switch without adaptive routing on an AR fabric: it falls back to hash luck."""
+    return Fault(device, "load_balance.adaptive_routing", False, None, "adaptive routing off")
 
 
 def rail_miswire(fabric: Fabric, host: str, rails: tuple[int, int] = (0, 1)) -> Fabric:

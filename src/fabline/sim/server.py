@@ -197,9 +197,15 @@ class Simulator:
             if link[2] != link[0]:
                 links.setdefault(link[2], []).append(link)
         self.devices: dict[str, SimDevice] = {}
+        plan = synthetic.bgp_plan(fabric)
         for i, spec in enumerate(fabric.devices):
             dev = SimDevice(
-                spec, address_of(address_base, i), port, links.get(spec.name, []), writable=writable
+                spec,
+                address_of(address_base, i),
+                port,
+                links.get(spec.name, []),
+                writable=writable,
+                bgp=plan.get(spec.name),
             )
             self.devices[spec.name] = dev
         for f in faults:

@@ -13,6 +13,7 @@ from fabline.checks.fabric.health import HEALTH_CHECKS
 from fabline.checks.fabric.hostapp import HOSTAPP_CHECKS
 from fabline.checks.fabric.links import LINK_CHECKS
 from fabline.checks.fabric.topology import TOPOLOGY_CHECKS
+from fabline.checks.fabric.underlay import UNDERLAY_CHECKS
 
 FABRIC_CHECKS: tuple[type[AnyCheck], ...] = (
     *LINK_CHECKS,
@@ -21,4 +22,5 @@ FABRIC_CHECKS: tuple[type[AnyCheck], ...] = (
     *GPUHOST_CHECKS,
     *FLEET_CHECKS,
     *HEALTH_CHECKS,
+    *UNDERLAY_CHECKS,
 )

@@ -1,4 +1,6 @@
-"""Fleet checks: devices of the same role, platform and model run the same versions and QoS setup."""
+"""Fleet checks: devices of the same role, platform and model run the same versions and QoS setup;
+switches of one role and plane balance ECMP alike.
+"""
 
 from __future__ import annotations
 
@@ -262,6 +264,67 @@ class QosSkewCheck(FleetSkewCheck):
                 wd.get("detection_ms"), wd.get("restoration_ms"), wd.get("action")
             )
         return (mode if isinstance(mode, str) else None, watchdog, _ecn_profiles(device.interfaces))
+
+
+def _balance_values(lb: Any) -> tuple[str | None, str | None, str | None, str | None]:
+    """A switch's load-balancing fields as comparable words (None: not collected on its platform)."""
+    if not isinstance(lb, Mapping):
+        return (None, None, None, None)
+    fields = lb.get("hash_fields")
+    seed = lb.get("hash_seed")
+    algo = lb.get("hash_algorithm")
+    ar = lb.get("adaptive_routing")
+    return (
+        " ".join(str(f) for f in fields) if isinstance(fields, list) else None,
+        str(seed) if type(seed) is int else None,
+        str(algo) if isinstance(algo, str) else None,
+        ("on" if ar else "off") if isinstance(ar, bool) else None,
+    )
+
+
+class LoadBalanceSkewCheck(FleetSkewCheck):
+    """Switches of one role and plane balance ECMP alike: hash fields, seed, algorithm, adaptive routing.
+
+    A Clos spreads a collective's flows only as evenly as its hashing does: a switch hashing on
+    other fields, with another seed or algorithm than the rest of its tier sends flows down
+    different paths than its neighbours expect, and one switch without adaptive routing (or DLB /
+    packet spraying) on an AR fabric falls back to hash luck and becomes the hot spot (issue 15).
+    Hash fields, seed and algorithm are compared among the switches of one role, plane
+    (``plane``) and platform (the words are platform-specific); adaptive routing among the
+    switches of one role and plane. A field a platform does not expose is not compared
+    (``docs/platforms/*.md``). Pin the intended values with ``allowed``
+    (``{adaptive_routing: ["on"]}``, ``{hash_seed: ["11"]}``).
+    """
+
+    id = "load-balance-skew"
+    severity = Severity.MAJOR
+    roles = ("leaf", "spine")
+    fields = ("hash_fields", "hash_seed", "hash_algorithm", "adaptive_routing")
+
+    @override
+    def collect(self, device: DeviceContext) -> tuple[Any, ...]:
+        plane = device.vars.get("plane")
+        return (device.role, plane if type(plane) is int else None, device.platform,
+                *_balance_values(device.state.get("load_balance")))  # fmt: skip
+
+    @override
+    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
+        passes: dict[str, list[str | None]] = {}
+        for i, field in enumerate(self.fields):
+            per_platform = field != "adaptive_routing"
+            groups: dict[tuple[Any, ...], list[str]] = {}
+            for name, row in fabric.collected.items():
+                key: tuple[Any, ...] = (row[0], row[1], row[2] if per_platform else None)
+                groups.setdefault(key, []).append(name)
+            for key in sorted(groups, key=repr):
+                members = sorted(groups[key])
+                where = f"{key[0]}s" + (f" of plane {key[1]}" if key[1] is not None else "")
+                where += f" on {key[2]}" if key[2] is not None else ""
+                values = {n: fabric.collected[n][3 + i] for n in members}
+                counts = Counter(v for v in values.values() if v is not None)
+                yield from self._field(field, values, counts, where, passes)
+        for name in sorted(passes):
+            yield PassBlock(self.id, name, self.effective_severity, passes[name])
 
 
 def _pg_covers(key: str, prio: int) -> bool:
@@ -560,4 +623,5 @@ FLEET_CHECKS = (
     IncompatibleVersionsCheck,
     PfcHeadroomCheck,
     OpticsFirmwareSkewCheck,
+    LoadBalanceSkewCheck,
 )

@@ -11,6 +11,7 @@ from collections import Counter
 from typing import Any
 
 from fabline.platforms.arista_eos import PLATFORM
+from fabline.sim.render import routing
 from fabline.sim.render.common import Answer, SimView
 
 MODEL = "DCS-7060X6-64PE"
@@ -117,6 +118,7 @@ def running_config(dev: SimView, state: dict[str, Any]) -> str:
                 line += f" max-mark-probability {ecn['probability_pct']}"
             out += ["   !", f"   tx-queue {q}", f"      {line}"]
         out.append("!")
+    out += routing.eos_load_balance_lines(state)
     out += ["interface Management1", f"   ip address 192.0.2.{sum(dev.name.encode()) % 250 + 1}/24", "!",
             "ip routing", "!", "management api http-commands", "   no shutdown", "!", "end"]  # fmt: skip
     return "\n".join(out) + "\n"
@@ -564,8 +566,13 @@ def render(dev: SimView, line: str) -> Answer:
         "show system environment power | json": lambda: _environment("power"),
         "show processes top once": _top,
         "show clock": lambda: "Sun Nov 29 08:00:00 2026\nTimezone: UTC\nClock source: local\n",
+        "show ip bgp summary | json": lambda: routing.eos_summary_json(state),
+        "show ip bgp summary vrf all | json": lambda: routing.eos_summary_json(state),
     }
     fn = table.get(cmd)
+    words = cmd.split()
+    if fn is None and len(words) == 6 and words[:3] == ["show", "ip", "route"] and words[4:] == ["|", "json"]:
+        return Answer(routing.eos_route_json(state, words[3]))
     if fn is None:
         return Answer("% Invalid input\n", 127)
     return Answer(fn())

@@ -13,6 +13,7 @@ from typing import Any
 
 from fabline.platforms.cisco_nxos import PLATFORM
 from fabline.platforms.toolkit import compress_ints
+from fabline.sim.render import routing
 from fabline.sim.render.common import Answer, SimView
 
 MODEL = "Nexus9000 C9364D-GX2A Chassis"
@@ -135,6 +136,7 @@ def running_config(dev: SimView, state: dict[str, Any], interfaces_only: bool = 
             "  service-policy type queuing output QOS_EGRESS_PORT", "  service-policy type qos input ROCE_CLASSIFY",
             "", "interface mgmt0", "  vrf member management", "  ip address 192.0.2.13/24", ""]  # fmt: skip
     out += port_lines
+    out += routing.nxos_load_sharing_line(state)
     out += ["interface loopback0", "  ip address 10.0.0.13/32", "line console", "line vty", ""]
     return "\n".join(out)
 
@@ -366,8 +368,13 @@ def render(dev: SimView, line: str) -> Answer:
         "show interface transceiver": lambda: _transceiver(ports, False),
         "show hostname": lambda: f"{dev.name}\n",
         "show clock": lambda: "08:00:00.000 UTC Sun Nov 29 2026\nTime source is NTP\n",
+        "show bgp ipv4 unicast summary | json": lambda: routing.nxos_summary_json(state),
+        "show bgp all summary vrf all | json": lambda: routing.nxos_summary_json(state),
     }
     fn = table.get(cmd)
+    words = cmd.split()
+    if fn is None and len(words) == 4 and words[:3] == ["show", "ip", "route"]:
+        return Answer(routing.nxos_route_text(state, words[3]))
     if fn is None:
         return Answer(" " * 13 + "^\n% Invalid command at '^' marker.\n", 127)
     return Answer(fn())

@@ -21,7 +21,7 @@ from typing import Any
 
 from fabline.platforms.base import release_key
 from fabline.platforms.cumulus import PLATFORM
-from fabline.sim.render import linux
+from fabline.sim.render import linux, routing
 from fabline.sim.render.common import Answer, SimView, ranges
 
 #: Cumulus's FEC words (the platform spec's vocabulary, shared with its parsers).
@@ -128,10 +128,12 @@ def nv_config(dev: SimView, state: dict[str, Any]) -> list[dict[str, Any]]:
         interfaces[name] = body
     header = {"model": "SN5600", "nvue-api-version": "nvue_v1", "rev-id": 1.0,
               "version": f"Cumulus Linux {state.get('facts', {}).get('os_version', '')}"}  # fmt: skip
-    return [
-        {"header": header},
-        {"set": {"system": {"hostname": dev.name}, "qos": qos, "interface": interfaces}},
-    ]
+    body = {"system": {"hostname": dev.name}, "qos": qos, "interface": interfaces, **routing.nvue_bgp(state)}
+    extra = routing.nvue_forwarding(state)
+    body["system"].update(extra.get("system", {}))
+    if "router" in extra:
+        body.setdefault("router", {}).update(extra["router"])
+    return [{"header": header}, {"set": body}]
 
 
 def _nv_interfaces(ports: dict[str, dict[str, Any]]) -> str:
@@ -491,6 +493,24 @@ def _missing(release: str, words: list[str]) -> Answer | None:
     return None
 
 
+def _routing(dev: SimView, state: dict[str, Any], words: list[str]) -> Answer | None:
+    """BGP and the probe route: NVUE's neighbour table and RIB entry (5.x), NCLU's FRR JSON (3.x/4.x).
+
+    None for any other command.
+    """
+    if words[:5] == ["nv", "show", "vrf", "default", "router"]:
+        if words[5:] == ["bgp", "neighbor"]:
+            return Answer(routing.nvue_neighbors(state))
+        if len(words) == 9 and words[5:8] == ["rib", "ipv4", "route"]:
+            out, err = routing.nvue_route(state, words[8])
+            return Answer(out, 1 if err else 0, err)
+    if words == ["net", "show", "bgp", "summary", "json"]:
+        return Answer(routing.frr_summary_json(state, dev.name))
+    if len(words) == 5 and words[:3] == ["net", "show", "route"] and words[4] == "json":
+        return Answer(routing.frr_route_json(state, words[3]))
+    return None
+
+
 def render(dev: SimView, line: str) -> Answer:
     """Run one simple command line on a Cumulus switch of the release its state names."""
     state = dev.state()
@@ -534,6 +554,8 @@ def render(dev: SimView, line: str) -> Answer:
         )
     if cmd == "nv show interface lldp-detail":
         return Answer(_lldp_detail(ports))
+    if (bgp := _routing(dev, state, words)) is not None:
+        return bgp
     if cmd == "net show interface all json":
         return Answer(_nclu_interfaces(ports))
     if cmd == "net show configuration commands":

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fabline.sim.render import linux
+from fabline.sim.render import linux, routing
 from fabline.sim.render.common import Answer, SimView, mw, ranges, simple_table, split_words
 
 PLATFORM = "x86_64-nvidia_sn5600-r0"
@@ -41,7 +41,7 @@ def config_db(dev: SimView, state: dict[str, Any]) -> dict[str, Any]:
                 "platform": PLATFORM,
                 "mac": "1c:34:da:5e:8a:00",
                 "type": "LeafRouter" if dev.spec.role == "leaf" else "SpineRouter",
-                "bgp_asn": "65100",
+                "bgp_asn": str((state.get("bgp") or {}).get("asn", 65100)),
                 "buffer_model": "traditional",
                 "default_pfcwd_status": "enable",
             }
@@ -121,6 +121,8 @@ def config_db(dev: SimView, state: dict[str, Any]) -> dict[str, Any]:
             }
     if db["PFC_WD"]:
         db["PFC_WD"]["GLOBAL"] = {"POLL_INTERVAL": "200"}
+    db["BGP_NEIGHBOR"] = routing.sonic_bgp_neighbors(state)
+    db["SWITCH_HASH"] = routing.sonic_switch_hash(state)
     return {k: v for k, v in db.items() if v}
 
 
@@ -533,6 +535,21 @@ def _wred(ports: dict[str, dict[str, Any]], only: str | None, as_json: bool) -> 
     return "\n\n".join(blocks) + "\n"
 
 
+def _vtysh(dev: SimView, state: dict[str, Any], args: list[str]) -> Answer:
+    """``vtysh -c 'CMD'``: SONiC's /usr/bin/vtysh runs FRR's shell in the bgp container."""
+    if len(args) != 2 or args[0] != "-c":
+        return Answer("", 1, "% vtysh: only '-c COMMAND' is answered here\n")
+    words = args[1].split()
+    cmd = " ".join(words)
+    if cmd in ("show bgp summary json", "show ip bgp summary json"):
+        return Answer(routing.frr_summary_json(state, dev.name))
+    if cmd == "show bgp ipv4 unicast summary":
+        return Answer(routing.frr_summary_text(state))
+    if len(words) == 5 and words[:3] == ["show", "ip", "route"] and words[4] == "json":
+        return Answer(routing.frr_route_json(state, words[3]))
+    return Answer(f"% Unknown command: {cmd}\n", 1)
+
+
 def render(dev: SimView, line: str) -> Answer:
     """Run one simple command line on a SONiC switch."""
     state = dev.state()
@@ -559,6 +576,8 @@ def render(dev: SimView, line: str) -> Answer:
             if argv[0] != "cat"
             else Answer("", 1, f"cat: {argv[-1]}: No such file or directory\n")
         )
+    if argv[0] == "vtysh":
+        return _vtysh(dev, state, argv[1:])
     if argv[0] != "show":
         return linux.not_found(argv[0])
     words = argv[1:]

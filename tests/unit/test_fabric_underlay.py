@@ -1,0 +1,207 @@
+"""The BGP underlay checks on synthetic fabrics: clean twins, each planted fault, unreadable inputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fabline import synthetic
+from fabline.baseline import load_baseline
+from fabline.engine import Engine
+from fabline.results import Status
+from fabline.sim.faults import bgp_session_down, bgp_wrong_remote_asn, ecmp_paths_limited
+from fabline.snapshot import Snapshot
+from fabline.synthetic import Fault
+from tests.helpers import FakeDevice, write_yaml
+from tests.unit.test_fabric_support import ALL, edit_state, one, run_fabric, table
+
+LAB = synthetic.lab_fabric()
+CHECKS = ["bgp-sessions", "bgp-asn", "ecmp-fanout"]
+
+
+def inventory_devices(fabric: synthetic.Fabric, **changes: dict[str, Any]) -> list[FakeDevice]:
+    """The devices of ``synthetic.inventory`` (with bgp_asn and fabline_ecmp_prefix), vars changed per device."""
+    inv = synthetic.inventory(fabric)
+    hosts: dict[str, dict[str, Any]] = {}
+    stack = [inv["all"]]
+    while stack:
+        group = stack.pop()
+        hosts.update(group.get("hosts", {}))
+        stack.extend(group.get("children", {}).values())
+    out = []
+    for d in fabric.devices:
+        v = {
+            k: x
+            for k, x in hosts[d.name].items()
+            if not k.startswith(("ansible_", "fabline_platform", "fabline_role"))
+        }
+        v.update(changes.get(d.name, {}))
+        out.append(FakeDevice(d.name, d.platform, d.role, (), v))
+    return out
+
+
+def run(tmp: Path, fabric: synthetic.Fabric = LAB, faults: list[Fault] | None = None, **kw: Any) -> Any:
+    devices = kw.pop("devices", None) or inventory_devices(fabric)
+    return run_fabric(tmp, fabric, faults or [], checks=CHECKS, devices=devices, **kw)
+
+
+def run_edited(tmp: Path, edits: dict[str, Any], devices: list[FakeDevice] | None = None) -> Any:
+    """The lab's states with ``edits`` (device -> function changing its state document) applied."""
+    synthetic.write_snapshot(LAB, tmp / "snap")
+    for name, edit in edits.items():
+        edit_state(tmp, name, edit)
+    devs = devices or inventory_devices(LAB)
+    registry = {c: ALL[c] for c in CHECKS}
+    engine = Engine(load_baseline([write_yaml(tmp / "b.yml", "rules: []\n")]), registry, lambda p: set())
+    return engine.run(devs, Snapshot(tmp / "snap"))
+
+
+@pytest.mark.parametrize(
+    "fabric",
+    [LAB, synthetic.rail_fabric(512), synthetic.plane_fabric(16, rails=2, planes_per_rail=2, radix=8,
+                                                             leaf_platforms=("cumulus", "cisco_nxos"))],
+    ids=["lab", "rail-512", "planes"],
+)  # fmt: skip
+def test_clean_fabric_passes_every_underlay_check(tmp_path: Path, fabric: synthetic.Fabric) -> None:
+    out = run(tmp_path, fabric)
+    bad = [r for r in out.results if r.status is not Status.PASS]
+    assert bad == []
+    switches = {d.name for d in fabric.devices if d.role != "host"}
+    leaves = {d.name for d in fabric.devices if d.role == "leaf"}
+    assert {d for _, d, _ in table(out, Status.PASS, "bgp-sessions")} == switches
+    assert {d for _, d, _ in table(out, Status.PASS, "ecmp-fanout")} == leaves
+
+
+def test_a_down_session_fails_at_both_ends_and_costs_the_leaf_a_path(tmp_path: Path) -> None:
+    out = run(tmp_path, faults=bgp_session_down(LAB, "leaf-r1-a", "swp4"))
+    assert table(out, Status.FAIL, "bgp-sessions") == {
+        ("bgp-sessions", "leaf-r1-a", "sessions"),
+        ("bgp-sessions", "spine-02", "sessions"),
+    }
+    leaf = one(out, "bgp-sessions", "leaf-r1-a", "sessions")
+    assert leaf.message == "leaf-r1-a: session 10.128.0.6 (spine-02) is active"
+    spine = one(out, "bgp-sessions", "spine-02", "sessions")
+    assert "session 10.128.0.7 (leaf-r1-a) is active" in spine.message
+    ecmp = one(out, "ecmp-fanout", "leaf-r1-a", "ecmp")
+    assert ecmp.status is Status.FAIL
+    assert (
+        ecmp.message == "leaf-r1-a: route to 10.0.0.5/32: 1 path(s), the plane's spines: 2 (multipath lost)"
+    )
+    assert table(out, Status.FAIL, "bgp-asn") == set()
+
+
+def test_a_wrong_remote_as_is_named_with_the_peers_as(tmp_path: Path) -> None:
+    out = run(tmp_path, faults=bgp_wrong_remote_asn(LAB, "leaf-r2-a", "Ethernet3/1"))
+    assert table(out, Status.FAIL, "bgp-asn") == {("bgp-asn", "leaf-r2-a", "asn")}
+    msg = one(out, "bgp-asn", "leaf-r2-a", "asn").message
+    assert msg == "leaf-r2-a: session 10.128.0.8 to spine-01: remote AS 65999, spine-01 is AS 65100"
+    assert ("bgp-sessions", "spine-01", "sessions") in table(out, Status.FAIL, "bgp-sessions")
+
+
+def test_multipath_capped_below_the_spine_count_fails_only_ecmp(tmp_path: Path) -> None:
+    out = run(tmp_path, faults=[ecmp_paths_limited("leaf-r0-a", 1)])
+    assert {(c, d) for c, d, _ in table(out, Status.FAIL)} == {("ecmp-fanout", "leaf-r0-a")}
+    result = one(out, "ecmp-fanout", "leaf-r0-a", "ecmp")
+    assert result.actual == {"prefix": "10.0.0.4/32", "paths": 1}
+    assert result.expected == {"prefix": "10.0.0.4/32", "min_paths": 2}
+
+
+def test_min_paths_parameter_overrides_the_spine_count(tmp_path: Path) -> None:
+    baseline = "rules:\n  - {id: ecmp-fanout, params: {min_paths: 4}}\n"
+    out = run(tmp_path, baseline=baseline)
+    assert {d for _, d, _ in table(out, Status.FAIL, "ecmp-fanout")} == {
+        "leaf-r0-a",
+        "leaf-r1-a",
+        "leaf-r2-a",
+        "leaf-r3-a",
+    }
+    assert "min_paths: 4" in one(out, "ecmp-fanout", "leaf-r3-a", "ecmp").message
+
+
+def test_a_link_without_any_session_is_named(tmp_path: Path) -> None:
+    def drop_session(doc: dict[str, Any]) -> None:
+        del doc["bgp"]["neighbors"]["10.128.0.2"]  # leaf-r0-a's session to spine-02
+
+    out = run_edited(tmp_path, {"leaf-r0-a": drop_session})
+    result = one(out, "bgp-sessions", "leaf-r0-a", "sessions")
+    assert result.status is Status.FAIL
+    assert result.message == "leaf-r0-a: 1 link(s) to spine-02 but 0 BGP session(s)"
+
+
+def test_local_as_off_the_plan_and_sessions_matched_by_description_or_port(tmp_path: Path) -> None:
+    devices = inventory_devices(LAB, **{"spine-02": {"bgp_asn": 65200}})
+    out = run(tmp_path, devices=devices)
+    # spine-02 reports 65100: its own result and every leaf's session to it disagree with the plan
+    assert one(out, "bgp-asn", "spine-02", "asn").message.startswith(
+        "spine-02: local AS 65100, the plan says 65200"
+    )
+    assert "remote AS 65100, spine-02 is AS 65200" in one(out, "bgp-asn", "leaf-r3-a", "asn").message
+
+
+def test_unnumbered_sessions_are_matched_to_their_port(tmp_path: Path) -> None:
+    def unnumbered(doc: dict[str, Any]) -> None:
+        neighbors = doc["bgp"]["neighbors"]
+        ports = {"10.128.0.4": "swp3", "10.128.0.6": "swp4"}
+        doc["bgp"]["neighbors"] = {ports[k]: {**v, "description": ""} for k, v in neighbors.items()}
+        doc["bgp"]["neighbors"]["swp4"]["state"] = "idle"
+
+    out = run_edited(tmp_path, {"leaf-r1-a": unnumbered})
+    assert (
+        one(out, "bgp-sessions", "leaf-r1-a", "sessions").message
+        == "leaf-r1-a: session swp4 (spine-02) is idle"
+    )
+
+
+def test_a_switch_without_bgp_is_an_error_and_unreadable_ones_are_left_to_collection(tmp_path: Path) -> None:
+    out = run(tmp_path, faults=[Fault("leaf-r0-a", "bgp", None)], drop=["spine-02"])
+    # a state whose bgp is null: not collected
+    assert one(out, "bgp-sessions", "leaf-r0-a", "bgp").status is Status.ERROR
+    assert one(out, "ecmp-fanout", "leaf-r0-a", "bgp").status is Status.ERROR
+    assert not [r for r in out.results if r.device == "spine-02"]
+
+
+def test_no_probe_prefix_is_skipped_with_the_variable_to_set(tmp_path: Path) -> None:
+    devices = inventory_devices(LAB, **{"leaf-r1-a": {"fabline_ecmp_prefix": None}})
+    faults = [Fault("leaf-r1-a", "bgp.ecmp", None)]
+    out = run(tmp_path, faults=faults, devices=devices)
+    result = one(out, "ecmp-fanout", "leaf-r1-a", "ecmp")
+    assert result.status is Status.SKIPPED
+    assert "fabline_ecmp_prefix" in (result.message or "")
+
+
+def test_history_diff_shows_a_session_going_down(tmp_path: Path) -> None:
+    from fabline.history.diff import Side, diff_sides
+
+    synthetic.write_snapshot(LAB, tmp_path / "before")
+    faults = bgp_session_down(LAB, "leaf-r1-a", "swp4")
+    synthetic.write_snapshot(LAB, tmp_path / "after", faults, collected_at="2026-11-30T08:00:00Z")
+    changes = {(c.device, c.path, str(c.before), str(c.after)) for c in
+               diff_sides(Side("b", tmp_path / "before"), Side("a", tmp_path / "after")).changes}  # fmt: skip
+    assert ("leaf-r1-a", "bgp.neighbors.10.128.0.6.state", "established", "active") in changes
+    assert ("spine-02", "bgp.neighbors.10.128.0.7.state", "established", "active") in changes
+    assert ("leaf-r1-a", "bgp.ecmp.paths", "2", "1") in changes
+
+
+def test_a_rendered_configuration_is_judged_on_its_configured_sessions_only(tmp_path: Path) -> None:
+    """check --intended: no session state, no routes; a fabric link without a neighbour still fails."""
+
+    def as_config(doc: dict[str, Any]) -> None:
+        doc["source"] = "intended"
+        doc["bgp"].pop("ecmp", None)
+        for body in doc["bgp"]["neighbors"].values():
+            for key in ("state", "admin_down", "prefixes_received"):
+                body.pop(key, None)
+
+    edits = {d.name: as_config for d in LAB.devices if d.role != "host"}
+    out = run_edited(tmp_path, edits)
+    assert [r for r in out.results if r.status in (Status.FAIL, Status.ERROR)] == []
+    assert one(out, "ecmp-fanout", "leaf-r0-a", "ecmp").status is Status.SKIPPED
+
+    def drop(doc: dict[str, Any]) -> None:
+        as_config(doc)
+        del doc["bgp"]["neighbors"]["10.128.0.2"]
+
+    out = run_edited(tmp_path / "2", {**edits, "leaf-r0-a": drop})
+    assert table(out, Status.FAIL) == {("bgp-sessions", "leaf-r0-a", "sessions")}
