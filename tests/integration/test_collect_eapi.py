@@ -166,12 +166,6 @@ def test_timeout_and_drop_mid_session(eapi_run: dict[str, Any]) -> None:
     errors = [(e["command"], e["kind"]) for e in slow["errors"]]
     assert errors[0] == ("show priority-flow-control", "timeout")
     assert {kind for _, kind in errors[1:]} <= {"skipped"}
-    # The slow command's request times out; the commands after it (BGP summary, ECMP probe) are
-    # not sent on a session that gave up.
-    errors = [(e["command"], e["kind"]) for e in slow["errors"]]
-    assert errors[0] == ("show priority-flow-control", "timeout")
-    assert {kind for _, kind in errors[1:]} <= {"skipped"}
-    assert all(cmd.startswith(("show ip bgp summary", "show ip route ")) for cmd, _ in errors[1:])
     assert slow["interfaces"]["Ethernet1/1"]["mtu"] == 9214
     dropped = state(eapi_run["tmp"] / "eapi", "eos-drop")
     kinds = {e["command"]: e["kind"] for e in dropped["errors"]}
