@@ -195,6 +195,19 @@ class UnderlayCheck(LinkCheck[LP]):
             return self.skipped(name, "bgp", reason)
         return self.error(name, "bgp", f"{name}: BGP not collected (no 'bgp' in its state)")
 
+    @override
+    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
+        """One result per leaf and spine: :meth:`missing`, else :meth:`judge`."""
+        under = self.underlay(fabric)
+        for name in _switches(fabric):
+            view = under.views[name]
+            gap = self.missing(fabric, name, view)
+            yield gap if gap is not None else self.judge(fabric, name, view, under)
+
+    def judge(self, fabric: FabricContext, name: str, view: BgpView, under: Underlay) -> Result:
+        """The result of one switch that has a BGP view (checks judged per switch implement it)."""
+        raise NotImplementedError
+
 
 def _switches(fabric: FabricContext, roles: Iterable[str] = ("leaf", "spine")) -> list[str]:
     wanted = set(roles)
@@ -218,17 +231,7 @@ class BgpSessionsCheck(UnderlayCheck):
     severity = Severity.CRITICAL
 
     @override
-    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
-        under = self.underlay(fabric)
-        for name in _switches(fabric):
-            view = under.views[name]
-            gap = self.missing(fabric, name, view)
-            if gap is not None:
-                yield gap
-                continue
-            yield self._device(name, view, under)
-
-    def _device(self, name: str, view: BgpView, under: Underlay) -> Result:
+    def judge(self, fabric: FabricContext, name: str, view: BgpView, under: Underlay) -> Result:
         peers = under.peer_of.get(name, {})
         per_peer: dict[str, list[Session]] = {}
         problems: list[str] = []
@@ -278,17 +281,6 @@ class BgpAsnCheck(UnderlayCheck):
     id = "bgp-asn"
     severity = Severity.MAJOR
 
-    @override
-    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
-        under = self.underlay(fabric)
-        for name in _switches(fabric):
-            view = under.views[name]
-            gap = self.missing(fabric, name, view)
-            if gap is not None:
-                yield gap
-                continue
-            yield self._device(fabric, name, view, under)
-
     @staticmethod
     def planned(fabric: FabricContext, under: Underlay, name: str) -> int | None:
         """A device's AS: its ``bgp_asn`` inventory variable, else the AS it reports."""
@@ -301,7 +293,8 @@ class BgpAsnCheck(UnderlayCheck):
         view = under.views.get(name)
         return view.asn if view is not None else None
 
-    def _device(self, fabric: FabricContext, name: str, view: BgpView, under: Underlay) -> Result:
+    @override
+    def judge(self, fabric: FabricContext, name: str, view: BgpView, under: Underlay) -> Result:
         problems: list[str] = []
         involved: set[str] = set()
         compared = 0
