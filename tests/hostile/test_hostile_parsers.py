@@ -418,3 +418,17 @@ def test_a_rail_interface_missing_from_the_state_is_an_error(tmp_path: Path) -> 
         assert ("eth3", "error") in results, results
         assert "eth3 (in rail_interfaces) is not in the collected state" in results[("eth3", "error")]
         assert not any(status == "skipped" for _, status in results)
+
+
+
+def test_eos_queue_drops_with_a_counters_block_of_the_wrong_type() -> None:
+    """A VOQ block that is not an object (the fuzz test found ``true``) is read as absent."""
+    import json
+
+    from fabline.platforms import parse_output
+
+    doc = {"interfaces": {"Ethernet48": {"trafficClasses": {
+        "TC0": {"ingressVoqCounters": True, "egressQueueCounters": {"countersSum": {"droppedPackets": 3}}},
+    }}}}  # fmt: skip
+    fragment = parse_output("arista_eos", "show interfaces counters queue drops | json", json.dumps(doc))
+    assert fragment["interfaces"]["Ethernet48"]["counters"]["queue_dropped"] == {"0": 3}

@@ -628,7 +628,9 @@ def parse_show_interfaces_counters_queue_drops_json(doc: Any, ctx: ParseContext)
             if m is None or not isinstance(detail, dict):
                 continue
             for side in ("egressQueueCounters", "ingressVoqCounters"):
-                value = ((detail.get(side) or {}).get("countersSum") or {}).get("droppedPackets")
+                sub = detail.get(side)
+                total = sub.get("countersSum") if isinstance(sub, dict) else None
+                value = total.get("droppedPackets") if isinstance(total, dict) else None
                 if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
                     drops[m[1]] = drops.get(m[1], 0) + value
         if drops:
