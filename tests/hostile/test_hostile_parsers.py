@@ -420,7 +420,6 @@ def test_a_rail_interface_missing_from_the_state_is_an_error(tmp_path: Path) -> 
         assert not any(status == "skipped" for _, status in results)
 
 
-
 def test_eos_queue_drops_with_a_counters_block_of_the_wrong_type() -> None:
     """A VOQ block that is not an object (the fuzz test found ``true``) is read as absent."""
     import json
