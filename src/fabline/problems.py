@@ -626,14 +626,18 @@ def _problems(
             for root in roots:
                 members.extend(components[root])
             members.sort()
-            out.append(_fleet(findings, sig, members, roots, facts))
+            out.append(_fleet(findings, sig, members, facts))
     # Two problems never share an id (possible only for odd inputs, e.g. one result id twice).
     by_id: dict[str, list[Problem]] = {}
     for p in out:
         by_id.setdefault(p.id, []).append(p)
     for same in by_id.values():
         if len(same) > 1:
-            same.sort(key=lambda p: sorted(r.id for r in p.findings))
+            # by what the findings say, not by their order in the run (two findings may share a
+            # result id, e.g. a fleet check's two deviations on one subject)
+            same.sort(
+                key=lambda p: sorted((r.id, r.message, repr(r.expected), repr(r.actual)) for r in p.findings)
+            )
             for n, p in enumerate(same[1:], start=1):
                 p.id = _pid(p.id, n)
     out.sort(key=lambda p: (-p.severity, p.status is not Status.FAIL, p.family, p.cause, p.id))
@@ -652,8 +656,11 @@ def _primary(findings: list[Result], members: Sequence[int]) -> Result:
     def rank(i: int) -> tuple[Any, ...]:
         r = findings[i]
         link_like = type(r.expected) is dict and "peer_device" in r.expected
+        # ties are broken by what the finding says, never by its position in the run: the same
+        # findings in any order give the same primary, hence the same family and problem id
         return (r.status is not Status.FAIL, r.check not in _ROOT_CAUSES, -r.severity,
-                r.check in _CONSEQUENCES, link_like, i)  # fmt: skip
+                r.check in _CONSEQUENCES, link_like, r.device, r.subject or "", r.check,
+                r.message, i)  # fmt: skip
 
     return findings[min(members, key=rank)]
 
@@ -733,13 +740,17 @@ def _fleet(
     findings: list[Result],
     sig: frozenset[tuple[str, str]],
     members: list[int],
-    roots: list[int],
     facts: Facts,
 ) -> Problem:
     rs = [findings[i] for i in members]
-    primary = _primary(findings, roots)
-    fam = family_of(primary)
     not_port = _DEVICE_SUBJECTS
+    # The primary states the deviation the components share: one of their port findings (what the
+    # signature is made of; device-level findings riding along do not count), chosen by content.
+    # Not a component's root: that is only its first finding in the run's order, which must not
+    # decide the problem's id.
+    said = [i for i in members if (s := findings[i].subject) is not None and s not in not_port]
+    primary = _primary(findings, said or members)
+    fam = family_of(primary)
     devs_set: set[str] = set()
     where_set: set[str] = set()
     where_ports: set[tuple[str, str]] = set()
