@@ -38,6 +38,14 @@ class Facts(TypedDict, total=False):
     asic: str
     uptime_s: float
     bios_version: str
+    # Added by platforms (docs/state-schema.md, "Fields particular to a platform").
+    applied: dict[str, Any]
+    build: str
+    part_number: str
+    base_mac: str
+    hwsku: str
+    sonic_platform: str
+    distribution: str
 
 
 class PfcWatchdog(TypedDict, total=False):
@@ -47,6 +55,52 @@ class PfcWatchdog(TypedDict, total=False):
     detection_ms: int
     restoration_ms: int
     action: str
+    poll_interval_ms: int
+    big_red_switch: bool
+
+
+class PortPfcWatchdog(TypedDict, total=False):
+    """The PFC watchdog of one port (``interfaces.*.pfc_watchdog``)."""
+
+    enabled: bool
+    detection_ms: int
+    restoration_ms: int
+    action: str
+    deadlock_count: dict[str, int]
+
+
+class WredProfile(TypedDict, total=False):
+    """A SONiC WRED profile (``qos.wred_profiles.NAME``): ECN mode, green thresholds, probability."""
+
+    enabled: bool
+    min_bytes: int
+    max_bytes: int
+    probability_pct: float
+    ecn_mode: str
+
+
+class BufferProfile(TypedDict, total=False):
+    """A SONiC buffer profile (``qos.buffer_profiles.NAME``)."""
+
+    pool: str
+    size_bytes: int
+    xon_bytes: int
+    xoff_bytes: int
+    xon_offset_bytes: int
+    static_th_bytes: int
+    dynamic_th: int
+
+
+class RoceProfile(TypedDict, total=False):
+    """Cumulus's switch-wide RoCE profile (``qos.roce``)."""
+
+    enabled: bool
+    mode: str
+    cable_length_m: int
+    congestion_mode: str
+    priority_to_tc: dict[str, int]
+    tc_scheduler: dict[str, str]
+    applied: dict[str, Any]
 
 
 class Qos(TypedDict, total=False):
@@ -55,6 +109,12 @@ class Qos(TypedDict, total=False):
     pfc_watchdog: PfcWatchdog
     buffer_mode: str
     lossless_priorities: list[int]
+    dscp_to_priority: dict[str, int]
+    maps: dict[str, dict[str, dict[str, int]]]
+    wred_profiles: dict[str, WredProfile]
+    buffer_profiles: dict[str, BufferProfile]
+    roce: RoceProfile
+    port_defaults: "PortQos"
 
 
 class Gpu(TypedDict, total=False):
@@ -65,6 +125,19 @@ class Gpu(TypedDict, total=False):
     vbios: str
     numa_node: int
     nic_paths: dict[str, str]
+
+
+class RdmaDevice(TypedDict, total=False):
+    """One RDMA device of a GPU server (``host.rdma_devices["mlx5_0"]``), port 1's values."""
+
+    firmware: str
+    board_id: str
+    node_guid: str
+    port_state: str
+    link_layer: str
+    active_mtu: int
+    max_mtu: int
+    roce_tos: int
 
 
 class Host(TypedDict, total=False):
@@ -78,6 +151,7 @@ class Host(TypedDict, total=False):
     gpu_driver: str
     fabric_manager: str
     gpus: dict[str, Gpu]
+    rdma_devices: dict[str, RdmaDevice]
 
 
 class EcnQueue(TypedDict, total=False):
@@ -87,15 +161,43 @@ class EcnQueue(TypedDict, total=False):
     min_bytes: int
     max_bytes: int
     probability_pct: float
+    profile: str
+    ecn_mode: str
+    red_enabled: bool
+    min_segments: int
+    max_segments: int
+    min_us: float
+    max_us: float
 
 
-class Lldp(TypedDict, total=False):
-    """The LLDP neighbour heard on a port."""
+class LldpNeighbor(TypedDict, total=False):
+    """One LLDP neighbour (``toolkit.lldp_entry`` builds it on every platform)."""
 
     device: str
     port: str
+    port_id: str
     port_description: str
     chassis_id: str
+    mgmt_ip: str
+
+
+class Lldp(LldpNeighbor, total=False):
+    """The LLDP neighbour heard on a port; any more heard on it are ``other_neighbors``."""
+
+    other_neighbors: list[LldpNeighbor]
+
+
+class PortQos(TypedDict, total=False):
+    """The QoS fields a Cumulus switch gives every port by default (``qos.port_defaults``)."""
+
+    trust: Trust
+    trust_modes: list[Trust]
+    dscp_to_priority: dict[str, int]
+    pcp_to_priority: dict[str, int]
+    pfc_priorities: list[int]
+    pfc_rx: bool
+    pfc_tx: bool
+    ecn: dict[str, EcnQueue]
 
 
 class Optics(TypedDict, total=False):
@@ -108,6 +210,15 @@ class Optics(TypedDict, total=False):
     temperature_c: float
     rx_power_dbm: list[float]
     tx_power_dbm: list[float]
+    present: bool
+    identifier: str
+    revision: str
+    firmware: str
+    status: str
+    module_state: str
+    cmis_state: str
+    active_flags: list[str]
+    rx_no_light_lanes: list[int]
 
 
 class Counters(TypedDict, total=False):
@@ -149,6 +260,22 @@ class Counters(TypedDict, total=False):
     # Link flaps (issue 15 item 3): up/down transitions.
     link_flaps: int
     interface_resets: int
+    # Added by platforms.
+    fec_corrected_bits: int
+    fec_symbol_errors: int
+    wred_dropped: int
+    rx_ok: int
+    tx_ok: int
+    rx_errors: int
+    tx_errors: int
+    rx_drops: int
+    tx_drops: int
+    rx_overruns: int
+    tx_overruns: int
+    rx_discards: int
+    tx_discards: int
+    rx_octets: int
+    tx_octets: int
 
 
 class Pcie(TypedDict, total=False):
@@ -196,6 +323,7 @@ class HostNic(TypedDict, total=False):
     dcqcn: Dcqcn
     roce_active_mtu: int
     gids: list[Gid]
+    psid: str
 
 
 class Interface(TypedDict, total=False):
@@ -222,6 +350,27 @@ class Interface(TypedDict, total=False):
     last_flap_epoch_s: float
     last_flap_age_s: int
     fec_pre_ber: float
+    # Added by platforms (docs/state-schema.md, "Fields particular to a platform").
+    alias: str
+    applied: dict[str, Any]
+    l2_mtu: int
+    fec_admin: Fec
+    fec_allowed: list[Fec]
+    fec_configured: list[str]
+    trust_modes: list[Trust]
+    pcp_to_priority: dict[str, int]
+    priority_to_tc: dict[str, int]
+    pfc_mode: Literal["on", "off", "auto"]
+    pfc_rx: bool
+    pfc_tx: bool
+    pfc_asymmetric: bool
+    pfc_watchdog: PortPfcWatchdog
+    roce_mode: str
+    dcbx_mode: str
+    cable_length_m: int
+    dscp_to_tc_map: str
+    buffer_pg: dict[str, str]
+    transceiver_type: str
 
 
 #: A BGP session's FSM state (``bgp.neighbors.*.state``), lower case.
@@ -296,6 +445,7 @@ __all__ = [
     "Bgp",
     "BgpNeighbor",
     "BgpSessionState",
+    "BufferProfile",
     "CommandError",
     "Counters",
     "Dcqcn",
@@ -310,12 +460,18 @@ __all__ = [
     "HostNic",
     "Interface",
     "Lldp",
+    "LldpNeighbor",
     "LoadBalance",
     "Optics",
     "Pcie",
     "PfcWatchdog",
+    "PortPfcWatchdog",
+    "PortQos",
     "Qos",
+    "RdmaDevice",
+    "RoceProfile",
     "Role",
     "State",
     "Trust",
+    "WredProfile",
 ]

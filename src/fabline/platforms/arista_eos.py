@@ -698,7 +698,7 @@ def parse_show_priority_flow_control(text: str, ctx: ParseContext) -> Fragment:
 
     A port whose status is ``D`` (PFC disabled) has no lossless priority (``[]``); an ``E``
     port's priorities are the ``Priorities`` column. ``W`` in the status is the per-port
-    watchdog (added field ``pfc_watchdog``). The global watchdog action goes to
+    watchdog (``pfc_watchdog.enabled``). The global watchdog action goes to
     ``qos.pfc_watchdog.action``; whether the watchdog is enabled is a per-port property on
     EOS, so ``qos.pfc_watchdog.enabled`` is not set from this command.
     """
@@ -717,7 +717,7 @@ def parse_show_priority_flow_control(text: str, ctx: ParseContext) -> Fragment:
         prios: list[int] = []
         if m.group(2) == "E":
             prios = sorted(int(p) for p in rest[0].split(",") if p.isdigit()) if rest else []
-        interfaces[name] = {"pfc_priorities": prios, "pfc_watchdog": m.group(4) == "W"}
+        interfaces[name] = {"pfc_priorities": prios, "pfc_watchdog": {"enabled": m.group(4) == "W"}}
     if not interfaces:
         raise ctx.reject("no port rows")
     fragment["interfaces"] = interfaces

@@ -178,9 +178,9 @@ def port_settings(node: Node) -> PortSettings:
         elif m := _PFC_PRIORITY.fullmatch(line):
             s.no_drop[int(m.group(1))] = m.group(2) == "no-drop"
         elif line == "priority-flow-control pause watchdog":
-            v["pfc_watchdog"] = True
+            v["pfc_watchdog"] = {"enabled": True}
         elif line == "no priority-flow-control pause watchdog":
-            v["pfc_watchdog"] = False
+            v["pfc_watchdog"] = {"enabled": False}
         elif m := _SERVICE_PROFILE.fullmatch(line):
             s.profile = m.group(1)
         elif m := _TX_QUEUE.fullmatch(line):
@@ -268,7 +268,7 @@ def parse_show_running_config(text: str, ctx: ParseContext) -> Fragment:
     qos: dict[str, Any] = {}
     if dscp_map:
         qos["dscp_to_priority"] = dict(sorted(dscp_map.items(), key=lambda kv: int(kv[0])))
-    port_watchdogs = [e["pfc_watchdog"] for e in interfaces.values() if "pfc_watchdog" in e]
+    port_watchdogs = [e["pfc_watchdog"]["enabled"] for e in interfaces.values() if "pfc_watchdog" in e]
     pfc_ports = [e for e in interfaces.values() if e.get("pfc_priorities")]
     if any(port_watchdogs):
         watchdog["enabled"] = True
