@@ -5,7 +5,8 @@
 The outputs are what the collection profiles (`fabline.collect.profiles.PROFILES`) run on each
 device, rendered by the simulator's renderers (`fabline.sim.render`, the formats of the real samples)
 for a clean rail-optimized fabric, without SSH. Each run parses the device as a collection does
-(`fabline.collect.device`): every output through the dispatcher (`run_parser`, bounds and clean
+(`fabline.collect.device`): each command line found on the allow-list by the collection's lookup
+(`match_command`, kept per line), every output through the dispatcher (`run_parser`, bounds and clean
 strings), the fragments merged and checked against the state schema once (`checked_merge`), the
 state finished (the platform spec's `finish`: its finalize hook, then the frame sizes), `--repeat`
 times; the figure is the median per-device time over `--runs` runs, in one process on one core.
@@ -24,6 +25,7 @@ import time
 from typing import Any
 
 from fabline import synthetic
+from fabline.collect.allowlist import match_command
 from fabline.collect.profiles import PROFILES
 from fabline.platforms import PLATFORMS, ParseContext
 from fabline.platforms.dispatch import checked_merge, run_parser
@@ -54,7 +56,9 @@ def parse_device(platform: str, outs: list[tuple[str, str]]) -> dict[str, Any]:
     spec = PLATFORMS[platform]
     fragments = []
     for cmd, out in outs:
-        command, params = spec.match(cmd)
+        matched = match_command(platform, cmd)
+        assert matched is not None, cmd
+        command, params = matched
         fragments.append(run_parser(command.parser, out, ParseContext(platform, cmd, params), validate=False))
     merged, refused = checked_merge(fragments)
     assert not refused, refused

@@ -417,15 +417,13 @@ class LoadBalance(TypedDict, total=False):
     adaptive_routing: bool
 
 
-class State(TypedDict, total=False):
-    """A whole state document (one device).
+class StateBody(TypedDict, total=False):
+    """A state document's body: what parsers write (a fragment of one command, or all merged).
 
     ``unsupported``: state paths the device's source cannot provide -> why. ``environment``: the
     NAPALM platform's ``get_environment`` readings, free-form in the schema.
     """
 
-    schema: Required[str]
-    name: Required[str]
     platform: str
     role: Role
     status: DeviceStatus
@@ -439,6 +437,13 @@ class State(TypedDict, total=False):
     environment: dict[str, Any]
     bgp: Bgp
     load_balance: LoadBalance
+
+
+class State(StateBody, total=False):
+    """A whole state document (one device): its body with the schema id and the device name."""
+
+    schema: Required[str]
+    name: Required[str]
 
 
 __all__ = [
@@ -472,6 +477,7 @@ __all__ = [
     "RoceProfile",
     "Role",
     "State",
+    "StateBody",
     "Trust",
     "WredProfile",
 ]
