@@ -429,6 +429,7 @@ class StateBody(TypedDict, total=False):
     status: DeviceStatus
     errors: list[CommandError]
     collected_at: str
+    source: Literal["intended"]
     unsupported: dict[str, str]
     facts: Facts
     qos: Qos

@@ -42,6 +42,7 @@ from typing_extensions import TypeVar
 from fabline.checks.linkgraph import LinkGraphs, canonical_port
 from fabline.results import RULE_ID, Result, Severity, Status, bound_result
 from fabline.state import unsupported_reason
+from fabline.state_types import Interface, State
 
 
 class NoParams(BaseModel):
@@ -72,18 +73,18 @@ class DeviceContext:
     role: str
     groups: tuple[str, ...]
     vars: Mapping[str, Any]
-    state: Mapping[str, Any]
+    state: State
     roles_by_name: Mapping[str, str]
-    previous: Mapping[str, Any] | None = None
+    previous: State | None = None
     interval_s: float | None = None
 
     @property
-    def interfaces(self) -> Mapping[str, Mapping[str, Any]]:
+    def interfaces(self) -> Mapping[str, Interface]:
         """The device's interfaces (empty when not collected)."""
         ifaces = self.state.get("interfaces")
         return ifaces if isinstance(ifaces, Mapping) else {}
 
-    def peer_role(self, interface: Mapping[str, Any]) -> str | None:
+    def peer_role(self, interface: Interface) -> str | None:
         """Inventory role of the interface's LLDP peer, or None when unknown."""
         return peer_role(interface, self.roles_by_name)
 
@@ -102,7 +103,7 @@ def natural_key(name: str) -> tuple[Any, ...]:
     return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.findall(r"\d+|\D+", name))
 
 
-def peer_role(interface: Mapping[str, Any], roles_by_name: Mapping[str, str]) -> str | None:
+def peer_role(interface: Interface | Mapping[str, Any], roles_by_name: Mapping[str, str]) -> str | None:
     """Inventory role of an interface's LLDP neighbour (name match ignores case and domain).
 
     Example:

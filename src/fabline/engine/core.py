@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from fabline.baseline import Baseline, severity_of
 from fabline.checks import (
@@ -37,6 +37,9 @@ from fabline.results import Result, ResultStore, Severity, Status, bounded_resul
 from fabline.secret_keys import public_vars
 from fabline.snapshot import Snapshot
 from fabline.state import UNREADABLE_STATUSES, StateError
+
+if TYPE_CHECKING:
+    from fabline.state_types import State
 
 # --------------------------------------------------------------------------------------------
 # the run
@@ -377,9 +380,11 @@ class Engine:
             results.add_block(prog.id, name, prog.severity, compiled.expected, subjects, problems)
         if not self.pychecks:
             return
+        # The states were checked against the schema when read: the checks see them typed (a cast,
+        # no conversion: they stay the dicts that were loaded).
         ctx = DeviceContext(
-            dev.name, dev.platform, dev.role, tuple(dev.groups), public_vars(dev.vars), state, roles_by_name,
-            previous, _interval(previous, state),
+            dev.name, dev.platform, dev.role, tuple(dev.groups), public_vars(dev.vars), cast("State", state),
+            roles_by_name, cast("State | None", previous), _interval(previous, state),
         )  # fmt: skip
         if projector is not None:
             part.views[dev.name] = projector.project(ctx)

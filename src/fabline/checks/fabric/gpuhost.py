@@ -27,9 +27,10 @@ from typing_extensions import override
 
 from fabline.checks import Check, DeviceContext, FabricContext
 from fabline.results import PassBlock, Result, Severity
+from fabline.state_types import Gpu, Host, HostNic, Interface
 
 
-def rail_nics(device: DeviceContext) -> list[tuple[int, str, Mapping[str, Any] | None]]:
+def rail_nics(device: DeviceContext) -> list[tuple[int, str, Interface | None]]:
     """The host's rail NICs in rail order: (rail index, netdev, its state body or None).
 
     ``rail_interfaces`` is a list or a comma-separated string (as the collector reads it).
@@ -53,12 +54,12 @@ def rail_nics(device: DeviceContext) -> list[tuple[int, str, Mapping[str, Any] |
     return out
 
 
-def _nic(body: Mapping[str, Any] | None) -> Mapping[str, Any]:
+def _nic(body: Interface | None) -> HostNic:
     nic = body.get("nic") if body is not None else None
     return nic if isinstance(nic, Mapping) else {}
 
 
-def _host(device: DeviceContext) -> Mapping[str, Any]:
+def _host(device: DeviceContext) -> Host:
     host = device.state.get("host")
     return host if isinstance(host, Mapping) else {}
 
@@ -84,7 +85,7 @@ def command_unavailable(device: DeviceContext, prefix: str) -> str | None:
     return None
 
 
-def _gpus(device: DeviceContext) -> Mapping[str, Any] | None:
+def _gpus(device: DeviceContext) -> Mapping[str, Gpu] | None:
     gpus = _host(device).get("gpus")
     return gpus if isinstance(gpus, Mapping) else None
 

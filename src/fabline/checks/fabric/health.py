@@ -18,6 +18,7 @@ from typing_extensions import override
 
 from fabline.checks import Check, DeviceContext, natural_key
 from fabline.results import PassBlock, Result, Severity
+from fabline.state_types import Interface
 from fabline.state import parse_time
 
 NO_PREVIOUS = "no previous snapshot (fabline check --previous SNAPDIR): counter deltas need two"
@@ -35,7 +36,9 @@ def counter_delta(before: int, after: int) -> tuple[int, bool]:
     return after - before, False
 
 
-def _counters(body: Any) -> Mapping[str, Any] | None:
+def _counters(body: Interface | None) -> Mapping[str, Any] | None:
+    # Counters read by name from parameters and tables (one field among several): the generic
+    # mapping, not the typed ``Counters``.
     if not isinstance(body, Mapping):
         return None
     c = body.get("counters")
@@ -55,9 +58,9 @@ def not_comparable(device: DeviceContext) -> str | None:
     return NO_PREVIOUS if device.previous is None else None
 
 
-def previous_interfaces(device: DeviceContext) -> Mapping[str, Any]:
+def previous_interfaces(device: DeviceContext) -> Mapping[str, Interface]:
     """The device's interfaces in the previous snapshot (empty when there is none)."""
-    ifaces = (device.previous or {}).get("interfaces")
+    ifaces = device.previous.get("interfaces") if device.previous is not None else None
     return ifaces if isinstance(ifaces, Mapping) else {}
 
 
