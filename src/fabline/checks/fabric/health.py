@@ -18,8 +18,8 @@ from typing_extensions import override
 
 from fabline.checks import Check, DeviceContext, natural_key
 from fabline.results import PassBlock, Result, Severity
-from fabline.state_types import Interface
 from fabline.state import parse_time
+from fabline.state_types import Interface
 
 NO_PREVIOUS = "no previous snapshot (fabline check --previous SNAPDIR): counter deltas need two"
 
