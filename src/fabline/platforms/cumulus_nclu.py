@@ -12,7 +12,7 @@ from typing import Any
 from fabline.platforms.base import Fragment, ParseContext, json_parser, text_parser
 from fabline.platforms.cumulus_values import expand_ports, fec_mode, flag
 from fabline.platforms.toolkit import add_neighbor, lldp_entry, mbps_to_gbps, speed_gbps
-from fabline.state_types import Facts
+from fabline.state_types import Facts, LldpNeighbor
 
 # --- net show interface all json (NCLU) ----------------------------------------------------------
 
@@ -53,7 +53,7 @@ def parse_net_show_interface_all_json(doc: Any, ctx: ParseContext) -> Fragment:
     return {"interfaces": interfaces}
 
 
-def _nclu_neighbor(entry: Mapping[str, Any]) -> dict[str, str]:
+def _nclu_neighbor(entry: Mapping[str, Any]) -> LldpNeighbor:
     """One NCLU ``lldp`` list entry (``adj_port`` is the neighbour's port id)."""
 
     def text(key: str) -> str | None:

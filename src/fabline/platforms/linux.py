@@ -38,6 +38,7 @@ from fabline.platforms.spec import (
     Vocabulary,
 )
 from fabline.platforms.toolkit import lldp_entry, mbps_to_gbps, text_field
+from fabline.state_types import LldpNeighbor
 
 #: ``ethtool``'s words for state values (``Active FEC encoding: RS``), shared with the simulator.
 VOCABULARY = Vocabulary(
@@ -718,7 +719,7 @@ def parse_show_gids(text: str, ctx: ParseContext) -> Fragment:
 # --- LLDP ---------------------------------------------------------------------------------------
 
 
-def _lldpd_neighbor(body: Mapping[str, Any]) -> dict[str, str]:
+def _lldpd_neighbor(body: Mapping[str, Any]) -> LldpNeighbor:
     chassis = body.get("chassis") or {}
     if isinstance(chassis, list):
         chassis = chassis[0] if chassis else {}

@@ -26,9 +26,10 @@ from typing import Any
 from fabline.platforms.base import Fragment, ParseContext, json_parser, text_parser
 from fabline.platforms.cisco_nxos_names import canonical_name as nxos_name
 from fabline.platforms.toolkit import ValueProblem, dash_tables
+from fabline.state_types import Bgp, BgpNeighbor, BgpSessionState, Ecmp
 
 #: BGP FSM states as the platforms print them -> the state word (lower case, RFC 4271 names).
-_STATES = {
+_STATES: dict[str, BgpSessionState] = {
     "established": "established",
     "active": "active",
     "idle": "idle",
@@ -41,7 +42,7 @@ _STATES = {
 }
 
 
-def session_state(word: str) -> tuple[str, bool]:
+def session_state(word: str) -> tuple[BgpSessionState, bool]:
     """The state word of a printed BGP state and whether the session is shut down by configuration.
 
     Example:
@@ -86,19 +87,29 @@ def _count(value: Any) -> int | None:
         return None
 
 
-def _neighbor(remote: Any, state_word: str, **extra: Any) -> dict[str, Any]:
+def _neighbor(
+    remote: Any,
+    state_word: str,
+    *,
+    prefixes_received: int | None = None,
+    hostname: str | None = None,
+    description: str | None = None,
+) -> BgpNeighbor:
     state, admin = session_state(state_word)
-    entry: dict[str, Any] = {"state": state, "admin_down": admin}
+    entry: BgpNeighbor = {"state": state, "admin_down": admin}
     if remote is not None and str(remote).strip() not in ("", "external", "internal"):
         entry["remote_asn"] = asn(remote)
-    for key, value in extra.items():
-        if value is not None and value != "":
-            entry[key] = value
+    if prefixes_received is not None:
+        entry["prefixes_received"] = prefixes_received
+    if hostname:
+        entry["hostname"] = hostname
+    if description:
+        entry["description"] = description
     return entry
 
 
-def _bgp(local_as: Any, router_id: Any, neighbors: dict[str, Any]) -> Fragment:
-    bgp: dict[str, Any] = {"neighbors": neighbors}
+def _bgp(local_as: Any, router_id: Any, neighbors: dict[str, BgpNeighbor]) -> Fragment:
+    bgp: Bgp = {"neighbors": neighbors}
     if local_as is not None and str(local_as) not in ("", "0"):
         bgp["asn"] = asn(local_as)
     if router_id:
@@ -126,7 +137,7 @@ def parse_frr_bgp_summary_json(doc: Any, ctx: ParseContext) -> Fragment:
         return {"bgp": {"neighbors": {}}}  # no BGP, or no IPv4 unicast session
     if not isinstance(family, dict) or not isinstance(family.get("peers", {}), dict):
         raise ctx.reject("'peers' is not an object")
-    neighbors: dict[str, Any] = {}
+    neighbors: dict[str, BgpNeighbor] = {}
     for peer, body in (family.get("peers") or {}).items():
         if not isinstance(body, dict) or "state" not in body:
             raise ctx.reject(f"peer {peer!r} has no 'state'")
@@ -155,7 +166,7 @@ def parse_frr_bgp_summary_text(text: str, ctx: ParseContext) -> Fragment:
     ident = _FRR_ID.search(text)
     if ident is None:
         raise ctx.reject()
-    neighbors: dict[str, Any] = {}
+    neighbors: dict[str, BgpNeighbor] = {}
     for line in text.splitlines():
         m = _FRR_ROW.match(line.strip())
         if m is None:
@@ -189,7 +200,7 @@ def _probe(ctx: ParseContext) -> str:
 
 def _ecmp(prefix: str, hops: Iterable[tuple[str | None, str | None]], protocol: str | None) -> Fragment:
     pairs = list(hops)
-    ecmp: dict[str, Any] = {"prefix": prefix, "paths": len(pairs)}
+    ecmp: Ecmp = {"prefix": prefix, "paths": len(pairs)}
     if pairs:
         ecmp["next_hops"] = [h or "" for h, _ in pairs]
         ecmp["interfaces"] = [i or "" for _, i in pairs]
@@ -236,7 +247,7 @@ def parse_eos_bgp_summary_json(doc: Any, ctx: ParseContext) -> Fragment:
         return {"bgp": {"neighbors": {}}}  # BGP not configured: EOS prints no VRF
     if not isinstance(vrf, dict) or not isinstance(vrf.get("peers"), dict):
         raise ctx.reject("the default VRF has no 'peers' object")
-    neighbors: dict[str, Any] = {}
+    neighbors: dict[str, BgpNeighbor] = {}
     for peer, body in (vrf.get("peers") or {}).items():
         if not isinstance(body, dict) or "peerState" not in body:
             raise ctx.reject(f"peer {peer!r} has no 'peerState'")
@@ -296,7 +307,7 @@ def parse_nxos_bgp_summary_json(doc: Any, ctx: ParseContext) -> Fragment:
     vrfs = [v for v in _rows(doc["TABLE_vrf"], "ROW_vrf") if v.get("vrf-name-out") == "default"]
     if not vrfs:
         return {"bgp": {"neighbors": {}}}
-    neighbors: dict[str, Any] = {}
+    neighbors: dict[str, BgpNeighbor] = {}
     for vrf in vrfs:
         for af in _rows(vrf.get("TABLE_af"), "ROW_af"):
             for saf in _rows(af.get("TABLE_saf"), "ROW_saf"):
@@ -355,8 +366,8 @@ def parse_nvue_bgp_neighbors(text: str, ctx: ParseContext) -> Fragment:
         if text.strip() == "No Data":  # NVUE's answer when no neighbour is configured
             return {"bgp": {"neighbors": {}}}
         raise ctx.reject()
-    neighbors: dict[str, Any] = {}
-    last: dict[str, Any] | None = None
+    neighbors: dict[str, BgpNeighbor] = {}
+    last: BgpNeighbor | None = None
     for row in tables[0].rows:
         if row["Neighbor"]:
             last = neighbors[row["Neighbor"]] = _neighbor(row["AS"] or None, row["State"] or "idle")

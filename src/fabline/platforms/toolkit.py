@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from fabline.state_types import LldpNeighbor
+
 
 class ValueProblem(ValueError):
     """A value in device output is outside what the field can hold (a range beyond its domain).
@@ -296,7 +298,7 @@ def lldp_entry(
     port_description: str | None = None,
     chassis_id: str | None = None,
     port_id_is_mac: bool = False,
-) -> dict[str, str]:
+) -> LldpNeighbor:
     """The state's ``lldp`` object, by the rule of ``docs/state-schema.md``.
 
     ``port`` is the neighbour's port id, unless that names no port: a MAC address (or an id the
@@ -313,7 +315,7 @@ def lldp_entry(
         >>> lldp_entry(None, None, "eth2")
         {'port': 'eth2', 'port_description': 'eth2'}
     """
-    entry: dict[str, str] = {}
+    entry: LldpNeighbor = {}
     if device:
         entry["device"] = device
     names_no_port = not port_id or port_id_is_mac or is_mac(port_id)
@@ -330,7 +332,7 @@ def lldp_entry(
     return entry
 
 
-def add_neighbor(body: dict[str, Any], entry: dict[str, Any]) -> None:
+def add_neighbor(body: dict[str, Any], entry: LldpNeighbor) -> None:
     """Put an LLDP neighbour on a port: the first is ``lldp``, more go to ``lldp.other_neighbors``.
 
     Example:
