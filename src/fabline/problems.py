@@ -650,7 +650,8 @@ def _pid(*parts: Any) -> str:
 
 def _primary(findings: list[Result], members: Sequence[int]) -> Result:
     """The finding a cause statement quotes: a failing per-port rule before a link or fabric
-    check (its message is the shortest statement of the fact), most severe first.
+    check (its message is the shortest statement of the fact), most severe first; a port's finding
+    before a device-level one riding along (a host's NCCL_IB_TC), then by place and text.
     """
 
     def rank(i: int) -> tuple[Any, ...]:
@@ -659,8 +660,8 @@ def _primary(findings: list[Result], members: Sequence[int]) -> Result:
         # ties are broken by what the finding says, never by its position in the run: the same
         # findings in any order give the same primary, hence the same family and problem id
         return (r.status is not Status.FAIL, r.check not in _ROOT_CAUSES, -r.severity,
-                r.check in _CONSEQUENCES, link_like, r.device, r.subject or "", r.check,
-                r.message, i)  # fmt: skip
+                r.check in _CONSEQUENCES, link_like, not _is_port(r), r.device, r.subject or "",
+                r.check, r.message, i)  # fmt: skip
 
     return findings[min(members, key=rank)]
 
