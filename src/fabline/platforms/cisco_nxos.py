@@ -30,7 +30,7 @@ from fabline.platforms.cisco_nxos_config import parse_show_running_config
 from fabline.platforms.cisco_nxos_names import VOCABULARY, canonical_name, kept
 from fabline.platforms.routing import parse_nxos_bgp_summary_json, parse_nxos_route_text
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
-from fabline.platforms.toolkit import lldp_entry, speed_gbps, uptime_seconds
+from fabline.platforms.toolkit import lldp_entry, search_lines, speed_gbps, uptime_seconds
 from fabline.state_types import Facts
 
 # --- facts ---------------------------------------------------------------------------------
@@ -106,22 +106,30 @@ def parse_show_interface(text: str, ctx: ParseContext) -> Fragment:
             if admin := VOCABULARY.fec_mode(m.group(1)):
                 entry["fec_admin"] = admin
         counters: dict[str, int] = {}
-        if m := re.search(r"\b(\d{1,20}) CRC\b", block):
+        # Counter lines are found by their words first (search_lines): a digit-run or '^\s*'
+        # pattern tried at every position of every block was half the parser's time.
+        if m := search_lines(_CRC, block, " CRC"):
             counters["crc_errors"] = int(m.group(1))
         # Pause frames (802.3x and PFC alike: NX-OS counts them per port, not per priority).
-        for field, rx in (("pfc_rx_frames", _RX_PAUSE), ("pfc_tx_frames", _TX_PAUSE)):
-            if m := rx.search(block):
+        for field, rx, words in (
+            ("pfc_rx_frames", _RX_PAUSE, " Rx pause"),
+            ("pfc_tx_frames", _TX_PAUSE, " Tx pause"),
+        ):
+            if m := search_lines(rx, block, words):
                 counters[field] = int(m.group(1))
-        if m := _RESETS.search(block):
+        if m := search_lines(_RESETS, block, " interface resets"):
             counters["interface_resets"] = int(m.group(1))
         if counters:
             entry["counters"] = counters
-        if (m := _FLAPPED.search(block)) and (age := flap_age_s(m.group(1))) is not None:
+        if (m := search_lines(_FLAPPED, block, "Last link flapped ")) and (
+            age := flap_age_s(m.group(1))
+        ) is not None:
             entry["last_flap_age_s"] = age
         interfaces[name] = entry
     return {"interfaces": interfaces}
 
 
+_CRC = re.compile(r"\b(\d{1,20}) CRC\b")
 _RX_PAUSE = re.compile(r"^\s*(\d{1,20}) Rx pause\b", re.MULTILINE)
 _TX_PAUSE = re.compile(r"^\s*(\d{1,20}) Tx pause\b", re.MULTILINE)
 _RESETS = re.compile(r"^\s*(\d{1,20}) interface resets\b", re.MULTILINE)
