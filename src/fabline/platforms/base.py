@@ -81,8 +81,22 @@ class ParseContext:
         return ParseError(self.platform, self.command, self.expected or "this command's output", detail)
 
     def expecting(self, expected: str) -> ParseContext:
-        """This context with what a declared parser expects (the dispatcher sets it)."""
-        return ParseContext(self.platform, self.command, self.params, self.notes, expected)
+        """This context with what a declared parser expects (the dispatcher sets it).
+
+        The same ``notes`` are shared. Built by copying the fields, not through the frozen
+        ``__init__`` (five ``object.__setattr__`` calls): every output of a collection passes here.
+
+        Example:
+            >>> ctx = ParseContext("linux", "ethtool eth0", {"interface": "eth0"})
+            >>> new = ctx.expecting("ethtool text")
+            >>> new.expected, new.interface, new.notes is ctx.notes, ctx.expected
+            ('ethtool text', 'eth0', True, '')
+        """
+        if expected == self.expected:
+            return self
+        new = object.__new__(ParseContext)
+        new.__dict__.update(self.__dict__, expected=expected)
+        return new
 
 
 Parser = Callable[[str, ParseContext], Fragment]
