@@ -14,9 +14,10 @@ from typing_extensions import override
 
 from fabline.checks import FABRIC_DEVICE, Check, DeviceContext, FabricContext, natural_key
 from fabline.results import PassBlock, Result, Severity
+from fabline.state_types import Interface
 
 
-def _nic_versions(ifaces: Mapping[str, Any]) -> tuple[str | None, str | None]:
+def _nic_versions(ifaces: Mapping[str, Interface]) -> tuple[str | None, str | None]:
     """The NICs' firmware and driver versions (several distinct values joined by ", ")."""
     firmware: set[str] = set()
     driver: set[str] = set()
@@ -32,7 +33,7 @@ def _nic_versions(ifaces: Mapping[str, Any]) -> tuple[str | None, str | None]:
     return (", ".join(sorted(firmware)) or None, ", ".join(sorted(driver)) or None)
 
 
-def _ecn_profiles(ifaces: Mapping[str, Any]) -> str | None:
+def _ecn_profiles(ifaces: Mapping[str, Interface]) -> str | None:
     found: set[tuple[str, Any, Any, Any]] = set()
     for body in ifaces.values():
         ecn = body.get("ecn") if type(body) is dict else None
@@ -180,7 +181,7 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _dcqcn_values(ifaces: Mapping[str, Any]) -> dict[str, str]:
+def _dcqcn_values(ifaces: Mapping[str, Interface]) -> dict[str, str]:
     """Each DCQCN parameter of a host's NICs (``np.min_time_between_cnps``, ``rp.rpg_ai_rate``, ...) -> its value.
 
     NICs of one host that disagree give the distinct values joined by ", " (reported as such). The

@@ -255,7 +255,7 @@ class GpuNicAffinityCheck(Check[AffinityParams]):
 _PATH_RANK = MappingProxyType({"PIX": 0, "PXB": 1, "PHB": 2, "NODE": 3, "SYS": 4})
 
 
-def _closest_gpu(gpus: Mapping[str, Any], rdma: str) -> tuple[str, str] | None:
+def _closest_gpu(gpus: Mapping[str, Gpu], rdma: str) -> tuple[str, str] | None:
     """The GPU nearest to an RDMA NIC by topo -m path, with the path (None when no GPU lists it)."""
     best: tuple[int, str, str] | None = None
     for index, gpu in gpus.items():
