@@ -25,7 +25,7 @@ import time
 from typing import Any
 
 from fabline import synthetic
-from fabline.collect.allowlist import match_command
+from fabline.collect.allowlist import match_command, split_by_release
 from fabline.collect.profiles import PROFILES
 from fabline.platforms import PLATFORMS, ParseContext
 from fabline.platforms.dispatch import checked_merge, run_parser
@@ -41,13 +41,19 @@ def outputs(sim: Simulator, name: str) -> list[tuple[str, str]]:
     dev = sim.devices[name]
     profile = PROFILES[dev.platform]
     state = dev.state()
-    lines = list(profile.device_commands)
+    release = state.get("facts", {}).get("os_version")
+
+    def sent(templates: Any) -> list[str]:
+        # The collection does not send a command the device's release lacks (NCLU on Cumulus 5).
+        return split_by_release(dev.platform, templates, release)[0]
+
+    lines = sent(profile.device_commands)
     ifaces = [i for i in state.get("interfaces", {}) if profile.wants_interface(i)]
-    lines += [t.format(interface=i) for t in profile.interface_commands for i in ifaces]
+    lines += [t.format(interface=i) for t in sent(profile.interface_commands) for i in ifaces]
     rdma = [
         b["nic"]["rdma_device"] for b in state["interfaces"].values() if "rdma_device" in b.get("nic", {})
     ]
-    lines += [t.format(rdma_device=r) for t in profile.rdma_commands for r in rdma]
+    lines += [t.format(rdma_device=r) for t in sent(profile.rdma_commands) for r in rdma]
     return [(line, dev.answer(line, render).out) for line in lines]
 
 
