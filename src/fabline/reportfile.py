@@ -1,9 +1,11 @@
-"""Reading a saved ``report.json`` back: ``fabline.report/2`` and the older ``fabline.report/1``.
+"""Reading a saved ``report.json`` back: ``fabline.report/3`` and the older ``/2`` and ``/1``.
 
 What a consumer of a saved report needs (``fabline remediate --report``, scripts) is the same for
-both versions: the run, the devices, the problems, the findings as :class:`~fabline.results.Result`
+every version: the run, the devices, the problems, the findings as :class:`~fabline.results.Result`
 objects and the passes per check and device. A ``report/1`` file lists every pass as a result: its
-passes are counted here, so the answer has one shape whatever wrote the file.
+passes are counted here, so the answer has one shape whatever wrote the file. A ``report/3`` row
+with ``subjects`` (a block of skipped or error results) is read as one
+:class:`~fabline.results.SkipBlock`, its subjects kept compact.
 
     >>> import json, pathlib, tempfile
     >>> doc = {"schema": "fabline.report/1", "run": {}, "results": [
@@ -28,10 +30,19 @@ import orjson
 
 from fabline.errors import ConfigError
 from fabline.paths import SnapshotPathError, read_regular
-from fabline.results import CompactItem, PassCounts, Result, Severity, Status
+from fabline.results import (
+    CompactItem,
+    CompactSubjects,
+    PassCounts,
+    Result,
+    Severity,
+    SkipBlock,
+    Status,
+    compact_count,
+)
 
 #: The report schemas this fabline reads.
-SCHEMAS = ("fabline.report/1", "fabline.report/2")
+SCHEMAS = ("fabline.report/1", "fabline.report/2", "fabline.report/3")
 #: Largest report.json read (a report/1 file of a 100k-GPU run is about 3.3 GB).
 MAX_REPORT_BYTES = 8 * 1024**3
 
@@ -42,14 +53,15 @@ class SavedReport:
 
     Attributes:
         path: The file.
-        schema: ``fabline.report/1`` or ``fabline.report/2``.
+        schema: ``fabline.report/1``, ``/2`` or ``/3``.
         run: The ``run`` object (inventory, snapshot, exit code, ...).
         summary: Counts by status, severity and device.
         devices: One entry per device (name, platform, role, collection status).
         checks: One entry per check (id, kind, severity, description).
         warnings: The run's warnings.
         problems: The problems as written (``findings`` are result ids).
-        findings: Every result that is not a pass, in run order.
+        findings: Every result that is not a pass, in run order (a block of them as one
+            :class:`~fabline.results.SkipBlock`).
         passes: Passes per check and device.
         pass_subjects: The passing subjects (compact form), when the report has them.
     """
@@ -73,11 +85,12 @@ class SavedReport:
 
 
 def load_report(path: Path) -> SavedReport:
-    """Read a report.json written by ``fabline check`` (``report/1`` or ``report/2``).
+    """Read a report.json written by ``fabline check`` (``report/1``, ``/2`` or ``/3``).
 
     Raises:
-        ConfigError: Missing or unreadable, not JSON, another schema, or a result without its
-            ``check``/``device``/``status``/``severity``; one line naming the file.
+        ConfigError: Missing or unreadable, not JSON, another schema, a result without its
+            ``check``/``device``/``status``/``severity``, or a block whose ``subjects`` are not
+            compact subjects or disagree with its ``count``; one line naming the file.
     """
     try:
         data = read_regular(path.resolve(), MAX_REPORT_BYTES)
@@ -116,7 +129,7 @@ def from_document(doc: Any, path: Path = Path("report.json")) -> SavedReport:
             by_device[r.device] = by_device.get(r.device, 0) + 1
         else:
             findings.append(r)
-    # report/1 lists every pass as a result; report/2 counts them in ``passes``.
+    # report/1 lists every pass as a result; report/2 and /3 count them in ``passes``.
     passes = counted if schema == "fabline.report/1" else _passes(doc.get("passes", {}), path)
     known = {"schema", "run", "summary", "devices", "checks", "warnings", "problems", "results", "passes",
              "pass_subjects"}  # fmt: skip
@@ -153,6 +166,8 @@ def _passes(value: Any, path: Path) -> PassCounts:
 
 
 def _result(row: Any, path: Path, n: int) -> Result:
+    if isinstance(row, dict) and row.get("subjects") is not None:
+        return _block(row, path, n)
     try:
         r = Result(
             str(row["check"]),
@@ -163,6 +178,35 @@ def _result(row: Any, path: Path, n: int) -> Result:
             row.get("expected"),
             row.get("actual"),
             str(row.get("message") or ""),
+        )
+    except (KeyError, ValueError, TypeError, AttributeError) as exc:
+        what = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise ConfigError(f"result {n} is not a fabline result ({what})", file=path, key="results") from None
+    if row.get("waiver") is not None:
+        r.waiver = str(row["waiver"])
+    return r
+
+
+def _block(row: dict[str, Any], path: Path, n: int) -> SkipBlock:
+    """A ``report/3`` block row (``subjects`` compact, ``count``)."""
+    try:
+        compact = row["subjects"]
+        if not isinstance(compact, list):
+            raise ValueError("'subjects' is not a list")
+        count = compact_count(compact)
+        if row["status"] == "pass":
+            raise ValueError("a block of passes (passes are counted in 'passes')")
+        if row.get("count", count) != count:
+            raise ValueError(f"'count' {row.get('count')!r} but 'subjects' name {count}")
+        r = SkipBlock(
+            str(row["check"]),
+            str(row["device"]),
+            Severity.parse(str(row["severity"])),
+            CompactSubjects(compact, count),
+            str(row.get("message") or ""),
+            Status(row["status"]),
+            row.get("expected"),
+            row.get("actual"),
         )
     except (KeyError, ValueError, TypeError, AttributeError) as exc:
         what = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)

@@ -119,6 +119,10 @@ class Result:
         """Stable unique id: ``device::check::subject``."""
         return f"{self.device}::{self.check}::{self.subject or '-'}"
 
+    def subject_text(self, limit: int = 8) -> str:
+        """The subject for a person (``-`` for a device-level result; a block lists its subjects)."""
+        return self.subject or "-"
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form used by the JSON report."""
         out: dict[str, Any] = {
@@ -281,7 +285,7 @@ def bounded_results(results: Iterable[Result]) -> Iterator[Result]:
     :class:`Result` objects itself is bounded like one that uses the ``Check`` helpers.
     """
     for r in results:
-        yield r if type(r) is PassBlock else bound_result(r)
+        yield r if type(r) is PassBlock else bound_result(r)  # a SkipBlock's values are bounded too
 
 
 def summarize(results: Iterable[Result]) -> dict[str, Any]:
@@ -406,6 +410,159 @@ class PassBlock(Result):
     ) -> None:
         super().__init__(check, device, None, Status.PASS, severity, expected)
         self.subjects: list[Any] = subjects
+
+
+class SkipBlock(Result):
+    """Skipped (or errored) results of one check on one device that say the same thing.
+
+    A field a platform does not collect makes a per-port rule skip on every port of every device
+    of that platform: 400,000 identical "not collected" results on a 100k-GPU fabric, where one
+    line per device says it all. A block is one such group: ``check``, ``device``, ``status``
+    (``skipped``, or ``error`` for errors that share their message), ``severity``, ``message``,
+    ``expected``, ``actual`` shared, and the ``subjects`` it stands for (at least two; a single
+    subject is a plain :class:`Result`). ``subject`` is None; :attr:`count` is how many results
+    the block stands for, :meth:`expand` gives them one by one.
+
+    Checks may yield blocks directly; :class:`ResultStore` also folds consecutive results of one
+    check and device that differ only in their subject into a block as they are added. The JSON
+    report writes a block as one row with ``subjects`` (compact, :func:`compact_subjects`) and
+    ``count``; every consumer (history, diff, grouping, JUnit, Markdown, HTML) reads it as one
+    finding naming its subjects.
+
+    Example:
+        >>> b = SkipBlock("optics-alarms", "leaf1", Severity.MAJOR, ["Ethernet0", "Ethernet4", "Ethernet8"],
+        ...               "optics.alarms not collected")
+        >>> b.id, b.count, b.status.value, [r.id for r in b.expand()][-1]
+        ('leaf1::optics-alarms::Ethernet0+2', 3, 'skipped', 'leaf1::optics-alarms::Ethernet8')
+    """
+
+    __slots__ = ("subjects",)
+
+    def __init__(
+        self,
+        check: str,
+        device: str,
+        severity: Severity,
+        subjects: Sequence[str | None],
+        message: str,
+        status: Status = Status.SKIPPED,
+        expected: Any = None,
+        actual: Any = None,
+    ) -> None:
+        if status is Status.PASS or status is Status.FAIL:
+            raise ValueError(f"a SkipBlock holds skipped, error or waived results, not {status.value}")
+        super().__init__(check, device, None, status, severity, expected, actual, message)
+        self.subjects: Sequence[str | None] = subjects
+
+    @property
+    def count(self) -> int:
+        """How many results the block stands for."""
+        return len(self.subjects)
+
+    @property
+    def id(self) -> str:
+        """``device::check::<first subject>+<how many more>``: unique in a run (a check gives one
+        result per subject, so two blocks of one check and device never share their first subject)
+        and stable while the block covers the same subjects.
+        """
+        return f"{self.device}::{self.check}::{_first_subject(self.subjects) or '-'}+{len(self.subjects) - 1}"
+
+    def subjects_text(self, limit: int = 8) -> str:
+        """The subjects for a person: runs as ``Ethernet0..Ethernet508/4``, capped, with the count.
+
+        Example:
+            >>> SkipBlock("x", "d", Severity.INFO, ["swp1", "swp2", "swp3", "eth0"], "m").subjects_text()
+            'swp1..swp3, eth0 (4)'
+        """
+        return f"{compact_text(compact_subjects(self.subjects), limit)} ({len(self.subjects)})"
+
+    def expand(self) -> Iterator[Result]:
+        """The results the block stands for, one per subject (the waiver kept)."""
+        for subject in self.subjects:
+            r = Result(
+                self.check, self.device, subject, self.status, self.severity, self.expected, self.actual,
+                self.message,
+            )  # fmt: skip
+            r.waiver = self.waiver
+            yield r
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON report's row: a result row with ``subject`` null, ``subjects`` (compact) and ``count``."""
+        out: dict[str, Any] = {
+            "id": self.id,
+            "check": self.check,
+            "device": self.device,
+            "subject": None,
+            "subjects": compact_subjects(self.subjects),
+            "count": len(self.subjects),
+            "status": self.status.value,
+            "severity": self.severity.label,
+            "expected": self.expected,
+            "actual": self.actual,
+            "message": self.message,
+        }
+        if self.waiver is not None:
+            out["waiver"] = self.waiver
+        return out
+
+    def __repr__(self) -> str:
+        return f"SkipBlock({self.id}, {self.status.value}, {len(self.subjects)}, {self.message!r})"
+
+
+#: Statuses a :class:`ResultStore` folds into a :class:`SkipBlock` (a failure stays one result per subject).
+BLOCK_STATUSES = frozenset({Status.SKIPPED, Status.ERROR})
+
+
+def _first_subject(subjects: Sequence[str | None]) -> str | None:
+    if isinstance(subjects, CompactSubjects):
+        first = subjects.compact[0] if subjects.compact else None
+        return first if first is None or isinstance(first, str) else f"{first[0]}{first[1]}"
+    return subjects[0] if subjects else None
+
+
+def _same_finding(a: Result, b: Result) -> bool:
+    """Whether ``b`` says what ``a`` says (it may join ``a``'s block): everything but the subject."""
+    return (
+        a.status is b.status
+        and a.message == b.message
+        and a.check == b.check
+        and a.device == b.device
+        and a.severity is b.severity
+        and a.waiver == b.waiver
+        and a.actual == b.actual
+        and a.expected == b.expected
+    )
+
+
+def block_count(r: Result) -> int:
+    """How many results ``r`` stands for: a block's subjects, else 1."""
+    return len(r.subjects) if type(r) is SkipBlock else 1
+
+
+def expand_results(results: Iterable[Result]) -> Iterator[Result]:
+    """``results`` with every :class:`SkipBlock` expanded into its per-subject results."""
+    for r in results:
+        if type(r) is SkipBlock:
+            yield from r.expand()
+        else:
+            yield r
+
+
+def compact_text(compact: Sequence[CompactItem], limit: int = 8) -> str:
+    """A compact subject list for a person: ``Ethernet0..Ethernet508/4, mgmt0``, the first ``limit`` items.
+
+    Example:
+        >>> compact_text([["Ethernet", 0, 508, 4], ["swp", 1, 3, 1], None])
+        'Ethernet0..Ethernet508/4, swp1..swp3, -'
+    """
+    parts: list[str] = []
+    for item in compact:
+        if item is None or isinstance(item, str):
+            parts.append(item or "-")
+        else:
+            prefix, first, last, step = _range_item(item)
+            parts.append(f"{prefix}{first}..{prefix}{last}" + (f"/{step}" if step != 1 else ""))
+    return capped_join(parts, ", ", limit)
 
 
 #: Passes of one check on one device: ``(check, device, severity, expected, subjects)``.
@@ -605,20 +762,72 @@ class ResultStore:
     kept as a block: the tuple of selected subjects (shared by every rule with the same interface
     selector) plus the problems by position. Passes become :class:`Result` objects only while
     iterated. Iterating yields every result in run order; :attr:`problems` holds the non-pass ones.
+
+    Skipped and error results of one check on one device that differ only in their subject are
+    kept as one :class:`SkipBlock` (yielded by a check, or folded here as they are added: a
+    rule's problems on one device, consecutive results of a Python check). :attr:`problems` holds
+    the block, iterating the store expands it, :meth:`runs` yields it whole; ``len`` and
+    :meth:`summary` count each of its subjects.
     """
 
     def __init__(self) -> None:
-        # A block is a Result, or (check, device, severity, expected, subjects, {index: Result} | None).
+        # A block is a Result (a SkipBlock too), or (check, device, severity, expected, subjects,
+        # {index: Result} | None).
         self._blocks: list[Any] = []
         self.problems: list[Result] = []
         self._count = 0
+        #: The SkipBlock this store made from the last results appended (more may join it), and
+        #: its subject list.
+        self._open: SkipBlock | None = None
+        self._open_subjects: list[str | None] = []
 
     def append(self, r: Result) -> None:
-        """Add one result."""
-        self._blocks.append(r)
-        self._count += 1
-        if r.status is not Status.PASS:
+        """Add one result (or one :class:`SkipBlock`).
+
+        A skipped or error result that says what the result added just before it says (same
+        check, device, status, message, severity, expected, actual; another subject) joins it in
+        a :class:`SkipBlock`.
+        """
+        if type(r) is SkipBlock:
+            self._blocks.append(r)
+            self._count += len(r.subjects)
             self.problems.append(r)
+            self._open = None
+            return
+        self._count += 1
+        if r.status is Status.PASS:
+            self._blocks.append(r)
+            self._open = None
+            return
+        if r.status in BLOCK_STATUSES and r.subject is not None and self._blocks:
+            last = self._blocks[-1]
+            if self._open is not None and last is self._open and _same_finding(last, r):
+                self._open_subjects.append(r.subject)
+                return
+            if (
+                type(last) is Result
+                and last.subject is not None
+                and self.problems
+                and self.problems[-1] is last
+                and _same_finding(last, r)
+            ):
+                self._open_subjects = [last.subject, r.subject]
+                block = SkipBlock(
+                    r.check,
+                    r.device,
+                    r.severity,
+                    self._open_subjects,
+                    r.message,
+                    r.status,
+                    r.expected,
+                    r.actual,
+                )
+                block.waiver = r.waiver
+                self._blocks[-1] = self.problems[-1] = self._open = block
+                return
+        self._blocks.append(r)
+        self._open = None
+        self.problems.append(r)
 
     def extend(self, results: Iterable[Result]) -> None:
         """Add results (a :class:`PassBlock` is stored as one compact block)."""
@@ -637,17 +846,42 @@ class ResultStore:
         subjects: tuple[str | None, ...],
         problems: dict[int, Result] | None,
     ) -> None:
-        """Add one rule's results on one device: every subject passed except ``problems[i]``."""
+        """Add one rule's results on one device: every subject passed except ``problems[i]``.
+
+        Skipped and error results among ``problems`` that say the same thing on several subjects
+        are kept as one :class:`SkipBlock` each, after the rule's other results.
+        """
+        self._open = None
+        blocks: list[SkipBlock] = []
+        if problems is not None and len(problems) > 1:
+            subjects, problems, blocks = _fold(subjects, problems)
         self._blocks.append((check, device, severity, expected, subjects, problems))
         self._count += len(subjects)
         if problems:
             self.problems.extend(r for r in problems.values() if r.status is not Status.PASS)
+        for b in blocks:
+            self.append(b)
 
     def merge(self, other: ResultStore) -> None:
         """Append another store's results (a worker's part) after this one's."""
         self._blocks.extend(other._blocks)
         self.problems.extend(other.problems)
         self._count += other._count
+        self._open = None
+
+    def replace(self, old: Result, new: Sequence[Result]) -> None:
+        """Put ``new`` where the problem ``old`` is (in run order and in :attr:`problems`).
+
+        For waivers that cover some subjects of a :class:`SkipBlock`: the block is split into
+        the waived part and the rest. ``new`` must stand for as many results as ``old``.
+        """
+        if sum(map(block_count, new)) != block_count(old):
+            raise ValueError(f"{old!r} replaced by results standing for another number of subjects")
+        at = next(i for i in range(len(self._blocks) - 1, -1, -1) if self._blocks[i] is old)
+        self._blocks[at : at + 1] = list(new)
+        at = next(i for i in range(len(self.problems) - 1, -1, -1) if self.problems[i] is old)
+        self.problems[at : at + 1] = list(new)
+        self._open = None
 
     def __len__(self) -> int:
         return self._count
@@ -655,7 +889,10 @@ class ResultStore:
     def __iter__(self) -> Iterator[Result]:
         for block in self._blocks:
             if isinstance(block, Result):
-                yield block
+                if type(block) is SkipBlock:
+                    yield from block.expand()
+                else:
+                    yield block
                 continue
             check, device, severity, expected, subjects, problems = block
             for i, subject in enumerate(subjects):
@@ -669,9 +906,10 @@ class ResultStore:
     def runs(self) -> Iterator[Result | PassRun]:
         """Every result in run order, with passes kept in runs: what report writers stream.
 
-        Yields a :class:`Result`, or a :data:`PassRun` ``(check, device, severity, expected,
-        subjects)`` standing for one ``pass`` result per subject (no ``actual``, no message).
-        Expanding the runs gives exactly what iterating the store gives.
+        Yields a :class:`Result` (a :class:`SkipBlock` whole), or a :data:`PassRun` ``(check,
+        device, severity, expected, subjects)`` standing for one ``pass`` result per subject (no
+        ``actual``, no message). Expanding the runs and blocks gives exactly what iterating the
+        store gives.
         """
         for block in self._blocks:
             if isinstance(block, Result):
@@ -703,7 +941,10 @@ class ResultStore:
         return out
 
     def summary(self) -> dict[str, Any]:
-        """Counts by status, by severity of failures and by device, without materialising passes."""
+        """Counts by status, by severity of failures and by device, without materialising passes.
+
+        A :class:`SkipBlock` counts once per subject.
+        """
         by_device: dict[str, Counter[str]] = {}
         for block in self._blocks:
             if isinstance(block, Result):
@@ -718,15 +959,59 @@ class ResultStore:
             by_device.setdefault(block[1], Counter())["pass"] += n_pass
         by_status: Counter[str] = Counter()
         by_severity: Counter[str] = Counter()
+        not_pass = 0
         for r in self.problems:
-            by_device.setdefault(r.device, Counter())[r.status.value] += 1
-            by_status[r.status.value] += 1
+            n = block_count(r)
+            not_pass += n
+            by_device.setdefault(r.device, Counter())[r.status.value] += n
+            by_status[r.status.value] += n
             if r.status is Status.FAIL:
-                by_severity[r.severity.label] += 1
-        by_status["pass"] = self._count - len(self.problems)
+                by_severity[r.severity.label] += n
+        by_status["pass"] = self._count - not_pass
         return {
             "total": self._count,
             "by_status": {s.value: by_status.get(s.value, 0) for s in Status},
             "failures_by_severity": {s.label: by_severity.get(s.label, 0) for s in reversed(Severity)},
             "by_device": {d: {s.value: c.get(s.value, 0) for s in Status} for d, c in by_device.items()},
         }
+
+
+def _fold(
+    subjects: tuple[str | None, ...], problems: dict[int, Result]
+) -> tuple[tuple[str | None, ...], dict[int, Result] | None, list[SkipBlock]]:
+    """A rule block's problems with the skipped/error results that say the same thing on several
+    subjects taken out as :class:`SkipBlock` objects: ``(subjects left, problems left, blocks)``.
+    """
+    groups: list[list[int]] = []
+    for i, r in problems.items():
+        if r.status not in BLOCK_STATUSES or r.subject is None:
+            continue
+        for g in groups:
+            if _same_finding(problems[g[0]], r):
+                g.append(i)
+                break
+        else:
+            groups.append([i])
+    folded = [g for g in groups if len(g) > 1]
+    if not folded:
+        return subjects, problems, []
+    blocks: list[SkipBlock] = []
+    gone: set[int] = set()
+    for g in folded:
+        r = problems[g[0]]
+        block = SkipBlock(
+            r.check, r.device, r.severity, [subjects[i] for i in g], r.message, r.status, r.expected, r.actual
+        )
+        block.waiver = r.waiver
+        blocks.append(block)
+        gone.update(g)
+    kept: list[str | None] = []
+    left: dict[int, Result] = {}
+    for i, subject in enumerate(subjects):
+        if i in gone:
+            continue
+        found = problems.get(i)
+        if found is not None:
+            left[len(kept)] = found
+        kept.append(subject)
+    return tuple(kept), left or None, blocks

@@ -47,7 +47,7 @@ def test_example_snapshot_reports_exactly_the_planted_faults(tmp_path: Path) -> 
     assert proc.returncode == 4, proc.stderr
     assert "verdict: FAIL (exit 4)" in proc.stdout
     report = json.loads((tmp_path / "report.json").read_text())
-    assert report["schema"] == "fabline.report/2"
+    assert report["schema"] == "fabline.report/3"
     fails = {(r["check"], r["device"], r["subject"]) for r in report["results"] if r["status"] == "fail"}
     assert fails == {
         ("host-mtu", "gpu-002", "eth1"),

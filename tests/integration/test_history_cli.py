@@ -86,7 +86,7 @@ def test_pass_summaries_round_trip_through_history_and_diff(tmp_path: Path, nigh
         assert proc.returncode in (0, 4), proc.stderr
         docs[name] = json.loads((tmp_path / name / "report.json").read_text())
     clean, mtu = docs["clean"], docs["mtu"]
-    assert clean["schema"] == "fabline.report/2" and clean["run"]["passes"] == "subjects"
+    assert clean["schema"] == "fabline.report/3" and clean["run"]["passes"] == "subjects"
     assert all(r["status"] != "pass" for r in clean["results"])
     assert (
         sum(n for by in clean["passes"].values() for n in by.values())

@@ -102,7 +102,7 @@ def test_json_is_the_document_dumped_whole(passes: str) -> None:
     assert jsonreport.render_bytes(plain) == want
     assert jsonreport.render(report) == want.decode("utf-8")
     doc = json.loads(want)
-    assert doc["schema"] == "fabline.report/2" and doc["run"]["passes"] == passes
+    assert doc["schema"] == "fabline.report/3" and doc["run"]["passes"] == passes
     non_pass = [r for r in report.results if r.status is not Status.PASS]
     if passes == "results":  # the audit form: every result, as report/1 had them
         assert [r["id"] for r in doc["results"]] == [r.id for r in report.results]

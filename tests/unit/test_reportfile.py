@@ -1,4 +1,4 @@
-"""Reading a saved report.json back (fabline.reportfile): report/2, and report/1 as older fabline wrote it.
+"""Reading a saved report.json back (fabline.reportfile): report/3, and report/2 and /1 as older fabline wrote them.
 
 ``tests/fixtures/reports/report-1.json`` was written by fabline before report/2 (commit 9a759ff):
 ``fabline check -i inventory/lab.yml --snapshot examples/lab-snapshot -l 'gpu-002,leaf-r1-a' -f json``.
@@ -13,7 +13,7 @@ import pytest
 
 from fabline.errors import ConfigError
 from fabline.reportfile import load_report
-from fabline.results import Status, expand_subjects
+from fabline.results import SkipBlock, Status, expand_results, expand_subjects
 from fabline.runner import run_check
 from tests.conftest import REPO_ROOT
 
@@ -22,7 +22,7 @@ OLD = REPO_ROOT / "tests" / "fixtures" / "reports" / "report-1.json"
 
 @pytest.fixture(scope="module")
 def new_reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The same run as the report/1 fixture, written as report/2 in each pass mode."""
+    """The same run as the report/1 fixture, written as report/3 in each pass mode."""
     out = {}
     for mode in ("counts", "subjects", "results"):
         folder = tmp_path_factory.mktemp(mode)
@@ -49,11 +49,26 @@ def test_a_report_1_file_is_read(tmp_path: Path) -> None:
     assert all(f in by_id for p in old.problems for f in p["findings"]) and len(old.problems) == 40
 
 
-def test_report_1_and_report_2_of_one_run_read_the_same(new_reports: dict[str, Path], tmp_path: Path) -> None:
-    """Every pass mode of report/2, and the same run as report/1 wrote it (every result in
-    ``results``, no ``passes``), give the same findings, passes, summary and problems."""
+def test_report_1_and_report_3_of_one_run_read_the_same(new_reports: dict[str, Path], tmp_path: Path) -> None:
+    """Every pass mode of report/3, and the same run as report/1 wrote it (every result in
+    ``results``, no ``passes``, no blocks), give the same findings, passes, summary and problems."""
     audit = json.loads(new_reports["results"].read_text())
     as_1 = {k: v for k, v in audit.items() if k not in ("passes",)}
+    # report/1 had no blocks: each block row becomes its results, one per subject.
+    as_1["results"] = [
+        row
+        for r in audit["results"]
+        for row in (
+            [
+                {**r, "subject": s, "id": f"{r['device']}::{r['check']}::{s or '-'}"}
+                for s in expand_subjects(r["subjects"])
+            ]
+            if "subjects" in r
+            else [r]
+        )
+    ]
+    for row in as_1["results"]:
+        row.pop("subjects", None), row.pop("count", None)
     as_1["schema"] = "fabline.report/1"
     as_1["run"] = {k: v for k, v in audit["run"].items() if k != "passes"}
     (tmp_path / "report-1.json").write_text(json.dumps(as_1), "utf-8")
@@ -61,8 +76,8 @@ def test_report_1_and_report_2_of_one_run_read_the_same(new_reports: dict[str, P
     assert old.schema == "fabline.report/1"
     for mode, path in new_reports.items():
         new = load_report(path)
-        assert new.schema == "fabline.report/2" and new.run["passes"] == mode
-        assert [(r.id, r.status, r.severity, r.message) for r in new.findings] == [
+        assert new.schema == "fabline.report/3" and new.run["passes"] == mode
+        assert [(r.id, r.status, r.severity, r.message) for r in expand_results(new.findings)] == [
             (r.id, r.status, r.severity, r.message) for r in old.findings
         ]
         assert new.passes == old.passes
@@ -70,6 +85,7 @@ def test_report_1_and_report_2_of_one_run_read_the_same(new_reports: dict[str, P
         assert [p["id"] for p in new.problems] == [p["id"] for p in old.problems]
         by_id = new.findings_by_id()
         assert all(f in by_id for p in new.problems for f in p["findings"])
+    assert any(type(r) is SkipBlock for r in load_report(new_reports["counts"]).findings)
     subjects = load_report(new_reports["subjects"]).pass_subjects
     assert subjects is not None
     old_subjects: dict[str, dict[str, list[str | None]]] = {}
@@ -110,11 +126,11 @@ def test_a_missing_report(tmp_path: Path) -> None:
         load_report(tmp_path / "nope.json")
 
 
-def test_reports_validate_against_the_report_2_schema(new_reports: dict[str, Path]) -> None:
-    """``schemas/report-2.schema.json`` describes what the writer writes, in every pass mode."""
+def test_reports_validate_against_the_report_3_schema(new_reports: dict[str, Path]) -> None:
+    """``schemas/report-3.schema.json`` describes what the writer writes, in every pass mode."""
     import jsonschema
 
-    schema = json.loads((REPO_ROOT / "src" / "fabline" / "schemas" / "report-2.schema.json").read_text())
+    schema = json.loads((REPO_ROOT / "src" / "fabline" / "schemas" / "report-3.schema.json").read_text())
     validator = jsonschema.Draft202012Validator(schema)
     for path in new_reports.values():
         errors = [

@@ -240,7 +240,7 @@ class Engine:
                     )
                 )
         warnings.extend(fabric.notes)
-        warnings.extend(apply_waivers(self.waivers, results.problems))
+        warnings.extend(apply_waivers(self.waivers, results.problems, results))
         problems = _group_problems(fabric, device_rows, results.problems)
         return RunOutcome(
             results, device_rows, warnings, started, time.time(), self.describe_checks(), problems

@@ -36,7 +36,9 @@ from fabline.results import (
     Result,
     ResultStore,
     Severity,
+    SkipBlock,
     Status,
+    compact_count,
     compact_subjects,
 )
 
@@ -139,6 +141,12 @@ MIGRATIONS: tuple[str, ...] = (
         data BLOB NOT NULL
     );
     CREATE INDEX pass_chunks_run ON pass_chunks(run);
+    """,
+    # A block of skipped or error results that share everything but their subject
+    # (fabline.results.SkipBlock) is one ``results`` row: ``subjects`` holds its compact subject
+    # list (JSON), ``subject`` is NULL. NULL for a single result.
+    """
+    ALTER TABLE results ADD COLUMN subjects TEXT;
     """,
 )
 #: Pass groups per ``pass_chunks`` row (one zlib stream each).
@@ -395,7 +403,7 @@ class HistoryStore:
                 problems, chunks = _rows(run, outcome.results)
             conn.executemany(
                 "INSERT INTO results (run, seq, check_id, device, subject, status, severity, expected, actual, "
-                "message, waiver) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "message, waiver, subjects) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 problems,
             )
             conn.executemany("INSERT INTO pass_chunks (run, chunk, data) VALUES (?, ?, ?)", chunks)
@@ -520,7 +528,7 @@ class HistoryStore:
     def problems(self, run: RunRow) -> list[Result]:
         """The run's non-pass results."""
         rows = self.conn.execute(
-            "SELECT check_id, device, subject, status, severity, expected, actual, message, waiver "
+            "SELECT check_id, device, subject, status, severity, expected, actual, message, waiver, subjects "
             "FROM results WHERE run = ? AND status != 'pass' ORDER BY rowid",
             (run.id,),
         )
@@ -565,8 +573,8 @@ class HistoryStore:
         ).fetchone()
         store = ResultStore()
         problems = self.conn.execute(
-            "SELECT seq, check_id, device, subject, status, severity, expected, actual, message, waiver "
-            "FROM results WHERE run = ? ORDER BY seq, rowid",
+            "SELECT seq, check_id, device, subject, status, severity, expected, actual, message, waiver, "
+            "subjects FROM results WHERE run = ? ORDER BY seq, rowid",
             (run.id,),
         )
         # Passes stay compact (expanded only if a report lists every pass): reprinting a
@@ -840,14 +848,17 @@ def _rows(run: int | None, results: ResultStore) -> tuple[list[tuple[Any, ...]],
             r = item
             if r.status is Status.PASS:
                 groups.append([seq, r.check, r.device, int(r.severity), 1, [r.subject]])
-            else:
-                problems.append(
-                    (
-                        run, seq, r.check, r.device, r.subject, r.status.value, int(r.severity),
-                        dumps(r.expected, default=str), dumps(r.actual, default=str), r.message, r.waiver,
-                    )
-                )  # fmt: skip
-            seq += 1
+                seq += 1
+                continue
+            block = type(r) is SkipBlock
+            problems.append(
+                (
+                    run, seq, r.check, r.device, r.subject, r.status.value, int(r.severity),
+                    dumps(r.expected, default=str), dumps(r.actual, default=str), r.message, r.waiver,
+                    dumps(compact_subjects(r.subjects), separators=(",", ":")) if block else None,  # type: ignore[attr-defined]
+                )
+            )  # fmt: skip
+            seq += len(r.subjects) if block else 1  # type: ignore[attr-defined]
             continue
         check, device, severity, _, subjects = item
         hit = cache.get(id(subjects))
@@ -863,6 +874,20 @@ def _rows(run: int | None, results: ResultStore) -> tuple[list[tuple[Any, ...]],
 
 
 def _result(r: Sequence[Any]) -> Result:
+    if len(r) > 9 and r[9] is not None:  # a block (SkipBlock): its compact subjects
+        compact = json.loads(r[9])
+        block = SkipBlock(
+            r[0],
+            r[1],
+            Severity(r[4]),
+            CompactSubjects(compact, compact_count(compact)),
+            r[7],
+            Status(r[3]),
+            json.loads(r[5]) if r[5] is not None else None,
+            json.loads(r[6]) if r[6] is not None else None,
+        )
+        block.waiver = r[8]
+        return block
     res = Result(
         r[0],
         r[1],

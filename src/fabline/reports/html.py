@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from fabline.record import Report, ReportContext, TrendPoint
 from fabline.reports.console import finding_checks, inspect_text, problem_count_line
-from fabline.results import Result, Status
+from fabline.results import Result, SkipBlock, Status, block_count
 
 DETAIL_LEAVES = 48
 DETAIL_SPINES = 32
@@ -119,7 +119,9 @@ def devices_to_read(report: Report, rails: Mapping[str, str]) -> tuple[list[str]
     failing = {
         r.device
         for r in report.outcome.results.problems
-        if r.status in (Status.FAIL, Status.ERROR) and r.subject is not None and r.device in roles
+        if r.status in (Status.FAIL, Status.ERROR)
+        and (r.subject is not None or type(r) is SkipBlock)
+        and r.device in roles
     }
     return sorted(failing), False
 
@@ -134,7 +136,9 @@ def fabric_view(report: Report, context: ReportContext) -> FabricView:
         if r.status in (Status.FAIL, Status.ERROR):
             if r.subject is not None:
                 failing.add((r.device, r.subject))
-            if r.status is Status.ERROR and r.subject is None:
+            elif type(r) is SkipBlock:  # errors on many ports: each port is marked
+                failing.update((r.device, s) for s in r.subjects if s is not None)
+            if r.status is Status.ERROR and r.subject is None and type(r) is not SkipBlock:
                 view.bad_devices.add(r.device)
     for d in report.outcome.devices:
         if d.get("status") not in ("ok", "partial"):
@@ -408,7 +412,7 @@ def _tile(metric: str, label: str, value: int, css: str = "") -> str:
 def _problem_row(r: Result) -> str:
     return (
         f'<tr class="{r.status.value}"><td>{r.status.value}</td><td>{r.severity.label}</td><td>{_e(r.check)}</td>'
-        f"<td>{_e(r.device)}</td><td>{_e(r.subject or '-')}</td><td>{_e(r.message)}</td></tr>"
+        f"<td>{_e(r.device)}</td><td>{_e(r.subject_text())}</td><td>{_e(r.message)}</td></tr>"
     )
 
 
@@ -425,7 +429,7 @@ def _problem_groups(report: Report) -> list[str]:
     for p in problems[:MAX_PROBLEM_ROWS]:
         shown = p.findings[:MAX_FINDINGS_PER_PROBLEM]
         items = "".join(
-            f"<li>{_e(r.check)} {_e(r.device)} {_e(r.subject or '-')}: {_e(r.message)}</li>" for r in shown
+            f"<li>{_e(r.check)} {_e(r.device)} {_e(r.subject_text())}: {_e(r.message)}</li>" for r in shown
         )
         if len(p.findings) > len(shown):
             items += f"<li>... and {len(p.findings) - len(shown)} more (see report.json)</li>"
@@ -466,7 +470,7 @@ def render(report: Report, context: ReportContext | None = None) -> str:
     problems = report.findings()
     by_check: dict[str, Counter[str]] = defaultdict(Counter)
     for r in report.outcome.results.problems:
-        by_check[r.check][r.status.value] += 1
+        by_check[r.check][r.status.value] += block_count(r)
     device_rows = sorted(
         ((d, c) for d, c in s["by_device"].items() if c.get("fail", 0) or c.get("error", 0)),
         key=lambda dc: (-dc[1].get("fail", 0) - dc[1].get("error", 0), dc[0]),

@@ -1,12 +1,14 @@
-"""The JSON report, ``fabline.report/2``: the machine-readable record of a check run.
+"""The JSON report, ``fabline.report/3``: the machine-readable record of a check run.
 
 It grows with the findings, not with the ports: every result that is not a pass is written in
-full (``results``), the passes are counted per check and device (``passes``). A run's
+full (``results``), the passes are counted per check and device (``passes``). Skipped results (and
+errors) of one check on one device that say the same thing on many subjects are one row (a
+:class:`~fabline.results.SkipBlock`: ``subjects`` in compact form and ``count``). A run's
 :attr:`~fabline.record.Report.passes` asks for more: ``subjects`` adds the passing subjects of each
 check and device in a compact form (``pass_subjects``), ``results`` writes every pass as its own
-result too (an audit), streamed to the file. The format is documented in docs/reports.md and
-described by ``schemas/report-2.schema.json``; :mod:`fabline.reportfile` reads it back (and
-``fabline.report/1``).
+result too (an audit), streamed to the file; a block stays one row in every mode, so the ids a
+problem's ``findings`` name are always rows of the file. The format is documented in docs/reports.md and described by ``schemas/report-3.schema.json``;
+:mod:`fabline.reportfile` reads it back (and ``fabline.report/1`` and ``/2``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import orjson
 from fabline.record import Report, ReportContext
 from fabline.results import PassRun, PassSummary, Result, Status
 
-SCHEMA_ID = "fabline.report/2"
+SCHEMA_ID = "fabline.report/3"
 #: What ``passes`` may ask for: counts per check and device, the subjects too, or every pass.
 PASS_MODES = ("counts", "subjects", "results")
 
@@ -69,7 +71,17 @@ def document(report: Report) -> dict[str, Any]:
     """The report as a JSON-ready dict (what :func:`render_bytes` writes, built whole: for tests)."""
     doc = _head(report)
     every = report.passes == "results"
-    doc["results"] = [r.to_dict() for r in report.results if every or r.status is not Status.PASS]
+    rows: list[dict[str, Any]] = []
+    for run in report.results.runs():
+        if not isinstance(run, Result):
+            if every:
+                check, device, severity, expected, subjects = run
+                rows += (
+                    Result(check, device, s, Status.PASS, severity, expected).to_dict() for s in subjects
+                )
+        elif every or run.status is not Status.PASS:
+            rows.append(run.to_dict())
+    doc["results"] = rows
     doc.update(_tail(report, report.results.passes()))
     return doc
 

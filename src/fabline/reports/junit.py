@@ -23,7 +23,7 @@ import re
 from collections import Counter
 
 from fabline.record import Report, ReportContext
-from fabline.results import Result, Status, capped_join
+from fabline.results import Result, Status, block_count, capped_join
 
 #: Failing subjects listed in one test case's failure text.
 MAX_LINES = 20
@@ -62,7 +62,7 @@ def _suites(report: Report, roles: dict[str, str]) -> dict[str, _Suite]:
         if run.status is Status.PASS:
             suite.passes.setdefault(role, Counter())[run.device] += 1
         elif run.status is Status.SKIPPED:
-            suite.skipped.setdefault(role, Counter())[run.device] += 1
+            suite.skipped.setdefault(role, Counter())[run.device] += block_count(run)
         else:
             suite.by_device.setdefault(run.device, []).append(run)
     return suites
@@ -169,9 +169,10 @@ def _verdict(results: list[Result], suite: _Suite, counts: Counter[str]) -> list
         worst = fails or errors
         tag, kind = ("failure", max(r.severity for r in fails).label) if fails else ("error", "error")
         counts["failures" if fails else "errors"] += 1
-        subjects = ", ".join(dict.fromkeys(r.subject or "-" for r in worst[:5]))
+        subjects = ", ".join(dict.fromkeys(r.subject_text(3) for r in worst[:5]))
+        n_worst = sum(map(block_count, worst))
         head = (
-            f"{len(worst)} {'failed' if fails else 'errors'}: {subjects}"
+            f"{n_worst} {'failed' if fails else 'errors'}: {subjects}"
             + (f" and {len(worst) - 5} more" if len(worst) > 5 else "")
             + f": {worst[0].message}"
         )
@@ -183,12 +184,13 @@ def _verdict(results: list[Result], suite: _Suite, counts: Counter[str]) -> list
     counts["skipped"] += 1
     waived = [r for r in results if r.status is Status.WAIVED]
     why = f"waived: {waived[0].waiver}" if waived else "not applicable"
-    return [f'   <skipped message="{_attr(_cut(f"{len(results)} {why}" if len(results) > 1 else why))}" />']
+    n = sum(map(block_count, results))
+    return [f'   <skipped message="{_attr(_cut(f"{n} {why}" if n > 1 else why))}" />']
 
 
 def _line(r: Result) -> str:
     """One failing subject: ``eth1 [fail]: mtu is 1500, expected 9000 (expected ..., actual ...)``."""
-    line = f"{r.subject or '-'} [{r.status.value}]: {r.message}"
+    line = f"{r.subject_text()} [{r.status.value}]: {r.message}"
     if r.actual is not None:
         line += f" (actual: {r.actual})"
     return _cut(line)

@@ -117,7 +117,7 @@ def _findings(report: Report) -> list[str]:
         shown = rows[: min(MAX_ROWS_PER_CHECK, room)]
         room -= len(shown)
         out += [
-            f"| {r.status.value} | {_cell(r.device)} | {_cell(r.subject or '-')} | {_cell(r.message)} |"
+            f"| {r.status.value} | {_cell(r.device)} | {_cell(r.subject_text())} | {_cell(r.message)} |"
             for r in shown
         ]
         if len(rows) > len(shown):

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from fabline.record import Report, ReportContext
-from fabline.results import Severity, Status
+from fabline.results import Severity, Status, block_count
 
 #: Most per-device counter-rate series written (the busiest devices first).
 MAX_DEVICE_SERIES = 200
@@ -75,7 +75,7 @@ def render(report: Report, context: ReportContext | None = None) -> str:
     )
     by_check: Counter[tuple[str, str, str]] = Counter()
     for r in report.outcome.results.problems:
-        by_check[(r.check, r.status.value, Severity(r.severity).label)] += 1
+        by_check[(r.check, r.status.value, Severity(r.severity).label)] += block_count(r)
     w.metric(
         "fabline_check_results",
         "Non-pass results of the last run by check, status and severity.",
