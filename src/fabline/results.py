@@ -467,11 +467,11 @@ class SkipBlock(Result):
         """
         return f"{self.device}::{self.check}::{_first_subject(self.subjects) or '-'}+{len(self.subjects) - 1}"
 
-    def subjects_text(self, limit: int = 8) -> str:
+    def subject_text(self, limit: int = 8) -> str:
         """The subjects for a person: runs as ``Ethernet0..Ethernet508/4``, capped, with the count.
 
         Example:
-            >>> SkipBlock("x", "d", Severity.INFO, ["swp1", "swp2", "swp3", "eth0"], "m").subjects_text()
+            >>> SkipBlock("x", "d", Severity.INFO, ["swp1", "swp2", "swp3", "eth0"], "m").subject_text()
             'swp1..swp3, eth0 (4)'
         """
         return f"{compact_text(compact_subjects(self.subjects), limit)} ({len(self.subjects)})"

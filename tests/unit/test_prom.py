@@ -47,7 +47,7 @@ def test_prom_parses_and_matches_the_json_report() -> None:
     for r in doc["results"]:
         if r["status"] != "pass":
             key = (r["check"], r["severity"], r["status"])
-            by_check[key] = by_check.get(key, 0) + 1
+            by_check[key] = by_check.get(key, 0) + r.get("count", 1)  # a block row stands for `count` results
     got = {
         (dict(k)["check"], dict(k)["severity"], dict(k)["status"]): v
         for k, v in m["fabline_check_results"].items()
