@@ -117,6 +117,34 @@ def test_on_missing(tmp_path: Path, on_missing: str, status: Status) -> None:
     assert [r.status for r in out.results] == [status]
 
 
+def test_on_missing_skip_judges_the_paths_that_are_there(tmp_path: Path) -> None:
+    """Several ``on_missing: skip`` alternatives (lossless-drops: one counter per platform): a port
+    with some of them is judged on those (pass or fail), one with none of them is skipped."""
+    rule = """
+    rules:
+      - id: drops
+        description: lossless drops
+        severity: major
+        select: {roles: [leaf], interfaces: {name: "Ethernet[0-9]+"}}
+        expect:
+          - {path: counters.roce_tx_discards, max: 0, on_missing: skip}
+          - {path: counters.roce_rx_discards, max: 0, on_missing: skip}
+    """
+    ifaces = {
+        "Ethernet0": {"counters": {"roce_tx_discards": 0}},
+        "Ethernet4": {"counters": {"roce_tx_discards": 5}},
+        "Ethernet8": {"counters": {}},
+    }
+    out = run(tmp_path, rule, [FakeDevice("leaf1")], [state("leaf1", interfaces=ifaces)])
+    got = {r.subject: (r.status, r.message) for r in out.results}
+    assert got["Ethernet0"] == (Status.PASS, "")
+    assert got["Ethernet4"][0] is Status.FAIL and "counters.roce_tx_discards" in got["Ethernet4"][1]
+    assert got["Ethernet8"] == (
+        Status.SKIPPED,
+        "not applicable: counters.roce_tx_discards, counters.roce_rx_discards not present",
+    )
+
+
 def test_unreachable_device_gives_errors_for_every_applicable_rule(tmp_path: Path) -> None:
     docs = [
         state("leaf1", status="unreachable", errors=[{"kind": "connect", "message": "connection refused"}]),
