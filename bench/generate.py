@@ -13,7 +13,11 @@ leaves with radix/2 host ports and one link to each of the plane's radix/2 spine
 and radix 128: 12,500 hosts, 16 planes of 98 leaves and 64 spines (15,092 devices). ``rail`` and
 ``plane`` on the leaves, ``plane`` on the spines, unless ``--no-planes``. Every up port carries
 what a collection yields (the full 64-entry DSCP map, PFC priorities, an ECN profile on switch
-ports, 4-lane optics, counters, LLDP, and on hosts the ``nic`` block). Every state is clean
+ports, 4-lane optics, counters, LLDP, and on hosts the ``nic`` block), and what a collection of a
+SONiC switch or a GPU server yields today on top (``synthetic.as_collected``: per-priority pause and
+drop counters, FEC symbol errors and pre-FEC BER, transceiver status and flags, the PFC watchdog per
+port, link flaps; on hosts the RoCE error counters, per-priority discards, the RDMA devices, PCIe,
+NUMA, IOMMU, CNP/DCQCN, GID table, NCCL settings, GPU and driver versions). Every state is clean
 except ``--fault-rate`` of the hosts (a wrong MTU), so the check does real failure reporting too.
 """
 
@@ -81,6 +85,7 @@ def generate(
     n_ifaces = 0
     faults = planted_faults(fabric, fault_rate) + (plane_dscp_fault(fabric) if plane_fault else [])
     for doc in synthetic.states(fabric, faults):
+        synthetic.as_collected(doc)  # as heavy as a collection today (health counters, flags, host RDMA)
         n_ifaces += len(doc["interfaces"])
         # Compact JSON, as a collector writes it.
         (state_dir / f"{doc['name']}.json").write_text(json.dumps(doc, separators=(",", ":")), "utf-8")
