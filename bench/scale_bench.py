@@ -78,8 +78,10 @@ def ensure_fabric(data: Path, name: str, extra: list[str]) -> Path:
 
 
 def next_night(before: Path, after: Path, seed: int = 11) -> None:
-    """A clean "next night": a later ``collected_at``; FEC-corrected codewords, ECN marks and PFC
-    pauses moved on every port (a busy, healthy fabric: no error counter grew); nothing else changed."""
+    """A clean "next night": a later ``collected_at``; on every port the counters a busy, healthy
+    fabric moves: FEC-corrected codewords (with the SONiC FEC symbol errors and the NIC's corrected
+    bits in step), ECN marks, CNPs sent and handled (hosts), PFC pauses on every priority. No drop,
+    discard, RoCE error, uncorrectable, CRC, storm or flap counter grows; nothing else changed."""
     if (after / "state").is_dir():
         return
     rng = random.Random(seed)
@@ -92,7 +94,14 @@ def next_night(before: Path, after: Path, seed: int = 11) -> None:
         for body in doc.get("interfaces", {}).values():
             counters = body.get("counters")
             if counters:
-                for key in ("fec_corrected", "ecn_marked"):
+                corrected = rng.randrange(1, 100_000)
+                if type(counters.get("fec_corrected")) is int:
+                    counters["fec_corrected"] += corrected
+                    if type(counters.get("fec_symbol_errors")) is int:
+                        counters["fec_symbol_errors"] += corrected
+                    if type(counters.get("fec_corrected_bits")) is int:
+                        counters["fec_corrected_bits"] += 8 * corrected
+                for key in ("ecn_marked", "cnp_sent", "cnp_handled"):
                     if type(counters.get(key)) is int:
                         counters[key] += rng.randrange(1, 100_000)
                 for key in ("pfc_rx_pause", "pfc_tx_pause"):

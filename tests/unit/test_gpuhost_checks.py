@@ -96,10 +96,36 @@ def test_pcie_not_collected_is_an_error(tmp_path: Path) -> None:
     run_fabric(tmp_path, LAB, checks=["host-pcie-link"])
     edit_state(tmp_path, "gpu-001", lambda d: d["interfaces"]["eth0"]["nic"].pop("pcie"))
     out = run_fabric_again(tmp_path, ["host-pcie-link", "host-iommu"])
-    assert one(out, "host-pcie-link", "gpu-001", "eth0").message == (
-        "eth0: nic.pcie not collected (host sysfs read)"
-    )
+    assert one(out, "host-pcie-link", "gpu-001", "eth0").message == "nic.pcie (host sysfs read) not collected"
     assert one(out, "host-iommu", "gpu-001", "eth0").status is Status.ERROR
+
+
+def _drop_host_sysfs(status: str) -> Any:
+    def edit(doc: dict[str, Any]) -> None:
+        doc["status"] = status
+        for body in doc["interfaces"].values():
+            for key in ("pcie", "cnp_dscp", "gids", "rdma_device"):
+                body.get("nic", {}).pop(key, None)
+        doc["host"].pop("gpus", None)
+
+    return edit
+
+
+@pytest.mark.parametrize(("status", "want"), [("ok", Status.SKIPPED), ("partial", Status.ERROR)])
+def test_a_host_read_missing_on_every_nic_is_one_result_per_host(
+    tmp_path: Path, status: str, want: Status
+) -> None:
+    """Issue 14: fields a host's collection lacks on every rail NIC (an older collection, or a read that
+    failed) give one device-level result per check: skipped ("not collected") on a complete collection,
+    error on a partial one; never one error per port."""
+    checks = ["host-pcie-link", "host-iommu", "nccl-gid-index", "host-cnp-fabric", "gpu-nic-affinity"]
+    run_fabric(tmp_path, LAB, checks=checks)
+    edit_state(tmp_path, "gpu-001", _drop_host_sysfs(status))
+    out = run_fabric_again(tmp_path, checks)
+    mine = [r for r in out.results if r.device == "gpu-001"]
+    assert sorted(r.check for r in mine) == sorted(checks)  # one result each
+    for r in mine:
+        assert r.subject is None and r.status is want and "not collected" in r.message, r
 
 
 # ------------------------------------------------------------------------------------- affinity
@@ -136,7 +162,9 @@ def test_affinity_params_and_missing_gpu(tmp_path: Path) -> None:
     assert one(out, "host-gpu-count", "gpu-002", None).message == "gpu-002: 3 GPUs for 4 rail NICs"
 
 
-def test_no_nvidia_smi_is_not_present_and_no_gpus_collected_is_an_error(tmp_path: Path) -> None:
+def test_no_nvidia_smi_is_not_present_and_no_gpus_collected_is_not_judged(tmp_path: Path) -> None:
+    """No nvidia-smi: not present. GPUs absent from a complete collection: skipped, not collected (one
+    result per host, issue 14); from a partial one (a command failed): error."""
     run_fabric(tmp_path, LAB, checks=["gpu-nic-affinity"])
 
     def no_driver(doc: dict[str, Any]) -> None:
@@ -156,6 +184,19 @@ def test_no_nvidia_smi_is_not_present_and_no_gpus_collected_is_an_error(tmp_path
         assert r.message == (
             "no NVIDIA GPU on this host: not present (nvidia-smi topo -m: command not found on the device (exit 127))"
         )
+        r = one(out, check, "gpu-002", None)
+        assert (r.status, r.message) == (
+            Status.SKIPPED,
+            "host.gpus (nvidia-smi) not collected on this host: not judged",
+        )
+
+    def failed(doc: dict[str, Any]) -> None:
+        doc["status"] = "partial"
+        doc["errors"] = [{"command": "nvidia-smi -q -x", "kind": "timeout", "message": "no answer in 30 s"}]
+
+    edit_state(tmp_path, "gpu-002", failed)
+    out = run_fabric_again(tmp_path, checks)
+    for check in checks:
         assert one(out, check, "gpu-002", None).status is Status.ERROR
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import override
 
 from fabline.checks import Check, DeviceContext, FabricContext
-from fabline.results import PassBlock, Result, Severity
+from fabline.results import PassBlock, Result, Severity, Status
 from fabline.state_types import Gpu, Host, HostNic, Interface
 
 
@@ -85,6 +85,29 @@ def command_unavailable(device: DeviceContext, prefix: str) -> str | None:
     return None
 
 
+def not_collected(
+    check: Check[Any], device: DeviceContext, missing: Sequence[str], judged: int, what: str
+) -> Iterator[Result]:
+    """What a field that the state lacks on rail NICs gives (issue 14: never an error per port).
+
+    Absent on every rail NIC (``judged`` 0): one device-level result, ``error`` when the device's
+    collection is ``partial`` (a command failed: the state's ``errors`` say which), else
+    ``skipped``: not collected (a collection that does not read it: an older fabline, another
+    source). Absent on some of them only: an ``error`` per such NIC, all with the same message (the
+    result store keeps them as one block).
+    """
+    if not missing:
+        return
+    if judged == 0:
+        if device.state.get("status") == "partial":
+            yield check.error(device.name, None, f"{what} not collected (see the device's collection errors)")
+        else:
+            yield check.skipped(device.name, None, f"{what} not collected on this host: not judged")
+        return
+    for name in missing:
+        yield check.error(device.name, name, f"{what} not collected")
+
+
 def _gpus(device: DeviceContext) -> Mapping[str, Gpu] | None:
     gpus = _host(device).get("gpus")
     return gpus if isinstance(gpus, Mapping) else None
@@ -97,7 +120,7 @@ def _no_gpu_reason(check: Check[Any], device: DeviceContext) -> Result | None:
     missing = command_unavailable(device, "nvidia-smi")
     if missing:
         return check.skipped(device.name, None, f"no NVIDIA GPU on this host: not present ({missing})")
-    return check.error(device.name, None, "host.gpus not collected (nvidia-smi)")
+    return next(not_collected(check, device, [""], 0, "host.gpus (nvidia-smi)"))
 
 
 # --- PCIe ---------------------------------------------------------------------------------------
@@ -131,10 +154,12 @@ class HostPcieLinkCheck(Check[PcieParams]):
     @override
     def check_device(self, device: DeviceContext) -> Iterable[Result]:
         ok: list[str | None] = []
-        for _i, name, body in rail_nics(device):
+        missing: list[str] = []
+        nics = rail_nics(device)
+        for _i, name, body in nics:
             pcie = _nic(body).get("pcie")
             if not isinstance(pcie, Mapping):
-                yield self.error(device.name, name, f"{name}: nic.pcie not collected (host sysfs read)")
+                missing.append(name)
                 continue
             if pcie.get("present") is False:
                 yield self.skipped(
@@ -167,6 +192,9 @@ class HostPcieLinkCheck(Check[PcieParams]):
                 expected={"width": max(max_width or 0, self.params.min_width), "speed_gts": max_speed},
                 actual={"width": width, "speed_gts": speed},
             )  # fmt: skip
+        yield from not_collected(
+            self, device, missing, len(nics) - len(missing), "nic.pcie (host sysfs read)"
+        )
         if ok:
             yield PassBlock(self.id, device.name, self.effective_severity, ok)
 
@@ -206,7 +234,9 @@ class GpuNicAffinityCheck(Check[AffinityParams]):
         gpus = _gpus(device) or {}
         allowed = set(self.params.allowed_paths)
         ok: list[str | None] = []
-        for i, name, body in rail_nics(device):
+        missing: list[str] = []
+        nics = rail_nics(device)
+        for i, name, body in nics:
             nic = _nic(body)
             gpu = gpus.get(str(i))
             rdma = nic.get("rdma_device")
@@ -217,7 +247,7 @@ class GpuNicAffinityCheck(Check[AffinityParams]):
                 )  # fmt: skip
                 continue
             if not isinstance(rdma, str):
-                yield self.error(device.name, name, f"{name}: nic.rdma_device not collected (show_gids)")
+                missing.append(name)
                 continue
             paths = gpu.get("nic_paths")
             path = paths.get(rdma) if isinstance(paths, Mapping) else None
@@ -247,6 +277,9 @@ class GpuNicAffinityCheck(Check[AffinityParams]):
                 expected={"gpu": i, "path": sorted(allowed), "numa_node": gpu_numa},
                 actual={"rdma_device": rdma, "path": path, "numa_node": nic_numa},
             )  # fmt: skip
+        yield from not_collected(
+            self, device, missing, len(nics) - len(missing), "nic.rdma_device (show_gids)"
+        )
         if ok:
             yield PassBlock(self.id, device.name, self.effective_severity, ok)
 
@@ -293,11 +326,13 @@ class HostIommuCheck(Check):
         params = _host(device).get("iommu_params")
         params = [p for p in params if isinstance(p, str)] if isinstance(params, list) else None
         ok: list[str | None] = []
-        for _i, name, body in rail_nics(device):
+        missing: list[str] = []
+        nics = rail_nics(device)
+        for _i, name, body in nics:
             nic = _nic(body)
             pcie = nic.get("pcie")
             if not isinstance(pcie, Mapping):
-                yield self.error(device.name, name, f"{name}: not collected (host sysfs read)")
+                missing.append(name)
                 continue
             if pcie.get("present") is False:
                 yield self.skipped(
@@ -317,6 +352,9 @@ class HostIommuCheck(Check):
                 expected={"iommu_domain": "identity (passthrough) or no IOMMU group"},
                 actual={"iommu_domain": domain, "iommu_params": params, "passthrough_params": off},
             )  # fmt: skip
+        yield from not_collected(
+            self, device, missing, len(nics) - len(missing), "the NIC's IOMMU group (host sysfs read)"
+        )
         if ok:
             yield PassBlock(self.id, device.name, self.effective_severity, ok)
 
@@ -469,18 +507,20 @@ class NcclGidIndexCheck(Check):
             return ("fail", index, [(None, "fail", f"NCCL_IB_GID_INDEX {index!r} is not a number")])
         want = int(str(index).strip())
         if not any(_nic(b).get("rdma_device") for _i, _n, b in rail_nics(device)):
-            missing = command_unavailable(device, "show_gids")
-            if missing:
-                return ("skip", f"no RDMA device on the rail NICs: not present ({missing})")
+            unavailable = command_unavailable(device, "show_gids")
+            if unavailable:
+                return ("skip", f"no RDMA device on the rail NICs: not present ({unavailable})")
         findings: list[tuple[str | None, str, str]] = []
         wrong: list[str] = []
         v2_at: set[int] = set()
         ok: list[str] = []
-        for _i, name, body in rail_nics(device):
+        nics = rail_nics(device)
+        no_gids: list[str] = []
+        for _i, name, body in nics:
             nic = _nic(body)
             gids = nic.get("gids")
             if not isinstance(gids, list):
-                findings.append((name, "error", "nic.gids not collected (show_gids)"))
+                no_gids.append(name)
                 continue
             gid = next((g for g in gids if isinstance(g, Mapping) and g.get("index") == want), None)
             dev = str(nic.get("rdma_device", name))
@@ -505,6 +545,10 @@ class NcclGidIndexCheck(Check):
             findings.append(
                 ("NCCL_IB_GID_INDEX", "fail", f"GID {want} is not RoCE v2 IPv4 ({'; '.join(wrong)}; {where})")
             )
+        findings += [
+            (r.subject, "skip" if r.status is Status.SKIPPED else "error", r.message)
+            for r in not_collected(self, device, no_gids, len(nics) - len(no_gids), "nic.gids (show_gids)")
+        ]
         return ("index", str(want), findings, ok)
 
     @override
@@ -520,7 +564,9 @@ class NcclGidIndexCheck(Check):
                 continue
             for subject, kind, message in row[2]:
                 if kind == "error":
-                    yield self.error(name, subject, f"{name} {subject}: {message}")
+                    yield self.error(name, subject, message)
+                elif kind == "skip":
+                    yield self.skipped(name, subject, message)
                 else:
                     yield self.failed(
                         name, subject or "NCCL_IB_GID_INDEX", f"{name}: NCCL_IB_GID_INDEX: {message}",

@@ -8,7 +8,7 @@ rack of hosts is found even when the baseline was updated too.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pydantic import Field
@@ -208,15 +208,16 @@ class HostCnpFabricCheck(LinkCheck[CnpParams]):
             if fabric.devices[name].role != "host":
                 continue
             ok = passes[name] = []
+            missing: list[str] = []
+            judged = 0
             for end in graph.ends.get(name, []):
                 if end.status not in PAIRED or end.peer is None:
                     continue
                 label = link_label(end)
                 cnp = end.port.cnp_dscp
+                judged += cnp is not None
                 if cnp is None:
-                    yield self.error(
-                        name, end.port.name, f"{label}: nic.cnp_dscp not collected (host sysfs read)"
-                    )
+                    missing.append(end.port.name)
                     continue
                 if end.peer.dscp is None:
                     yield self.error(name, end.port.name, f"{label}: DSCP map not collected on the peer")
@@ -234,7 +235,26 @@ class HostCnpFabricCheck(LinkCheck[CnpParams]):
                     expected={"cnp_dscp": mapped, "peer_device": end.peer_device, "peer_interface": end.peer_port_name},
                     actual={"device": name, "interface": end.port.name, "cnp_dscp": cnp, "peer_priority": prio},
                 )  # fmt: skip
+            yield from self._not_collected(fabric, name, missing, judged)
         yield from pass_blocks(self, passes)
+
+    def _not_collected(
+        self, fabric: FabricContext, name: str, missing: list[str], judged: int
+    ) -> Iterator[Result]:
+        """``nic.cnp_dscp`` absent: one result for the host when no link has it (``error`` if its collection
+        is partial, else ``skipped``: not collected), else one error per such port with one message (issue 14).
+        """
+        if not missing:
+            return
+        if judged:
+            for port in missing:
+                yield self.error(name, port, "nic.cnp_dscp not collected (host sysfs read)")
+        elif fabric.devices[name].status == "partial":
+            yield self.error(name, None, "nic.cnp_dscp not collected (see the device's collection errors)")
+        else:
+            yield self.skipped(
+                name, None, "nic.cnp_dscp (host sysfs read) not collected on this host: not judged"
+            )
 
 
 HOSTAPP_CHECKS = (HostTosFabricCheck, HostCnpFabricCheck)
