@@ -23,6 +23,7 @@ from fabline.results import (
     Result,
     ResultStore,
     Severity,
+    SkipBlock,
     Status,
     compact_count,
     compact_subjects,
@@ -358,3 +359,69 @@ def test_compact_subjects_fold_a_switchs_ports_into_one_run() -> None:
     assert compact_subjects(["eth0", "eth1", "eth3"]) == ["eth0", "eth1", "eth3"]  # two in a row stay names
     with pytest.raises(ValueError, match="not a subject"):
         expand_subjects([["Ethernet", 8, 0, 4]])
+
+
+# -- skip blocks (issue 14) ----------------------------------------------------------------------
+
+
+def _skip(
+    device: str,
+    subject: str | None,
+    message: str = "fec_pre_ber not present",
+    status: Status = Status.SKIPPED,
+    check: str = "fec-pre-ber",
+) -> Result:
+    return Result(check, device, subject, status, Severity.MINOR, None, None, message)
+
+
+def test_the_store_folds_what_says_the_same_thing_and_nothing_else() -> None:
+    """Skipped/error results of one check and device with one message become one SkipBlock; a
+    failure, another message, another device, a device-level result or a pass in between do not
+    join; iterating the store gives every result as if nothing had been folded."""
+    plain = [
+        *(_skip("leaf1", f"Ethernet{n}") for n in range(0, 16, 4)),
+        _skip("leaf1", "Ethernet16", "other reason"),
+        *(_skip("leaf2", f"Ethernet{n}", "not collected", Status.ERROR) for n in range(3)),
+        Result("fec-pre-ber", "leaf2", "Ethernet3", Status.FAIL, Severity.MINOR, None, 1e-3, "ber 1e-3"),
+        _skip("leaf2", "Ethernet4", "not collected", Status.ERROR),
+        _skip("leaf3", None),
+        _skip("leaf3", None),
+    ]
+    store = ResultStore()
+    store.extend(plain)
+    store.add_block(
+        "optics-alarms", "leaf1", Severity.MAJOR, None, ("swp1", "swp2", "swp3", "swp4"),
+        {0: _skip("leaf1", "swp1", "flags", check="optics-alarms"), 2: _skip("leaf1", "swp3", "flags", check="optics-alarms")},
+    )  # fmt: skip
+    blocks = [r for r in store.problems if type(r) is SkipBlock]
+    assert [(b.device, b.status, list(b.subjects)) for b in blocks] == [
+        ("leaf1", Status.SKIPPED, ["Ethernet0", "Ethernet4", "Ethernet8", "Ethernet12"]),
+        ("leaf2", Status.ERROR, ["Ethernet0", "Ethernet1", "Ethernet2"]),
+        ("leaf1", Status.SKIPPED, ["swp1", "swp3"]),
+    ]
+    assert len(store.problems) == 8 and len(store) == len(plain) + 4
+    assert sorted((r.id, r.status) for r in store) == sorted(
+        [(r.id, r.status) for r in plain]
+        + [(f"leaf1::optics-alarms::{s}", Status.PASS) for s in ("swp2", "swp4")]
+        + [(f"leaf1::optics-alarms::{s}", Status.SKIPPED) for s in ("swp1", "swp3")]
+    )
+    summary = store.summary()
+    assert summary["by_status"] == {"pass": 2, "fail": 1, "error": 4, "skipped": 9, "waived": 0}
+    assert summary["total"] == len(store) == sum(summary["by_status"].values())
+    assert blocks[0].id == "leaf1::fec-pre-ber::Ethernet0+3" and blocks[0].subject_text() == (
+        "Ethernet0..Ethernet12/4 (4)"
+    )
+    with pytest.raises(ValueError, match="another number of subjects"):
+        store.replace(blocks[0], [_skip("leaf1", "Ethernet0")])
+    with pytest.raises(ValueError, match="not fail"):
+        SkipBlock("x", "d", Severity.INFO, ["a", "b"], "m", Status.FAIL)
+
+
+def test_a_yielded_block_is_kept_whole_and_written_as_one_row() -> None:
+    store = ResultStore()
+    store.extend([SkipBlock("pfc-storm-active", "leaf1", Severity.CRITICAL, [f"Ethernet{n}" for n in range(0, 512, 4)],
+                            "not applicable: pfcwd_stormed_queues not present")])  # fmt: skip
+    doc = json.loads(jsonreport.render(_report(store)))
+    (row,) = doc["results"]
+    assert row["subjects"] == [["Ethernet", 0, 508, 4]] and row["count"] == 128 and row["subject"] is None
+    assert doc["summary"]["by_status"]["skipped"] == 128 and len(store) == 128
