@@ -299,12 +299,14 @@ def test_cli_errors_are_one_line(tmp_path: Path) -> None:
     result = runner.invoke(
         main, ["remediate", "--report", str(tmp_path / "nope.json"), "-o", str(tmp_path / "o")]
     )
-    assert result.exit_code == 2 and "cannot read the report" in result.output
+    assert result.exit_code == 2 and "nope.json: report not found" in result.output
+    assert len(result.output.strip().splitlines()) == 1
     (tmp_path / "bad.json").write_text('{"schema": "something/1"}')
     result = runner.invoke(
         main, ["remediate", "--report", str(tmp_path / "bad.json"), "-o", str(tmp_path / "o")]
     )
-    assert result.exit_code == 2 and "not a fabline report.json" in result.output
+    assert result.exit_code == 2 and "schema 'something/1' is not one this fabline reads" in result.output
+    assert "bad.json" in result.output and len(result.output.strip().splitlines()) == 1
     busy = tmp_path / "busy"
     busy.mkdir()
     (busy / "notes.txt").write_text("mine")

@@ -7,7 +7,6 @@ and never connects to a device here.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,10 +16,9 @@ import click
 
 from fabline.cli.common import baseline_option, baseline_paths, checks_dir_or_default, checks_option, friendly
 from fabline.errors import ConfigError
-from fabline.paths import MAX_STATE_BYTES, read_regular
 from fabline.remediate.model import Plan
 from fabline.remediate.output import ProblemRef, RunInfo, problem_refs, write
-from fabline.results import Result, Severity, Status
+from fabline.results import Result, Status
 
 if TYPE_CHECKING:
     from fabline.inventory import Sources
@@ -36,42 +34,25 @@ class RemediationRun:
 
 
 def results_from_report(path: Path) -> tuple[list[Result], list[ProblemRef], dict[str, str], str | None]:
-    """The non-pass results, problems, device platforms and snapshot of a saved ``report.json``.
+    """The non-pass results, problems, device platforms and snapshot of a saved ``report.json``
+    (read by :func:`fabline.reportfile.load_report`: every report version, one reader).
 
     Raises:
-        ConfigError: Not a readable fabline report.
+        ConfigError: Not a readable fabline report (one line naming the file).
     """
-    try:
-        doc = json.loads(read_regular(path, MAX_STATE_BYTES * 16))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read the report: {exc}", file=path) from None
-    if not isinstance(doc, dict) or not str(doc.get("schema", "")).startswith("fabline.report/"):
-        raise ConfigError("not a fabline report.json (no 'schema: fabline.report/N')", file=path)
-    results = []
-    for row in doc.get("results") or []:
-        if not isinstance(row, dict) or row.get("status") not in ("fail", "error", "waived"):
-            continue
-        try:
-            r = Result(
-                str(row["check"]), str(row["device"]), row.get("subject"), Status(row["status"]),
-                Severity.parse(str(row.get("severity", "major"))), row.get("expected"), row.get("actual"),
-                str(row.get("message", "")),
-            )  # fmt: skip
-        except (KeyError, ValueError):
-            continue
-        results.append(r)
+    from fabline.reportfile import load_report
+    from fabline.results import expand_results
+
+    saved = load_report(path)
+    wanted = (Status.FAIL, Status.ERROR, Status.WAIVED)
+    results = [r for r in expand_results(saved.findings) if r.status in wanted]
     platforms = {
         str(d["name"]): str(d.get("platform", ""))
-        for d in doc.get("devices") or []
+        for d in saved.devices
         if isinstance(d, dict) and "name" in d
     }
-    snapshot = (doc.get("run") or {}).get("snapshot")
-    return (
-        results,
-        problem_refs(doc.get("problems") or []),
-        platforms,
-        snapshot if isinstance(snapshot, str) else None,
-    )
+    snapshot = saved.run.get("snapshot")
+    return results, problem_refs(saved.problems), platforms, snapshot if isinstance(snapshot, str) else None
 
 
 def run_remediate(
