@@ -93,6 +93,7 @@ class DeviceContext:
 FABRIC_DEVICE = "(fabric)"
 
 
+@functools.lru_cache(maxsize=1 << 16)  # port names repeat on every device: sorting them is a lookup
 def natural_key(name: str) -> tuple[Any, ...]:
     """Sort key that puts Ethernet2 before Ethernet10.
 
@@ -100,7 +101,10 @@ def natural_key(name: str) -> tuple[Any, ...]:
         >>> sorted(["Ethernet10", "Ethernet2", "eth1"], key=natural_key)
         ['Ethernet2', 'Ethernet10', 'eth1']
     """
-    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.findall(r"\d+|\D+", name))
+    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in _NATURAL_TOKENS.findall(name))
+
+
+_NATURAL_TOKENS = re.compile(r"\d+|\D+")
 
 
 def peer_role(interface: Interface | Mapping[str, Any], roles_by_name: Mapping[str, str]) -> str | None:
