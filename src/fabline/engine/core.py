@@ -371,8 +371,9 @@ class Engine:
                 continue
             evaluate = prog.evaluate
             problems: dict[int, Result] | None = None
-            for i, body in enumerate(bodies):
-                r = evaluate(name, subjects[i], body, compiled, unsupported)
+            # The generated scan passes the bodies where everything holds; evaluate judges the rest.
+            for i in prog.scan(compiled)(bodies, compiled.predicates):
+                r = evaluate(name, subjects[i], bodies[i], compiled, unsupported)
                 if r is not None:
                     if problems is None:
                         problems = {}

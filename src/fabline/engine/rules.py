@@ -90,9 +90,75 @@ class _Compiled:
     expected: dict[str, Any]
     #: Preconditions then expectations: the fast path only asks "does all of it hold?".
     checks: tuple[_Exp, ...] = ()
+    #: The predicates of ``checks`` that have one, in order (the arguments of the scan).
+    predicates: tuple[Predicate, ...] = ()
 
     def __post_init__(self) -> None:
         self.checks = (*self.when, *self.exps)
+        self.predicates = tuple(e.predicate for e in self.checks if e.predicate is not None)
+
+    @property
+    def shape(self) -> tuple[Any, ...]:
+        """What the scan's code depends on: each check's path, existence test and whether it has a predicate."""
+        return tuple((e.parts, e.existence, e.predicate is not None) for e in self.checks)
+
+
+#: A rule's scan of a device's selected interfaces: ``scan(bodies, predicates)`` -> the positions
+#: of the bodies the fast path cannot pass (each then goes through :meth:`RuleProgram.evaluate`).
+Scan = Callable[[list[Mapping[str, Any]], tuple[Predicate, ...]], list[int]]
+
+
+def compile_scan(shape: tuple[Any, ...]) -> Scan:
+    """The fast path of :meth:`RuleProgram.evaluate` over all of a device's bodies, as generated code.
+
+    A body passes only when it is a plain dict and every check holds the way the fast path of
+    ``evaluate`` decides it (value present, not :class:`~fabline.state.Invalid`, the predicate
+    says nothing; or absent where ``absent`` is expected). Everything else, including a value
+    reached through a list or a non-dict mapping, is returned for ``evaluate`` to judge: the scan
+    only saves the calls, it never decides a result.
+
+    Example:
+        >>> scan = compile_scan(((("mtu",), None, True),))
+        >>> scan([{"mtu": 9100}, {"mtu": 1500}, {}], (lambda v: None if v == 9100 else "is 1500",))
+        [1, 2]
+    """
+    lines = ["def scan(bodies, predicates):"]
+    n_pred = sum(1 for _, _, has in shape if has)
+    if n_pred:
+        lines.append(
+            f"    {', '.join(f'p{i}' for i in range(n_pred))}{',' if n_pred == 1 else ''} = predicates"
+        )
+    lines += [
+        "    out = []",
+        "    for i, b in enumerate(bodies):",
+        "        if type(b) is not dict:",
+        "            out.append(i)",
+        "            continue",
+    ]
+    k = 0
+    for parts, existence, has_predicate in shape:
+        pad = "        "
+        lines.append(f"{pad}v = b.get({parts[0]!r}, M)")
+        for part in parts[1:]:
+            lines += [
+                f"{pad}if v is not M:",
+                f"{pad}    if type(v) is not dict:",
+                f"{pad}        out.append(i)",
+                f"{pad}        continue",
+                f"{pad}    v = v.get({part!r}, M)",
+            ]
+        if existence == "absent":
+            lines += [f"{pad}if v is not M:", f"{pad}    out.append(i)", f"{pad}    continue"]
+            continue
+        test = "v is M or type(v) is Invalid"
+        if has_predicate:
+            test += f" or p{k}(v)"
+            k += 1
+        lines += [f"{pad}if {test}:", f"{pad}    out.append(i)", f"{pad}    continue"]
+    lines.append("    return out")
+    namespace: dict[str, Any] = {"M": _MISSING, "Invalid": Invalid}
+    exec(compile("\n".join(lines), "<fabline.engine.rules scan>", "exec"), namespace)
+    return namespace["scan"]  # type: ignore[no-any-return]
 
 
 class RuleProgram:
@@ -126,6 +192,7 @@ class RuleProgram:
         except TemplateValueError as exc:
             raise ConfigError(str(exc), key=f"rules[id={rule.id}]") from None
         self._cache: dict[str, _Compiled] = {}
+        self._scans: dict[tuple[Any, ...], Scan] = {}
 
     def selects(self, dev: DeviceLike) -> bool:
         """Whether the rule applies to this device."""
@@ -159,6 +226,14 @@ class RuleProgram:
         compiled = _Compiled(exps, when, {e.path: e.ops for e in exps})
         self._cache[key] = compiled
         return compiled
+
+    def scan(self, compiled: _Compiled) -> Scan:
+        """The generated scan for this compiled rule (:func:`compile_scan`, one per distinct shape)."""
+        shape = compiled.shape
+        hit = self._scans.get(shape)
+        if hit is None:
+            hit = self._scans[shape] = compile_scan(shape)
+        return hit
 
     @property
     def selector_key(self) -> tuple[Any, ...]:

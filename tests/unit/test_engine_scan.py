@@ -1,0 +1,188 @@
+"""The generated scan of a compiled rule only saves calls: it passes exactly what ``evaluate`` passes.
+
+:func:`fabline.engine.rules.compile_scan` runs the fast path of ``RuleProgram.evaluate`` over all
+of a device's interfaces as generated code; a body it passes is never evaluated. These tests hold
+it to ``evaluate`` on every rule of the default baseline, over port bodies with hostile values.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fabline.baseline import default_baseline_path, load_baseline
+from fabline.checks.registry import load_checks
+from fabline.engine import rules
+from fabline.engine.rules import RuleProgram, Unreadable
+from fabline.state import Invalid
+from fabline.synthetic import lab_fabric, states
+from tests.helpers import FakeDevice, by_id, run
+
+BASELINE = load_baseline([default_baseline_path()])
+PROGRAMS = [RuleProgram(r, BASELINE.vars, lambda _: set()) for r in BASELINE.rules if r.expect is not None]
+PORTS: list[dict[str, Any]] = [
+    body for doc in states(lab_fabric()) for body in (doc.get("interfaces") or {}).values()
+]
+
+HOSTILE: list[Any] = [
+    None, True, False, 0, 3, 9100, 9100.0, 1e308, "", "rs", "dscp", [], [3], [3, 4], {}, {"3": 0}, {"26": 3},
+    Invalid("interfaces.x.mtu", "bad"), {"3": {"enabled": True}}, {"rx": [1.0]},
+]  # fmt: skip
+
+
+def _device(program: RuleProgram) -> FakeDevice:
+    role = next(iter(program.roles)) if program.roles else "leaf"
+    platform = (
+        next(iter(program.platforms)) if program.platforms else ("linux" if role == "host" else "sonic")
+    )
+    return FakeDevice("dev1", platform, role)
+
+
+def _same_as_evaluate(program: RuleProgram, bodies: list[Any]) -> None:
+    compiled = program.compiled(_device(program))
+    left = set(program.scan(compiled)(bodies, compiled.predicates))
+    for i, body in enumerate(bodies):
+        verdict = program.evaluate("dev1", f"p{i}", body, compiled, None)
+        if i not in left:
+            assert verdict is None, (program.id, body, verdict)
+
+
+def _mutations(rng: random.Random, body: dict[str, Any]) -> list[Any]:
+    out: list[Any] = [body, Unreadable("not in the state"), {}]
+    paths = [(k,) for k in body] + [(k, j) for k, v in body.items() if isinstance(v, dict) for j in v]
+    for _ in range(30):
+        bad = copy.deepcopy(body)
+        path = rng.choice(paths) if paths else ("mtu",)
+        node = bad
+        for part in path[:-1]:
+            node = node[part]
+        if rng.random() < 0.2:
+            node.pop(path[-1], None)
+        else:
+            node[path[-1]] = rng.choice(HOSTILE)
+        out.append(bad)
+    return out
+
+
+def test_every_baseline_rule_on_hostile_port_bodies() -> None:
+    rng = random.Random(14)
+    assert len(PROGRAMS) > 20
+    for program in PROGRAMS:
+        bodies = [m for body in PORTS[:12] for m in _mutations(rng, body)]
+        _same_as_evaluate(program, bodies)
+
+
+def test_a_valid_port_is_passed_by_the_scan() -> None:
+    """On clean ports the scan decides (else it would save nothing)."""
+    passed = 0
+    for program in PROGRAMS:
+        compiled = program.compiled(_device(program))
+        left = program.scan(compiled)(PORTS, compiled.predicates)
+        passed += len(PORTS) - len(left)
+    assert passed > len(PROGRAMS) * len(PORTS) // 4
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 10_000) | st.floats(allow_nan=True) | st.sampled_from(["rs", "3", "dscp", ""]),
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.sampled_from(["0", "3", "26", "enabled", "mtu", "x"]), c, max_size=3),
+    max_leaves=8,
+)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_random_values_on_random_rules(data: st.DataObject) -> None:
+    program = data.draw(st.sampled_from(PROGRAMS))
+    body = copy.deepcopy(data.draw(st.sampled_from(PORTS)))
+    for exp in program.compiled(_device(program)).checks:
+        if data.draw(st.booleans()):
+            node: Any = body
+            for part in exp.parts[:-1]:
+                if not isinstance(node, dict):
+                    break
+                node = node.setdefault(part, {})
+            else:
+                if isinstance(node, dict):
+                    node[exp.parts[-1]] = data.draw(json_values)
+    _same_as_evaluate(program, [body])
+
+
+def test_results_are_those_of_evaluate_alone(tmp_path: Path, monkeypatch: Any) -> None:
+    """The engine's results with the scan and with a scan that leaves every body to ``evaluate``."""
+    docs = [copy.deepcopy(d) for d in states(lab_fabric())]
+    rng = random.Random(7)
+    for doc in docs:
+        for body in (doc.get("interfaces") or {}).values():
+            if rng.random() < 0.5:
+                key = rng.choice(sorted(body))
+                body[key] = rng.choice(HOSTILE)
+    devices = [FakeDevice(d["name"], d["platform"], d["role"]) for d in docs]
+    baseline = default_baseline_path().read_text("utf-8")
+
+    def outcome(where: Path) -> dict[str, tuple[Any, ...]]:
+        out = by_id(run(where, baseline, devices, docs, checks=load_checks(None)))
+        return {k: (r.status, r.message, r.expected, r.actual) for k, r in out.items()}
+
+    fast = outcome(tmp_path / "fast")
+    monkeypatch.setattr(
+        rules, "compile_scan", lambda shape: lambda bodies, predicates: list(range(len(bodies)))
+    )
+    slow = outcome(tmp_path / "slow")
+    assert fast == slow
+    assert sum(1 for v in fast.values() if v[0].value != "pass") > 20
+
+
+EDGE_RULES = """
+rules:
+  - id: fec-present
+    description: edge case
+    severity: minor
+    select: {interfaces: {}}
+    expect: [{path: fec, present: true}]
+  - id: fec-not-off
+    description: edge case
+    severity: minor
+    select: {interfaces: {}}
+    expect: [{path: fec, not_equals: "off"}]
+  - id: alias-any
+    description: edge case
+    severity: minor
+    select: {interfaces: {}}
+    expect: [{path: nic.alias, regex: ".*"}]
+  - id: flags-absent
+    description: edge case
+    severity: minor
+    select: {interfaces: {}}
+    when: [{path: optics.flags, absent: true}]
+    expect: [{path: lldp.device, present: true}]
+  - id: first-lane
+    description: edge case
+    severity: minor
+    select: {interfaces: {}}
+    expect: [{path: optics.rx.0, min: -10}]
+"""
+
+
+def test_edge_operators_on_invalid_lists_and_absent_paths(tmp_path: Path) -> None:
+    path = tmp_path / "b.yml"
+    path.write_text(EDGE_RULES, "utf-8")
+    baseline = load_baseline([path])
+    bad = Invalid("interfaces.e1.fec", "not a string")
+    bodies: list[Any] = [
+        {"fec": "rs", "nic": {"alias": "a"}, "lldp": {"device": "x"}, "optics": {"rx": [-1.0]}},
+        {"fec": bad, "nic": {"alias": bad}, "lldp": {"device": bad}, "optics": {"rx": [bad], "flags": []}},
+        {"fec": "off", "nic": "a string", "lldp": [], "optics": {"rx": "x"}},
+        {"nic": {}, "optics": {"flags": bad}},
+        Unreadable("gone"),
+    ]
+    for rule in baseline.rules:
+        _same_as_evaluate(RuleProgram(rule, {}, lambda _: set()), bodies)
+    programs = {r.id: RuleProgram(r, {}, lambda _: set()) for r in baseline.rules}
+    compiled = programs["fec-present"].compiled(FakeDevice("dev1"))
+    # The Invalid fec, the absent fec and the unreadable port are left to evaluate.
+    assert programs["fec-present"].scan(compiled)(bodies, compiled.predicates) == [1, 3, 4]
