@@ -66,6 +66,9 @@ class DeviceContext:
         previous: The device's state in an earlier snapshot (``--previous``), for counter deltas;
             None when no earlier snapshot was given or it has no usable state for this device.
         interval_s: Seconds between the two snapshots' collection times, when both are known.
+        memo: What one check derived from this device's state for the others in the same pass
+            (e.g. the BGP view three underlay checks collect); keyed by the deriving function's
+            qualified name. Lives as long as the context: one device, one run.
     """
 
     name: str
@@ -77,6 +80,7 @@ class DeviceContext:
     roles_by_name: Mapping[str, str]
     previous: State | None = None
     interval_s: float | None = None
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def interfaces(self) -> Mapping[str, Interface]:

@@ -544,10 +544,12 @@ class LinkFlapsCheck(Check[FlapParams]):
             body = device.interfaces[name]
             if not isinstance(body, Mapping):
                 continue
+            age = flap_age_s(body, collected)
+            if age is None and device.previous is None:
+                continue  # nothing to judge: no flap time, and no earlier counters to compare with
             now = _counters(body) or {}
             counts = {k: now[k] for k in _FLAP_COUNTERS if isinstance(now.get(k), int)}
-            age = flap_age_s(body, collected)
-            if age is None and (not counts or device.previous is None):
+            if age is None and not counts:
                 continue  # nothing to judge: no flap time, and no counters to compare
             judged = True
             problems: list[str] = []

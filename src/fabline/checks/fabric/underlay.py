@@ -62,7 +62,17 @@ class BgpView(NamedTuple):
 
 
 def bgp_view(device: DeviceContext) -> BgpView:
-    """The device's :class:`BgpView` (a few tuples: what ``collect`` keeps of its ``bgp``)."""
+    """The device's :class:`BgpView` (a few tuples: what ``collect`` keeps of its ``bgp``).
+
+    Built once per device and pass (``device.memo``): the three underlay checks collect it.
+    """
+    hit = device.memo.get("underlay.bgp_view")
+    if hit is None:
+        hit = device.memo["underlay.bgp_view"] = _bgp_view(device)
+    return hit
+
+
+def _bgp_view(device: DeviceContext) -> BgpView:
     bgp = device.state.get("bgp")
     intended = device.state.get("source") == "intended"
     if not isinstance(bgp, Mapping):
