@@ -1,24 +1,30 @@
 """Distributed collection benchmark: one machine against a Dask scheduler plus two site collectors.
 
-    python bench/distributed_bench.py [--switches 256] [--hosts 1024] [--workers 32] [--runs 3]
+    python bench/distributed_bench.py [--switches 256] [--hosts 1024] [--workers 32] [--runs 3] [--no-defaults]
 
 The simulator (``fabline.sim``) serves the fabric of ``bench/collect_bench.py`` (1,280 devices by
 default) from its own process; the inventory splits it into two sites (``site_a``: switches and
 the first half of the hosts, ``site_b``: the rest, about 640 devices each). A real ``dask
 scheduler`` and two ``dask worker`` processes (``--resources site_a=1`` / ``site_b=1``,
-``--no-nanny``) run on the same machine. Each run times, alternately, in fresh ``fabline``
-processes:
+``--no-nanny``) run on the same machine, twice: once with the collector settings of
+docs/scale-out.md (:data:`COLLECTOR_ENV`: Dask's statistical profiler off, its housekeeping
+timers at 0.5-2 s), once with Dask's defaults (skipped with ``--no-defaults``). Each run times,
+alternately, in fresh ``fabline`` processes:
 
   * local: ``fabline collect -w W`` (collect, parse, write the snapshot on this machine);
-  * distributed: ``fabline collect --scheduler ... --site-group sites -w W/2`` (each of the two
-    collectors runs W/2 devices at once, so both paths have W sessions in flight).
+  * distributed: ``fabline collect --scheduler ... --site-group sites -w W/2`` on each cluster
+    (each of the two collectors runs W/2 devices at once, so every path has W sessions in flight).
 
-It records the wall time, the collection time fabline prints, and the CPU seconds of every
-process involved (the fabline process and its children, the workers, the scheduler, the
-simulator), prints medians as a Markdown table for docs/benchmarks.md, the overhead of the
-distributed path, and a projection for 15,000 devices over N site collectors from the measured
-per-device costs. Writes bench/out/distributed.json. Snapshots go to ``--snapshot-dir`` (default
-/dev/shm, deleted at the end).
+It records the wall time, the collection time fabline prints, and the CPU seconds (user + system)
+of every process: the fabline process and its children, the scheduler, the workers (each
+cluster's own, so an idle cluster's housekeeping is not charged to another path), the simulator.
+The overhead of the distributed path is measured in CPU: client + scheduler + workers against the
+local fabline process (the simulator, the devices' side, is left out of both), because on a shared
+machine wall time measures the load more than fabline. It prints the medians as Markdown tables
+ready for docs/benchmarks.md (with the date, the load average before and after, the commit), and a
+projection for 15,000 devices over N site collectors from the measured per-device costs. Writes
+bench/out/distributed.json. Snapshots go to ``--snapshot-dir`` (default /dev/shm, deleted at the
+end).
 """
 
 from __future__ import annotations
@@ -46,6 +52,17 @@ from collect_bench import PASSWORD, PASSWORD_ENV, bench_fabric
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out" / "distributed"
 
+#: The site-collector settings docs/scale-out.md recommends (scheduler and workers): Dask's
+#: statistical profiler off (it samples every busy task thread 100 times a second) and its
+#: housekeeping timers (event-loop tick 20 ms, memory monitor 100 ms, system monitor 500 ms) slowed
+#: down; a collector's event loop then serves results instead.
+COLLECTOR_ENV = {
+    "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False",
+    "DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL": "500ms",
+    "DASK_DISTRIBUTED__WORKER__MEMORY__MONITOR_INTERVAL": "1s",
+    "DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__INTERVAL": "2s",
+}
+
 
 def serve(switches: int, hosts: int, inventory: Path, ready: Any, stop: Any) -> None:
     """Child process: serve the fabric until ``stop`` is set; the inventory splits it into two sites."""
@@ -68,9 +85,12 @@ def serve(switches: int, hosts: int, inventory: Path, ready: Any, stop: Any) -> 
         stop.wait()
 
 
-def start_cluster(work: Path, log: Any) -> tuple[str, list[subprocess.Popen[bytes]]]:
-    """A scheduler and one worker per site on loopback (random ports): (address, processes)."""
-    env = {**os.environ, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0"}
+def start_cluster(
+    work: Path, log: Any, settings: dict[str, str]
+) -> tuple[str, list[subprocess.Popen[bytes]]]:
+    """A scheduler and one worker per site on loopback (random ports), with these Dask settings: (address, processes)."""
+    env = {**os.environ, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0", **settings}
+    work.mkdir(parents=True, exist_ok=True)
     sched_file = work / "scheduler.json"
     procs = [
         subprocess.Popen(
@@ -137,6 +157,33 @@ def run_collect(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float,
     return wall, collected, used, proc.stdout.strip()
 
 
+def git_head() -> str:
+    """The commit the benchmark runs (with ``+dirty`` when the tree has changes), or '?'."""
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(HERE), "status", "--porcelain", "--", "src", "bench"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "?"
+    return head + ("+dirty" if dirty else "")  # fmt: skip
+
+
+PATHS = {
+    "local": "one machine, `fabline collect -w W`",
+    "tuned": "scheduler + two site collectors, collector settings of scale-out.md",
+    "defaults": "scheduler + two site collectors, Dask's default settings",
+}
+
+
 def main() -> None:
     """Run the benchmark and print the tables."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -147,12 +194,17 @@ def main() -> None:
     )
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument(
+        "--no-defaults", action="store_true", help="Skip the cluster with Dask's default settings."
+    )
+    ap.add_argument(
         "--snapshot-dir", type=Path, default=Path("/dev/shm") if Path("/dev/shm").is_dir() else OUT
     )
     args = ap.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(HERE.parent / "src" / "fabline")],
                    check=True, capture_output=True)  # fmt: skip
+    load_before = os.getloadavg()
+    started_at = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     work = Path(tempfile.mkdtemp(prefix="fabline-dbench-", dir=args.snapshot_dir))
     inventory = work / "inventory.yml"
     ctx = mp.get_context("spawn")
@@ -160,22 +212,23 @@ def main() -> None:
     child = ctx.Process(target=serve, args=(args.switches, args.hosts, inventory, ready, stop), daemon=True)
     child.start()
     log = (OUT / "dask.log").open("ab")
-    procs: list[subprocess.Popen[bytes]] = []
-    results: dict[str, list[dict[str, float]]] = {"local": [], "distributed": []}
+    clusters = {"tuned": COLLECTOR_ENV} if args.no_defaults else {"tuned": COLLECTOR_ENV, "defaults": {}}
+    procs: dict[str, list[subprocess.Popen[bytes]]] = {}
+    results: dict[str, list[dict[str, float]]] = {"local": [], **{name: [] for name in clusters}}
     devices = 0
     try:
         if not ready.wait(300):
             raise SystemExit("simulator did not start")
-        address, procs = start_cluster(work, log)
+        addresses = {}
+        for name, settings in clusters.items():
+            addresses[name], procs[name] = start_cluster(work / name, log, settings)
         sim = psutil.Process(child.pid)
-        cluster = [psutil.Process(p.pid) for p in procs]
         env = {**os.environ, PASSWORD_ENV: PASSWORD}
         common = ["-i", str(inventory), "--host-key-policy", "ignore"]
         half = max(1, args.workers // 2)
-        modes = {
-            "local": ["-w", str(args.workers)],
-            "distributed": ["-w", str(half), "--scheduler", address, "--site-group", "sites"],
-        }
+        modes = {"local": ["-w", str(args.workers)]}
+        for name, address in addresses.items():
+            modes[name] = ["-w", str(half), "--scheduler", address, "--site-group", "sites"]
         # One untimed run of each first: the simulator renders each device's outputs on first use,
         # the collectors import fabline's collector on their first task.
         for mode, extra in modes.items():
@@ -184,15 +237,20 @@ def main() -> None:
         for run in range(args.runs):
             for mode, extra in modes.items():
                 snap = work / f"{mode}-{run + 1}"
-                sim_before, cluster_before = cpu([sim]), cpu(cluster)
+                mine = [psutil.Process(p.pid) for p in procs.get(mode, [])]
+                sched_before = cpu(mine[:1])
+                workers_before = cpu(mine[1:])
+                sim_before = cpu([sim])
                 wall, collected, own, line = run_collect([*common, "-o", str(snap), *extra], env, work)
                 row = {
-                    "wall_s": wall, "collect_s": collected, "fabline_cpu_s": own,
-                    "collectors_cpu_s": cpu(cluster) - cluster_before, "simulator_cpu_s": cpu([sim]) - sim_before,
+                    "wall_s": wall, "collect_s": collected, "client_cpu_s": own,
+                    "scheduler_cpu_s": cpu(mine[:1]) - sched_before, "workers_cpu_s": cpu(mine[1:]) - workers_before,
+                    "simulator_cpu_s": cpu([sim]) - sim_before, "load": os.getloadavg()[0],
                 }  # fmt: skip
+                row["fabline_cpu_s"] = row["client_cpu_s"] + row["scheduler_cpu_s"] + row["workers_cpu_s"]
                 results[mode].append(row)
-                print(f"run {run + 1} {mode}: {line} | " + ", ".join(f"{k} {v:.2f}" for k, v in row.items()),
-                      file=sys.stderr)  # fmt: skip
+                print(f"run {run + 1} {mode}: {line.splitlines()[-1] if line else ''} | "
+                      + ", ".join(f"{k} {v:.2f}" for k, v in row.items()), file=sys.stderr, flush=True)  # fmt: skip
                 manifest = json.loads((snap / "manifest.json").read_text())
                 devices = len(manifest["devices"])
                 bad = {n: e["status"] for n, e in manifest["devices"].items() if e["status"] != "ok"}
@@ -200,10 +258,11 @@ def main() -> None:
                     raise RuntimeError(f"{mode}: devices not ok: {list(bad.items())[:5]}")
                 shutil.rmtree(snap)
     finally:
-        for p in reversed(procs):
+        every = [p for group in procs.values() for p in group]
+        for p in reversed(every):
             if p.poll() is None:
                 p.terminate()
-        for p in procs:
+        for p in every:
             try:
                 p.wait(20)
             except subprocess.TimeoutExpired:
@@ -212,38 +271,59 @@ def main() -> None:
         child.join(30)
         log.close()
         shutil.rmtree(work, ignore_errors=True)
+    report(args, results, devices, load_before, started_at)
+
+
+def report(
+    args: argparse.Namespace,
+    results: dict[str, list[dict[str, float]]],
+    devices: int,
+    load_before: tuple[float, float, float],
+    started_at: str,
+) -> None:
+    """Medians, the CPU overhead of the distributed path and the 15,000-device projection, as Markdown."""
     med = {
         mode: {k: statistics.median(r[k] for r in rows) for k in rows[0]} for mode, rows in results.items()
     }
-    overhead = med["distributed"]["collect_s"] / med["local"]["collect_s"] - 1
     load = os.getloadavg()
+    local = med["local"]["fabline_cpu_s"]
+    overhead = {mode: m["fabline_cpu_s"] / local - 1 for mode, m in med.items() if mode != "local"}
+    commit = git_head()
     doc = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "system": platform.platform(),
-                    "loadavg_at_end": load},
-        "devices": devices, "workers": args.workers, "runs": results, "median": med, "overhead": overhead,
+                    "loadavg_before": load_before, "loadavg_after": load},
+        "date": started_at, "commit": commit, "collector_env": COLLECTOR_ENV,
+        "devices": devices, "workers": args.workers, "runs": results, "median": med, "cpu_overhead": overhead,
     }  # fmt: skip
     (HERE / "out" / "distributed.json").write_text(json.dumps(doc, indent=1))
-    print(f"\n{devices} devices, {args.workers} sessions in flight, {os.cpu_count()} CPUs, median of {args.runs}, "
-          f"load average at the end {load[0]:.1f}\n")  # fmt: skip
-    print(
-        "| path | wall (s) | collection (s) | fabline process CPU (s) | collectors + scheduler CPU (s) | simulator CPU (s) |"
-    )
-    print("|---|---:|---:|---:|---:|---:|")
+    print(f"\n{started_at}, commit {commit}: {devices} devices, {args.workers} sessions in flight, "
+          f"{os.cpu_count()} CPUs, Python {platform.python_version()}, median of {args.runs} (alternating); "
+          f"load average {load_before[0]:.1f} before, {load[0]:.1f} after\n")  # fmt: skip
+    print("| path | CPU: client (s) | scheduler (s) | collectors (s) | **fabline in all (s)** | CPU overhead | "
+          "simulator CPU (s) | collection (s) | wall (s) |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for mode, m in med.items():
-        print(f"| {mode} | {m['wall_s']:.2f} | {m['collect_s']:.2f} | {m['fabline_cpu_s']:.1f} | "
-              f"{m['collectors_cpu_s']:.1f} | {m['simulator_cpu_s']:.1f} |")  # fmt: skip
-    print(f"\noverhead of the distributed path (collection time): {overhead * 100:+.1f} %")
-    d = med["distributed"]
-    per_collector = d["collectors_cpu_s"] / devices  # worker CPU per device (SSH + parse), scheduler included
-    per_client = d["fabline_cpu_s"] / devices  # the client's CPU per device (receive + write)
-    print(f"per device: collectors {per_collector * 1000:.1f} ms CPU, client {per_client * 1000:.1f} ms CPU")
+        extra = "" if mode == "local" else f"{overhead[mode] * 100:+.0f} %"
+        sched = "" if mode == "local" else f"{m['scheduler_cpu_s']:.1f}"
+        coll = "" if mode == "local" else f"{m['workers_cpu_s']:.1f}"
+        print(f"| {PATHS[mode]} | {m['client_cpu_s']:.1f} | {sched} | {coll} | **{m['fabline_cpu_s']:.1f}** | "
+              f"{extra} | {m['simulator_cpu_s']:.1f} | {m['collect_s']:.1f} | {m['wall_s']:.1f} |")  # fmt: skip
+    print("\nruns, fabline CPU in all (s): " + "; ".join(
+        f"{mode} " + ", ".join(f"{r['fabline_cpu_s']:.1f}" for r in rows) for mode, rows in results.items()))  # fmt: skip
+    d = med["tuned"]
+    per_collector = d["workers_cpu_s"] / devices  # a collector's CPU per device (SSH, parse, Dask's share)
+    per_client = d["client_cpu_s"] / devices  # the client's CPU per device (receive + write)
+    per_scheduler = d["scheduler_cpu_s"] / devices
+    print(f"\nper device (collector settings): collectors {per_collector * 1000:.1f} ms CPU, client "
+          f"{per_client * 1000:.1f} ms, scheduler {per_scheduler * 1000:.1f} ms; one machine "
+          f"{local / devices * 1000:.1f} ms")  # fmt: skip
     print("\n| site collectors (one core each) | 15,000 devices (s) | bound by |")
     print("|---:|---:|---|")
-    for n in (1, 2, 4, 8, 16, 32):
+    for n in (1, 2, 4, 8, 16):
         collectors = 15000 / n * per_collector
         client = 15000 * per_client
         print(
-            f"| {n} | {max(collectors, client):.0f} | {'collectors' if collectors >= client else 'the client'} |"
+            f"| {n} | {max(collectors, client):.0f} | {'the collectors' if collectors >= client else 'the client'} |"
         )
 
 
