@@ -222,6 +222,13 @@ def test_distributed_snapshot_equals_local(lab: dict[str, Any]) -> None:
         p.name for p in (lab["local"] / "raw" / "gpu-001").iterdir()
     )
     assert_sound(tmp / "dist")
+    # The collectors (started with Dask's defaults) stopped their statistical profiler on their first task.
+    client = lab["cluster"].client()
+    try:
+        profiling = client.run(lambda dask_worker: dask_worker.periodic_callbacks["profile"].is_running())
+    finally:
+        client.close()
+    assert len(profiling) == 2 and not any(profiling.values()), profiling
 
 
 def test_password_never_crosses_the_scheduler(lab: dict[str, Any]) -> None:

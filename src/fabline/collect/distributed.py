@@ -256,6 +256,13 @@ def remote_devices(
 
 _factories: dict[CollectOptions, Callable[[Device, Profile], Session]] = {}
 _factories_lock = threading.Lock()
+#: Dask's statistical profiler on a worker: every 10 ms, on the worker's event loop, it walks the
+#: stack of each busy task thread. A collector's task threads are 16-32 SSH sessions holding the
+#: interpreter lock in turn; on a loaded machine the profiler then kept the event loop from
+#: sending heartbeats for minutes (306 s and 592 s in two runs, docs/benchmarks.md) and the
+#: scheduler removed the collector with its devices. A collector stops it on its first task.
+_PROFILER_CALLBACKS = ("profile", "profile-cycle")
+_profiler_stopped: set[str] = set()  # worker addresses
 
 
 def collect_remote(remote: RemoteDevice, options: CollectOptions) -> DeviceResult:
@@ -266,11 +273,16 @@ def collect_remote(remote: RemoteDevice, options: CollectOptions) -> DeviceResul
     """
     from distributed import get_worker
 
-    worker = get_worker().address
+    dask_worker = get_worker()
+    worker = dask_worker.address
     with _factories_lock:
         factory = _factories.get(options)
         if factory is None:
             factory = _factories[options] = default_session_factory(options)
+        first = worker not in _profiler_stopped
+        _profiler_stopped.add(worker)
+    if first:
+        _stop_profiler(dask_worker)
     try:
         device = remote.resolve()
     except ConfigError as exc:
@@ -285,6 +297,21 @@ def collect_remote(remote: RemoteDevice, options: CollectOptions) -> DeviceResul
     result = finish_device(gathered)
     result.extra = {"site": remote.site, "collector": worker}
     return result
+
+
+def _stop_profiler(dask_worker: Any) -> None:
+    """Stop Dask's statistical profiler on this collector (see :data:`_PROFILER_CALLBACKS`).
+
+    Its timers belong to the worker's event loop, so they are stopped from there. The same as
+    starting the worker with ``DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False``; a Dask whose
+    worker has no such timers is left as it is.
+    """
+    callbacks = getattr(dask_worker, "periodic_callbacks", None) or {}
+    for name in _PROFILER_CALLBACKS:
+        callback = callbacks.get(name)
+        if callback is not None:
+            with contextlib.suppress(Exception):
+                dask_worker.loop.add_callback(callback.stop)
 
 
 # ---------------------------------------------------------------------------------------------
