@@ -15,6 +15,7 @@ from fabline.errors import ParseError
 from fabline.platforms import (
     cisco_nxos,
     cisco_nxos_config,
+    cisco_nxos_counters,
     cisco_nxos_names,
     get_platform,
     merge_fragments,
@@ -34,7 +35,7 @@ def _sample(name: str) -> str:
     return (samples_dir() / "cisco_nxos" / name).read_text("utf-8")
 
 
-@pytest.mark.parametrize("module", [cisco_nxos, cisco_nxos_config, cisco_nxos_names])
+@pytest.mark.parametrize("module", [cisco_nxos, cisco_nxos_config, cisco_nxos_counters, cisco_nxos_names])
 def test_doctests(module: Any) -> None:
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
@@ -143,3 +144,31 @@ def test_any_output_to_any_command_is_a_fragment_or_a_parse_error() -> None:
             for chunk in (text, text[: len(text) // 2]):
                 with contextlib.suppress(ParseError):
                     parse_output("cisco_nxos", command.template, chunk)
+
+
+def test_pfc_detail_row_that_does_not_fit_its_priorities_is_a_parse_error_naming_the_port() -> None:
+    text = _sample("zartbot-n93180fx2-show_interface_priority-flow-control_detail.txt")
+    broken = text.replace(
+        "    Tx  |0            |0            |0            |0            |0            |143",
+        "    Tx  |0 |x|143",
+        1,
+    )
+    with pytest.raises(ParseError, match=r"Ethernet1/52: a row of 5 cells under 8 priorities"):
+        parse_output("cisco_nxos", "show interface priority-flow-control detail", broken)
+
+
+def test_queuing_drops_of_the_lossless_group_reach_the_lossless_drop_checks() -> None:
+    """A drop planted on the simulated NX-OS switch's qos-group 3 is read back as queue_dropped.3."""
+    from fabline import synthetic
+    from fabline.sim.render import render
+    from fabline.sim.server import Simulator
+    from fabline.synthetic import Fault
+
+    fault = Fault("leaf-r3-a", "counters.queue_dropped", {"3": 512}, "Ethernet1/1")
+    dev = Simulator(synthetic.lab_fabric(), [fault]).devices["leaf-r3-a"]
+    got = parse_output(
+        "cisco_nxos", "show queuing interface", dev.answer("show queuing interface", render).out
+    )
+    dropped = got["interfaces"]["Ethernet1/1"]["counters"]["queue_dropped"]
+    assert dropped["3"] == 512 and dropped["0"] == 0
+    assert got["interfaces"]["Ethernet1/2"]["counters"]["queue_dropped"]["3"] == 0

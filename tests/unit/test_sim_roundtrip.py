@@ -52,7 +52,8 @@ COVERED: dict[str, set[str]] = {
     },
     "cisco_nxos": {
         "admin_up", "oper_up", "mtu", "speed_gbps", "fec", "autoneg", "trust", "dscp_to_priority",
-        "pfc_priorities", "ecn", "lldp", "optics", "counters.crc_errors", "facts.os_version", "qos.pfc_watchdog.enabled",
+        "pfc_priorities", "ecn", "lldp", "optics", "counters.crc_errors", "counters.pfc_rx_pause",
+        "counters.pfc_tx_pause", "counters.queue_dropped", "facts.os_version", "qos.pfc_watchdog.enabled",
         "facts.serial", "facts.hostname", "bgp.asn", "bgp.router_id", "bgp.neighbors", "bgp.ecmp",
     },
 }  # fmt: skip

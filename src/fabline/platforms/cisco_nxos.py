@@ -27,6 +27,10 @@ from fabline.platforms.base import (
     text_parser,
 )
 from fabline.platforms.cisco_nxos_config import parse_show_running_config
+from fabline.platforms.cisco_nxos_counters import (
+    parse_show_interface_pfc_detail,
+    parse_show_queuing_interface,
+)
 from fabline.platforms.cisco_nxos_names import VOCABULARY, canonical_name, kept
 from fabline.platforms.routing import parse_nxos_bgp_summary_json, parse_nxos_route_text
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
@@ -408,6 +412,16 @@ COMMANDS: tuple[Command, ...] = (
         parse_show_running_config,
         "interfaces.*.description, admin_up, mtu, speed_gbps, autoneg, fec, pfc_mode",
     ),
+    Command(
+        "show interface priority-flow-control detail",
+        parse_show_interface_pfc_detail,
+        "interfaces.*.counters.pfc_rx_pause, pfc_tx_pause (per priority)",
+    ),
+    Command(
+        "show queuing interface",
+        parse_show_queuing_interface,
+        "interfaces.*.counters.queue_dropped (per qos-group), pfc_rx_pause, pfc_tx_pause (per CoS)",
+    ),
     Command("show bgp ipv4 unicast summary | json", parse_nxos_bgp_summary_json, _BGP_FEEDS),
     Command("show bgp all summary vrf all | json", parse_nxos_bgp_summary_json, _BGP_FEEDS),
     Command("show ip route {prefix}", parse_nxos_route_text, _ROUTE_FEEDS),
@@ -428,6 +442,8 @@ PLATFORM = PlatformSpec(
             "show interface",
             "show lldp neighbors detail",
             "show interface transceiver details",
+            "show interface priority-flow-control detail",
+            "show queuing interface",
             "show bgp ipv4 unicast summary | json",
         ),
         route_commands=("show ip route {prefix}",),

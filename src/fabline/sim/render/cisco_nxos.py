@@ -351,6 +351,86 @@ def _transceiver(ports: dict[str, dict[str, Any]], details: bool) -> str:
     return "\n".join(out) + "\n"
 
 
+def _pfc_detail(ports: dict[str, dict[str, Any]]) -> str:
+    """``show interface priority-flow-control detail``, as the Nexus 93180FX2 sample prints it."""
+    dash = "    " + "-" * 117
+    head = "        |" + "|".join(f"  Priority{i}  " for i in range(8)) + "|"
+    out = []
+    for name, b in ports.items():
+        c = b.get("counters", {})
+        rx = {int(k): int(v) for k, v in c.get("pfc_rx_pause", {}).items()}
+        tx = {int(k): int(v) for k, v in c.get("pfc_tx_pause", {}).items()}
+        prios = b.get("pfc_priorities") or []
+        mode = "On" if prios else ("Off" if "pfc_priorities" in b else "Auto")
+        bitmap = sum(1 << p for p in prios)
+        out += [name, f"    Admin Mode: {mode}", f"    Oper Mode: {'On' if prios and b.get('oper_up') else 'Off'}",
+                f"    VL bitmap: ({bitmap:x})", f"    Total Rx PFC Frames: {sum(rx.values())}",
+                f"    Total Tx PFC Frames: {sum(tx.values())}", dash, head, dash]  # fmt: skip
+        for label, values in (("Rx", rx), ("Tx", tx)):
+            row = "|".join(f"{values.get(p, 0):<13}" for p in range(8)).rstrip()
+            out += [f"    {label:<4}|{row}"] + ([dash] if label == "Rx" else [])
+    return "\n".join(out) + "\n"
+
+
+_QUEUING_RULE = "+" + "-" * 61 + "+"
+
+
+def _show_queuing(ports: dict[str, dict[str, Any]]) -> str:
+    """``show queuing interface``: egress QOS GROUP tables and the ingress PFC statistics.
+
+    The layout of the Nexus 9000 captures (``tests/samples/cisco_nxos/zartbot-n93180fx2-*``, the
+    9300 ``| begin "QOS GROUP 3"`` capture and the ``show queuing summary`` header): the state's
+    ``counters.queue_dropped`` is the unicast ``WRED/AFD & Tail Drop Pkts`` of its qos-group.
+    """
+    d78, d53, d56 = "-" * 78, "-" * 53, "-" * 56
+    out = ["", "slot  1", "=======", "", ""]
+    for name, b in ports.items():
+        c = b.get("counters", {})
+        drops = {int(k): int(v) for k, v in c.get("queue_dropped", {}).items()}
+        rx = {int(k): int(v) for k, v in c.get("pfc_rx_pause", {}).items()}
+        tx = {int(k): int(v) for k, v in c.get("pfc_tx_pause", {}).items()}
+        lossless = set(b.get("pfc_priorities") or [])
+        up = bool(b.get("oper_up"))
+        out += [f"Egress Queuing for {name} [System]", d78,
+                "QoS-Group# Bandwidth% PrioLevel                Shape                   QLimit",
+                "                                   Min          Max        Units   ", d78]  # fmt: skip
+        for g in range(7, -1, -1):
+            bw, prio = ("-", "1") if g == 7 else ("100" if g == 0 else "0", "-")
+            out.append(
+                f"      {g}           {bw:>3}         {prio}           -            -     -            9(D)"
+            )
+        for g in range(8):
+            tx_pkts = (1843210 * (g + 1) if g in (0, 3) else 0) if up else 0
+            dropped = drops.get(g, 0)
+            out += [_QUEUING_RULE, f"|{' ' * 30}QOS GROUP {g}{' ' * 20}|", _QUEUING_RULE,
+                    "|                           |  Unicast       |Multicast       |", _QUEUING_RULE,
+                    f"|                   Tx Pkts |{tx_pkts:>16}|{0:>16}|",
+                    f"|                   Tx Byts |{tx_pkts * 1024:>16}|{0:>16}|",
+                    f"| WRED/AFD & Tail Drop Pkts |{dropped:>16}|{0:>16}|",
+                    f"| WRED/AFD & Tail Drop Byts |{dropped * 4096:>16}|{0:>16}|",
+                    f"|              Q Depth Byts |{0:>16}|{0:>16}|",
+                    f"|       WD & Tail Drop Pkts |{0:>16}|{0:>16}|"]  # fmt: skip
+        out += [_QUEUING_RULE, "", f"Ingress Queuing for {name}", d53, "QoS-Group#                 Pause",
+                "           Buff Size       Pause Th      Resume Th", d53]  # fmt: skip
+        for g in range(7, -1, -1):
+            out.append(
+                f"      {g}         348608        77376        75712" if g in lossless
+                else f"      {g}              -            -            -"
+            )  # fmt: skip
+        out += ["Per Port Ingress Statistics", d56, "     Hi Priority Drop Pkts                           0",
+                "    Low Priority Drop Pkts                           0",
+                "Ingress Overflow Drop Pkts                           0", d56, "", "PFC Statistics", d78,
+                f"TxPPP: {sum(tx.values()):>20},   RxPPP: {sum(rx.values()):>20}", d78,
+                "PFC_COS QOS_Group   TxPause             TxCount   RxPause             RxCount"]  # fmt: skip
+        for cos in range(8):
+            group = cos if cos in lossless else 0
+            out.append(
+                f"      {cos}         {group}  Inactive {tx.get(cos, 0):>19}  Inactive {rx.get(cos, 0):>19}"
+            )
+        out += [d78, ""]
+    return "\n".join(out) + "\n"
+
+
 def render(dev: SimView, line: str) -> Answer:
     """Run one NX-OS CLI command (``| no-more`` already removed by the session)."""
     state = dev.state()
@@ -366,6 +446,8 @@ def render(dev: SimView, line: str) -> Answer:
         "show lldp neighbors detail": lambda: _lldp(ports, True),
         "show interface transceiver details": lambda: _transceiver(ports, True),
         "show interface transceiver": lambda: _transceiver(ports, False),
+        "show interface priority-flow-control detail": lambda: _pfc_detail(ports),
+        "show queuing interface": lambda: _show_queuing(ports),
         "show hostname": lambda: f"{dev.name}\n",
         "show clock": lambda: "08:00:00.000 UTC Sun Nov 29 2026\nTime source is NTP\n",
         "show bgp ipv4 unicast summary | json": lambda: routing.nxos_summary_json(state),
