@@ -245,3 +245,38 @@ def test_every_sample_is_refused_by_the_other_sonic_parsers() -> None:
                 continue
             accepted.append(f"{rel} as {line!r}")
     assert not accepted, accepted[:10]
+
+
+def test_show_interfaces_flap_is_sent_to_202505_and_later_only_and_the_simulator_follows() -> None:
+    """'show interfaces flap' is new in SONiC 202505: 202311 neither gets it nor answers it."""
+    from fabline import synthetic
+    from fabline.collect.device import for_release
+    from fabline.sim.render import render
+    from fabline.sim.server import Simulator
+    from fabline.synthetic import Fault
+
+    keep, lacking = for_release("sonic", ["show version", "show interfaces flap"], "SONiC.202311.1")
+    assert keep == ["show version"] and [r.command for r in lacking] == ["show interfaces flap"]
+    assert "202505 and later" in (lacking[0].message or "")
+    assert for_release("sonic", ["show interfaces flap"], "SONiC.202505.1")[0] == ["show interfaces flap"]
+
+    old = Simulator(synthetic.lab_fabric()).devices["leaf-r0-a"]
+    answer = old.answer("show interfaces flap", render)
+    assert answer.code != 0 and 'No such command "flap"' in answer.err
+
+    faults = [
+        Fault("leaf-r0-a", "facts.os_version", "SONiC.202505.1"),
+        Fault("leaf-r0-a", "last_flap_epoch_s", 1771671659.0, "Ethernet8"),
+    ]
+    new = Simulator(synthetic.lab_fabric(), faults).devices["leaf-r0-a"]
+    got = parse_output("sonic", "show interfaces flap", new.answer("show interfaces flap", render).out)
+    assert got["interfaces"]["Ethernet8"] == {"last_flap_epoch_s": 1771671659.0}
+    assert got["interfaces"]["Ethernet0"] == {}
+
+
+def test_show_interfaces_flap_unreadable_time_is_a_parse_error_naming_the_port() -> None:
+    text = (samples_dir() / "sonic" / "show_interfaces_flap-cmdref.txt").read_text("utf-8")
+    row = "Ethernet8            4035  Up       Up      Sat Feb 21 11:00:41 2026"
+    assert row in text
+    with pytest.raises(ParseError, match=r"Ethernet8: unreadable time 'Sat Feb 31 11:00:41 2026'"):
+        parse_output("sonic", "show interfaces flap", text.replace(row, row.replace("Feb 21", "Feb 31")))

@@ -179,3 +179,21 @@ def removed_later(platform: str, template: str) -> bool:
     """
     rel = releases_of(platform, template)
     return rel is not None and rel.until is not None
+
+
+def added_later(platform: str, template: str) -> bool:
+    """Whether only newer releases have a command that does not itself tell the release.
+
+    Such a command waits, like one a release removed, until the device's release is known: sent
+    before, it would fail on every older device. A command that reports the release
+    (``facts.os_version`` among its feeds, e.g. NVUE's ``nv show system``) is never held back.
+
+    Example:
+        >>> added_later("sonic", "show interfaces flap"), added_later("cumulus", "nv show system")
+        (True, False)
+    """
+    rel = releases_of(platform, template)
+    if rel is None or rel.since is None:
+        return False
+    matched = match_command(platform, template)
+    return matched is None or "os_version" not in matched[0].feeds

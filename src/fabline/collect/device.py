@@ -17,6 +17,7 @@ from typing import Any
 
 from fabline.collect.allowlist import (
     CommandRefused,
+    added_later,
     allowed,
     match_command,
     release_restricted,
@@ -481,12 +482,17 @@ def gather_device(
     try:
         # Commands only some releases have are sent only to those: the release comes from the
         # inventory or, failing that, from the device's own answer to the first batch. Until it
-        # is known, a command later releases removed waits and goes with the per-interface ones
-        # (no extra round trip); one that only newer releases have is tried (an older device
-        # answers 'unavailable', and its release stays unknown).
+        # is known, a command later releases removed, or one only newer releases have (unless it
+        # is what tells the release), waits and goes with the per-interface ones (no extra round
+        # trip); when the device does not tell its release either, it is tried then (an older
+        # device answers 'unavailable').
         release = device_release(device)
         device_commands, skipped = for_release(profile.platform, profile.device_commands, release)
-        deferred = [c for c in device_commands if release is None and removed_later(profile.platform, c)]
+        deferred = [
+            c
+            for c in device_commands
+            if release is None and (removed_later(profile.platform, c) or added_later(profile.platform, c))
+        ]
         run.commands([c for c in device_commands if c not in deferred] + run.declared())
         restricted = deferred or any(
             release_restricted(profile.platform, t)

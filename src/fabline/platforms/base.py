@@ -203,6 +203,10 @@ def release_key(release: str) -> tuple[int, ...] | None:
     return parts + (0,) * (3 - len(parts)) if len(parts) < 3 else parts
 
 
+#: Release numbers from here on are dates (SONiC ``202311``), not major versions.
+_DATED = 190001
+
+
 @dataclass(frozen=True)
 class Releases:
     """The NOS releases that have a command, as the vendor documents it.
@@ -224,13 +228,21 @@ class Releases:
     def has(self, release: str | None) -> bool | None:
         """Whether a release has the command; None when the release is unknown or unreadable.
 
+        A release numbered by date (SONiC's ``202505``) is compared only with a release string that
+        carries such a date: ``SONiC.HEAD.32-21ea29a`` (a master build) is unknown, not release 32.
+
         Example:
             >>> Releases(since="5.11").has("5.9.1"), Releases(until="5.0").has("4.4.3"), Releases().has(None)
             (False, True, None)
+            >>> Releases(since="202505").has("SONiC.202311.1"), Releases(since="202505").has("SONiC.HEAD.32-21ea29a")
+            (False, None)
         """
         key = release_key(release) if release else None
         if key is None:
             return None
+        bound = release_key(self.since or self.until or "")
+        if bound is not None and (bound[0] >= _DATED) != (key[0] >= _DATED):
+            return None  # one numbered by date, the other not: not comparable
         if self.since is not None and key < (release_key(self.since) or ()):
             return False
         return not (self.until is not None and key >= (release_key(self.until) or ()))

@@ -8,7 +8,7 @@ says what each command feeds and which vendor quirks the parsers handle.
 
 from __future__ import annotations
 
-from fabline.platforms.base import Command
+from fabline.platforms.base import Command, Releases
 from fabline.platforms.linux import parse_carrier_changes
 from fabline.platforms.routing import (
     parse_frr_bgp_summary_json,
@@ -23,6 +23,7 @@ from fabline.platforms.sonic_show import (
     parse_show_interfaces_counters_fec_stats,
     parse_show_interfaces_description,
     parse_show_interfaces_fec_status,
+    parse_show_interfaces_flap,
     parse_show_interfaces_status,
     parse_show_interfaces_transceiver_eeprom,
     parse_show_interfaces_transceiver_status,
@@ -52,6 +53,14 @@ _OPTICS_FEEDS = (
 )
 _STATUS_FEEDS = (
     "interfaces.*.{admin_up, oper_up, mtu, speed_gbps, fec, alias, pfc_asymmetric, transceiver_type}"
+)
+
+#: ``show interfaces flap``: new in SONiC 202505 (its release notes list it among the new features).
+FLAP_RELEASES = Releases(
+    since="202505",
+    source="SONiC 202505 release notes, 'Link flap count and last flap time' (sonic-utilities PR 3724); "
+    "sonic-utilities doc/Command-Reference.md, 'show interfaces flap'",
+    feeds=("interfaces.*.last_flap_epoch_s",),
 )
 
 _BGP_FEEDS = "bgp.{asn, router_id, neighbors.*.{remote_asn, state, admin_down, prefixes_received, hostname, description}}"
@@ -111,6 +120,13 @@ COMMANDS: tuple[Command, ...] = (
         parse_carrier_changes,
         "interfaces.*.counters.link_flaps",
         kind="file",
+    ),
+    # The last link change per port (issue 15 item 3): sonic-utilities PR 3724, first in 202505.
+    Command(
+        "show interfaces flap",
+        parse_show_interfaces_flap,
+        "interfaces.*.last_flap_epoch_s",
+        releases=FLAP_RELEASES,
     ),
     Command("show ecn", parse_show_ecn, "qos.wred_profiles"),
     Command(
@@ -207,6 +223,8 @@ PLATFORM = PlatformSpec(
             "show queue counters",
             "show pfcwd stats",
             "grep -H . /sys/class/net/*/carrier_changes",
+            # 202505+ only (FLAP_RELEASES): sent once the release is known, not to 202311.
+            "show interfaces flap",
             # DOM alarm and warning flags of every module (issue 15 item 5).
             "show interfaces transceiver status",
             "vtysh -c 'show bgp summary json'",

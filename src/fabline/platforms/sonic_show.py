@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from fabline.platforms.base import Fragment, ParseContext, text_parser
@@ -243,6 +244,46 @@ def parse_show_interfaces_fec_status(text: str, ctx: ParseContext) -> Fragment:
         elif admin in _FEC:
             body["fec"] = admin
         out[row["Interface"]] = body
+    return _interfaces(out)
+
+
+_FLAP_TIME = "%a %b %d %H:%M:%S %Y"
+
+
+def flap_time(cell: str) -> float | None:
+    """A ``show interfaces flap`` timestamp (UTC, ``Sat Feb 21 11:00:41 2026``) as a UNIX time; None for ``Never``.
+
+    Raises:
+        ValueError: Neither ``Never`` nor that form.
+
+    Example:
+        >>> flap_time("Sat Feb 21 11:00:41 2026"), flap_time("Never")
+        (1771671641.0, None)
+    """
+    text = " ".join(cell.split())
+    if text in ("Never", "N/A", ""):
+        return None
+    return datetime.strptime(text, _FLAP_TIME).replace(tzinfo=UTC).timestamp()
+
+
+@text_parser("an interface flap table (Interface, Flap Count, Link Down/Up TimeStamp(UTC))")
+def parse_show_interfaces_flap(text: str, ctx: ParseContext) -> Fragment:
+    """``show interfaces flap`` (SONiC 202505+): the last link change -> ``last_flap_epoch_s``.
+
+    The later of the port's last link-down and link-up times (APPL_DB ``PORT_TABLE``
+    ``last_down_time``/``last_up_time``, printed in UTC); ``Never`` for both: no field. The
+    ``Flap Count`` column is not read: the kernel's ``carrier_changes`` already feeds
+    ``counters.link_flaps`` on every release, and two counters of one name would disagree.
+    """
+    down, up = "Link Down TimeStamp(UTC)", "Link Up TimeStamp(UTC)"
+    table = _table(text, ctx, ("Interface", "Flap Count", down, up))
+    out: dict[str, dict[str, Any]] = {}
+    for row in table.rows:
+        try:
+            times = [t for t in (flap_time(row[down]), flap_time(row[up])) if t is not None]
+        except ValueError:
+            raise ctx.reject(f"{row['Interface']}: unreadable time {row[down]!r} / {row[up]!r}") from None
+        out[row["Interface"]] = {"last_flap_epoch_s": max(times)} if times else {}
     return _interfaces(out)
 
 

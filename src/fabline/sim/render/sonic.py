@@ -7,8 +7,10 @@ JSON as ``show runningconfiguration all`` prints it).
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
+from fabline.platforms.sonic import FLAP_RELEASES
 from fabline.sim.render import linux, routing
 from fabline.sim.render.common import Answer, SimView, mw, ranges, simple_table, split_words
 
@@ -308,6 +310,50 @@ def _pfcwd_config(state: dict[str, Any], ports: dict[str, dict[str, Any]]) -> st
                 )
     table = simple_table(["PORT", "ACTION", "DETECTION TIME", "RESTORATION TIME", "HISTORY"], rows)
     return "Changed polling interval to 200ms\n" + table + "\n"
+
+
+def _flap(ports: dict[str, dict[str, Any]]) -> str:
+    """``show interfaces flap`` (202505+), as sonic-utilities' tabulate prints it.
+
+    APPL_DB ``flap_count`` is the state's ``counters.link_flaps`` (``Never`` when absent); the last
+    link change is ``last_flap_epoch_s``: the link-up time of a port that is up (its link-down
+    time 18 s before), the link-down time of one that is down; ``Never`` without it.
+    """
+
+    def when(epoch: float | None) -> str:
+        return (
+            "Never" if epoch is None else datetime.fromtimestamp(epoch, UTC).strftime("%a %b %d %H:%M:%S %Y")
+        )
+
+    rows = []
+    for name, b in ports.items():
+        flaps = b.get("counters", {}).get("link_flaps")
+        last = b.get("last_flap_epoch_s")
+        up = bool(b.get("oper_up"))
+        down_at, up_at = (None, None) if last is None else ((last - 18, last) if up else (last, None))
+        rows.append([name, "Never" if flaps is None else str(flaps), "Up" if b.get("admin_up", True) else "Down",
+                     "Up" if up else "Down", when(down_at), when(up_at)])  # fmt: skip
+    headers = [
+        "Interface",
+        "Flap Count",
+        "Admin",
+        "Oper",
+        "Link Down TimeStamp(UTC)",
+        "Link Up TimeStamp(UTC)",
+    ]
+    numeric = all(r[1].isdigit() for r in rows)
+    # tabulate's 'simple' layout: a header gets two characters of padding (MIN_PADDING).
+    widths = [max([len(h) + 2, *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
+
+    def line(values: list[str]) -> str:
+        cells = [
+            v.rjust(w) if i == 1 and numeric else v.ljust(w)
+            for i, (v, w) in enumerate(zip(values, widths, strict=True))
+        ]
+        return "  ".join(cells).rstrip()
+
+    out = [line(headers), "  ".join("-" * w for w in widths), *(line(r) for r in rows)]
+    return "\n".join(out) + "\n"
 
 
 def _pfcwd_stats(ports: dict[str, dict[str, Any]]) -> str:
@@ -619,6 +665,11 @@ def render(dev: SimView, line: str) -> Answer:
         "queue wredcounters": lambda: _wred(ports, None, False),
         "queue wredcounters --json": lambda: _wred(ports, iface, True),
     }
+    if key == "interfaces flap" and FLAP_RELEASES.has((state.get("facts") or {}).get("os_version")) is False:
+        # Before 202505 'show interfaces' has no 'flap' subcommand: click's answer.
+        return Answer("", 2, 'Usage: show interfaces [OPTIONS] COMMAND [ARGS]...\nTry "show interfaces -h" for help.\n\n'
+                      'Error: No such command "flap".\n')  # fmt: skip
+    table["interfaces flap"] = lambda: _flap(ports)
     fn = table.get(key)
     if fn is None:
         bad = words[0] if words else ""
