@@ -47,6 +47,7 @@ COVERED: dict[str, set[str]] = {
         "admin_up", "oper_up", "mtu", "speed_gbps", "fec", "autoneg", "trust", "dscp_to_priority",
         "pfc_priorities", "ecn", "lldp", "facts.os_version", "facts.serial", "facts.hostname",
         "facts.model", "counters.ecn_marked", "counters.cnp_sent", "optics", "qos.pfc_watchdog.enabled",
+        "counters.fec_uncorrectable", "counters.fec_corrected", "fec_pre_ber",
         "bgp.asn", "bgp.router_id", "bgp.neighbors", "bgp.ecmp",
         "load_balance.hash_fields", "load_balance.hash_seed", "load_balance.adaptive_routing",
     },

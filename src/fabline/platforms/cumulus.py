@@ -43,6 +43,8 @@ from fabline.platforms.cumulus_nclu import (
 )
 from fabline.platforms.cumulus_nvue import (
     parse_nv_show_interface_link,
+    parse_nv_show_interface_link_phy_detail,
+    parse_nv_show_interface_link_phy_diag,
     parse_nv_show_interface_qos_pfc_watchdog,
     parse_nv_show_interface_qos_roce_counters,
     parse_nv_show_interface_qos_roce_status,
@@ -184,6 +186,22 @@ TRANSCEIVER = Releases(
     source=f"{_REF}/Interface.md: 'nv show interface <interface> transceiver' introduced in 5.11.0",
     feeds=("interfaces.*.optics",),
 )
+PHY_DETAIL = Releases(
+    since="5.10",
+    source=f"{_REF}/Interface.md: 'nv show interface <interface-id> link phy-detail' introduced in 5.10.0 "
+    "(not on Spectrum-1)",
+    feeds=(
+        "interfaces.*.counters.fec_uncorrectable",
+        "interfaces.*.counters.fec_corrected",
+        "interfaces.*.fec_pre_ber",
+    ),
+)
+PHY_DIAG = Releases(
+    since="5.10",
+    source=f"{_REF}/Interface.md: 'nv show interface <interface-id> link phy-diag' introduced in 5.10.0 "
+    "(not on Spectrum-1)",
+    feeds=("interfaces.*.optics.firmware", "interfaces.*.optics.active_flags"),
+)
 CLASSIC = Releases(
     until="5.0",
     source="Cumulus Linux 3.x/4.x user guides (NCLU, traffic.conf); 5.x is NVUE-only",
@@ -259,6 +277,19 @@ COMMANDS: tuple[Command, ...] = (
         "interfaces.IF.optics.{vendor,part_number,serial,temperature_c,rx_power_dbm,tx_power_dbm,"
         "identifier,status}",
         releases=TRANSCEIVER,
+    ),
+    Command(
+        "nv show interface {interface} link phy-detail",
+        parse_nv_show_interface_link_phy_detail,
+        "interfaces.IF.counters.{fec_uncorrectable (effective-errors), fec_corrected (rs-num-corr-err-bin1+)}, "
+        "interfaces.IF.fec_pre_ber (raw-ber)",
+        releases=PHY_DETAIL,
+    ),
+    Command(
+        "nv show interface {interface} link phy-diag",
+        parse_nv_show_interface_link_phy_diag,
+        "interfaces.IF.optics.{firmware (module-fw-version), active_flags (the module's non-zero flag rows)}",
+        releases=PHY_DIAG,
     ),
     Command(
         "cat /etc/cumulus/datapath/traffic.conf",
@@ -378,6 +409,10 @@ PLATFORM = PlatformSpec(
             # After 'nv config show' so the operational watchdog state wins the merge.
             "nv show interface {interface} qos pfc-watchdog",
             "nv show interface {interface} transceiver",
+            # FEC health (issue 15 item 5): 5.10+, PHY_DETAIL.
+            "nv show interface {interface} link phy-detail",
+            # Module firmware and DOM/fault flags (issue 15 item 5): 5.10+, PHY_DIAG.
+            "nv show interface {interface} link phy-diag",
         ),
         interface_pattern=r"swp\d+(s\d+)?",
         finalize=apply_port_defaults,

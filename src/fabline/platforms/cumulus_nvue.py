@@ -466,6 +466,110 @@ def parse_nv_show_interface_transceiver(text: str, ctx: ParseContext) -> Fragmen
     return {"interfaces": {name: {"optics": optics}}}
 
 
+# --- nv show interface <if> link phy-detail -------------------------------------------------------
+
+_CORR_BIN = re.compile(r"rs-num-corr-err-bin(\d{1,2})")
+_BER = re.compile(r"\d{1,6}(?:\.\d{1,6})?[Ee][-+]?\d{1,3}|\d{1,6}\.\d{1,12}|0")
+
+
+@text_parser("the NVUE per-port physical layer table (effective-errors, raw-ber, rs-num-corr-err-binN)")
+def parse_nv_show_interface_link_phy_detail(text: str, ctx: ParseContext) -> Fragment:
+    """``nv show interface <if> link phy-detail`` (CL 5.10+, not on Spectrum-1): FEC health of a port.
+
+    - ``counters.fec_uncorrectable``: ``effective-errors``, the errors left after FEC (what the
+      effective BER counts): a rise is frames lost. NVIDIA counts errors, not codewords; zero
+      means zero either way.
+    - ``counters.fec_corrected``: RS-FEC codewords that needed correction, the sum of the
+      histogram's ``rs-num-corr-err-bin1`` and up (bin N: codewords with N corrected symbols;
+      bin 0, the clean ones, is left out).
+    - ``fec_pre_ber``: ``raw-ber``, the bit error rate before FEC (``1E-7``).
+
+    Example:
+        >>> parse_nv_show_interface_link_phy_detail('''                   operational
+        ... -----------------  -----------
+        ... effective-errors   0
+        ... raw-ber            1E-7
+        ... rs-num-corr-err-bin0  900
+        ... rs-num-corr-err-bin1  12
+        ... rs-num-corr-err-bin2  3
+        ... ''', ParseContext("cumulus", "x", {"interface": "swp1"}))
+        {'interfaces': {'swp1': {'counters': {'fec_uncorrectable': 0, 'fec_corrected': 15}, 'fec_pre_ber': 1e-07}}}
+    """
+    name = ctx.require_interface(ctx.expected)
+    table = read_tree_table(text, ctx, ctx.expected)
+    counters: dict[str, int] = {}
+    body: dict[str, Any] = {}
+    cell = table.get("effective-errors")
+    if cell and (count := _int_or_none(cell.value)) is not None:
+        counters["fec_uncorrectable"] = count
+    bins = {
+        int(m[1]): _int_or_none(c.value)
+        for path, c in table.cells.items()
+        if (m := _CORR_BIN.fullmatch(path[-1]))
+    }
+    if bins and all(v is not None for v in bins.values()):
+        counters["fec_corrected"] = sum(v or 0 for k, v in bins.items() if k > 0)
+    cell = table.get("raw-ber")
+    if cell and _BER.fullmatch(cell.value):
+        body["fec_pre_ber"] = float(cell.value)
+    if not counters and not body:
+        raise ctx.reject("no effective-errors, raw-ber or rs-num-corr-err-binN row")
+    if counters:
+        body = {"counters": counters, **body}
+    return {"interfaces": {name: body}}
+
+
+# --- nv show interface <if> link phy-diag ---------------------------------------------------------
+
+#: The module's own fault and alarm flag rows of ``phy-diag`` (CMIS flags: non-zero = raised).
+PHY_DIAG_FLAGS = (
+    "temp-flags", "vcc-flags", "mod-fw-fault", "dp-fw-fault", "tx-fault", "tx-los", "tx-cdr-lol",
+    "tx-ad-eq-fault", "rx-los", "rx-cdr-lol",
+)  # fmt: skip
+_HEX = re.compile(r"0x[0-9a-fA-F]{1,16}")
+
+
+@text_parser("the NVUE per-port physical layer diagnostics table (module-fw-version, the module's flag rows)")
+def parse_nv_show_interface_link_phy_diag(text: str, ctx: ParseContext) -> Fragment:
+    """``nv show interface <if> link phy-diag`` (CL 5.10+, not on Spectrum-1): module firmware and flags.
+
+    - ``optics.firmware``: ``module-fw-version`` as NVUE prints it (``0x2e820043``; ``0x0``, no
+      module or no version, is absent). Compared within a part number, so the raw form is enough.
+    - ``optics.active_flags``: each of the module's flag rows (:data:`PHY_DIAG_FLAGS`: temperature and
+      supply-voltage alarm/warning flags, firmware faults, tx fault / LOS / CDR loss of lock, rx LOS /
+      CDR loss of lock) that is not ``0x0``, as ``rx-los 0x1``; ``[]`` when all are clear.
+
+    Example:
+        >>> parse_nv_show_interface_link_phy_diag('''                  operational
+        ... ----------------  -----------
+        ... module-fw-version 0x2e820043
+        ... temp-flags        0x0
+        ... rx-los            0x4
+        ... ''', ParseContext("cumulus", "x", {"interface": "swp1"}))
+        {'interfaces': {'swp1': {'optics': {'firmware': '0x2e820043', 'active_flags': ['rx-los 0x4']}}}}
+    """
+    name = ctx.require_interface(ctx.expected)
+    table = read_tree_table(text, ctx, ctx.expected)
+    optics: dict[str, Any] = {}
+    firmware = table.get("module-fw-version")
+    if firmware and _HEX.fullmatch(firmware.value) and int(firmware.value, 16):
+        optics["firmware"] = firmware.value
+    flags: list[str] = []
+    seen = False
+    for row in PHY_DIAG_FLAGS:
+        cell = table.get(row)
+        if cell is None or not _HEX.fullmatch(cell.value):
+            continue
+        seen = True
+        if int(cell.value, 16):
+            flags.append(f"{row} {cell.value}")
+    if seen:
+        optics["active_flags"] = flags
+    if not optics and firmware is None:
+        raise ctx.reject("no module-fw-version or module flag row")
+    return {"interfaces": {name: {"optics": optics}}}
+
+
 # --- nv show system / decode-syseeprom -----------------------------------------------------------
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from fabline.platforms.base import release_key
 from fabline.platforms.cumulus import PLATFORM
+from fabline.platforms.cumulus_nvue import PHY_DIAG_FLAGS
 from fabline.sim.render import linux, routing
 from fabline.sim.render.common import Answer, SimView, ranges
 
@@ -379,6 +380,60 @@ def _pfc_watchdog(b: dict[str, Any], state: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _phy_detail(b: dict[str, Any]) -> str:
+    """``nv show interface X link phy-detail`` (CL 5.10+), laid out as the NVUE reference's example.
+
+    ``effective-errors`` is the state's ``counters.fec_uncorrectable``, ``raw-ber`` its
+    ``fec_pre_ber`` (1E-8 when unset: a clean 400G link); the corrected codewords
+    (``counters.fec_corrected``) are all in histogram bin 1.
+    """
+    c = b.get("counters", {})
+    # NVUE prints a BER as an integer mantissa and an exponent (1E-7, 15E-255): two digits kept.
+    digits, exp = f"{float(b.get('fec_pre_ber', 1e-8)):.1E}".split("E")
+    mantissa, exponent = digits.replace(".", ""), int(exp) - 1
+    if mantissa.endswith("0"):
+        mantissa, exponent = mantissa[0], exponent + 1
+    rows = [
+        ("time-since-last-clear-min", "324"),
+        ("phy-received-bits", "15561574400000000"),
+        ("symbol-errors", str(int(c.get("fec_uncorrectable", 0)))),
+        ("effective-errors", str(int(c.get("fec_uncorrectable", 0)))),
+        *((f"phy-raw-errors-lane{lane}", "1556157") for lane in range(8)),
+        ("raw-ber", f"{mantissa}E{exponent}"),
+        ("symbol-ber", "15E-255"),
+        ("effective-ber", "15E-255"),
+        *((f"raw-ber-lane{lane}", f"{mantissa}E{exponent}") for lane in range(8)),
+        ("rs-num-corr-err-bin0", "757956054591"),
+        ("rs-num-corr-err-bin1", str(int(c.get("fec_corrected", 0)))),
+        *((f"rs-num-corr-err-bin{n}", "0") for n in range(2, 16)),
+    ]
+    out = ["                          operational", "-------------------------  -----------------"]
+    out += [f"{k:<26} {v}" for k, v in rows]
+    return "\n".join(out) + "\n"
+
+
+def _phy_diag(b: dict[str, Any]) -> str:
+    """``nv show interface X link phy-diag`` (CL 5.10+), the module rows of the NVUE reference's example.
+
+    ``module-fw-version`` is the state's ``optics.firmware`` when it is in NVUE's hex form (the
+    reference's ``0x2e820043`` otherwise; ``0x0`` without a module); a flag row named in
+    ``optics.active_flags`` (``rx-los 0x1``) shows its value, every other one ``0x0``.
+    """
+    o = b.get("optics") or {}
+    firmware = str(o.get("firmware", "0x2e820043")) if o else "0x0"
+    if not firmware.startswith("0x"):
+        firmware = "0x2e820043"
+    raised = dict(str(f).split(" ", 1) for f in o.get("active_flags", []) if " " in str(f))
+    rows = [("pd-fsm-state", "0x7"), ("phy-manager-state", "0x3"), ("fec-mode-request", "0x1"),
+            ("profile-fec-in-use", "0x4"), ("ethernet-compliance-code", "0x1c"), ("memory-map-rev", "0x40"),
+            ("module-fw-version", firmware), ("module-st", "0x3" if o else "0x0")]  # fmt: skip
+    rows += [(f"dp-st-lane{lane}", "0x4") for lane in range(8)]
+    rows += [(flag, raised.get(flag, "0x0")) for flag in PHY_DIAG_FLAGS]
+    out = ["                                  operational", "--------------------------------  -----------"]
+    out += [f"{k:<33} {v}" for k, v in rows]
+    return "\n".join(out) + "\n"
+
+
 def _transceiver(b: dict[str, Any]) -> str:
     """``nv show interface X transceiver`` (CL 5.11+), laid out as the NVUE reference's example."""
     o = b.get("optics")
@@ -575,6 +630,10 @@ def render(dev: SimView, line: str) -> Answer:  # noqa: C901 - one flat branch p
             return Answer(_pfc_watchdog(b, state))
         if rest == "transceiver":
             return Answer(_transceiver(b))
+        if rest == "link phy-detail":
+            return Answer(_phy_detail(b))
+        if rest == "link phy-diag":
+            return Answer(_phy_diag(b))
     if words[0] == "nv" and len(words) > 1 and words[1] in ("set", "unset", "config", "action"):
         return Answer(
             "", 1, "Error: insufficient privileges: the account has the nvue-monitor role (read-only)\n"
