@@ -161,8 +161,9 @@ class PfcPauseRateCheck(Check[PauseParams]):
     PFC should be the airbag, not the brake: pause frames rising on one queue mean congestion is
     spreading hop by hop instead of being handled by ECN/DCQCN (DOMAIN "Health signals", article
     004). The rate is pause frames per second (received or sent, per priority) over the interval
-    between the snapshots' collection times; where a platform counts pauses per port only (EOS:
-    all priorities, ``pfc_rx_frames``; Cumulus NVUE: the RoCE class, ``roce_pfc_rx_pause``) the
+    between the snapshots' collection times (per priority on SONiC, NX-OS and Linux); where a
+    platform counts pauses per port only (EOS: all priorities, ``pfc_rx_frames``; Cumulus NVUE:
+    the RoCE class, ``roce_pfc_rx_pause``) the
     port's total is judged; the result also shows the ECN-marked and CNP deltas,
     which tell whether congestion control reacted. The default limit (100/s) is a starting point
     to tune per site.
@@ -205,8 +206,9 @@ class PfcPauseRateCheck(Check[PauseParams]):
                     if reset:
                         resets.append(f"{key}.{prio}")
                     rates[f"{key[4:6]}.{prio}"] = round(delta / interval, 3)
-            # Platforms that count pauses per port, not per priority: EOS and NX-OS (all
-            # priorities), NVUE (the RoCE class); read only when no per-priority rate was had.
+            # Platforms that count pauses per port, not per priority: EOS and NX-OS's 'show
+            # interface' (all priorities), NVUE (the RoCE class); read only when no per-priority
+            # rate was had (NX-OS has one from 'show interface priority-flow-control detail').
             per_priority = {k[:2] for k in rates}
             for key, label in _PAUSE_TOTALS:
                 cur, old = now.get(key), then.get(key)
@@ -388,8 +390,8 @@ class PfcStormsDeltaCheck(CountersDeltaCheck):
     longer than the detection time (a PFC storm or deadlock, often a host that stopped draining
     its receive queue) was detected and dropped or forwarded until restored. Each storm froze the
     lossless class on that port for at least the detection time. Reads the storm counts per queue
-    (SONiC ``show pfcwd stats``, EOS and NX-OS watchdog counters, Cumulus deadlock counts, all
-    ``pfcwd_storms_detected``).
+    (``pfcwd_storms_detected``: SONiC ``show pfcwd stats``, Cumulus deadlock counts; EOS and NX-OS
+    print theirs in commands fabline does not read, see their platform pages).
     """
 
     id = "pfc-storms-delta"
