@@ -189,3 +189,33 @@ def test_any_output_to_any_command_is_a_fragment_or_a_parse_error() -> None:
             for chunk in (text, text[: len(text) // 2]):
                 with contextlib.suppress(ParseError):
                     parse_output("arista_eos", command.template, chunk)
+
+
+def test_pfc_watchdog_counters_list_only_ports_with_an_event_and_the_simulator_follows() -> None:
+    """A storm planted on the simulated EOS switch reads back; storm-free ports are not listed."""
+    from fabline import synthetic
+    from fabline.sim.render import render
+    from fabline.sim.server import Simulator
+    from fabline.synthetic import Fault
+
+    command = "show priority-flow-control counters watchdog | json"
+    clean = Simulator(synthetic.lab_fabric()).devices["leaf-r2-a"]
+    assert parse_output("arista_eos", command, clean.answer(command, render).out) == {"interfaces": {}}
+    port = next(iter(clean.state()["interfaces"]))
+    faults = [
+        Fault("leaf-r2-a", "counters.pfcwd_storms_detected", {"3": 2}, port),
+        Fault("leaf-r2-a", "counters.pfcwd_storms_restored", {"3": 1}, port),
+    ]
+    dev = Simulator(synthetic.lab_fabric(), faults).devices["leaf-r2-a"]
+    got = parse_output("arista_eos", command, dev.answer(command, render).out)
+    assert got == {
+        "interfaces": {
+            port: {"counters": {"pfcwd_storms_detected": {"3": 2}, "pfcwd_storms_restored": {"3": 1}}}
+        }
+    }
+
+
+def test_pfc_watchdog_counter_that_is_not_a_count_is_a_parse_error_naming_port_and_queue() -> None:
+    doc = '{"interfaces": {"Ethernet3/1": {"txQueues": {"3": {"stuckCount": "many"}}}}}'
+    with pytest.raises(ParseError, match=r"Ethernet3/1 queue 3: stuckCount 'many' is not a count"):
+        parse_output("arista_eos", "show priority-flow-control counters watchdog | json", doc)

@@ -602,6 +602,46 @@ def parse_show_priority_flow_control_counters_json(doc: Any, ctx: ParseContext) 
     return {"interfaces": interfaces}
 
 
+@json_parser(
+    "an eAPI 'show priority-flow-control counters watchdog' object with 'interfaces' of 'txQueues'",
+    may_be_empty=True,
+)
+def parse_show_priority_flow_control_counters_watchdog_json(doc: Any, ctx: ParseContext) -> Fragment:
+    """``show priority-flow-control counters watchdog | json``: PFC watchdog events per port and queue.
+
+    ``interfaces.<port>.txQueues.<queue>.stuckCount`` (the watchdog found the queue stuck: a
+    storm) -> ``counters.pfcwd_storms_detected``, ``recoveryCount`` -> ``pfcwd_storms_restored``
+    (queue == traffic class == priority on EOS by default). EOS lists a port only after its first
+    watchdog event and prints ``{"interfaces": {}}`` until then (as SONiC's ``show pfcwd stats``
+    leaves out storm-free queues): a port missing here had no storm. The keys are those a public
+    health check reads from EOS (``docs/platforms/arista_eos.md``); no device capture was found.
+    """
+    interfaces: dict[str, Any] = {}
+    for name, body in _interfaces_of(doc, "interfaces", ctx, ctx.expected, ("txQueues",)).items():
+        queues = body.get("txQueues")
+        if not kept(name) or not isinstance(queues, dict):
+            continue
+        counters: dict[str, dict[str, int]] = {}
+        for queue, detail in queues.items():
+            if not (
+                isinstance(queue, str) and queue.isdigit() and len(queue) == 1 and isinstance(detail, dict)
+            ):
+                raise ctx.reject(f"{name}: txQueues key {queue!r} is not a queue number with an object")
+            for key, field in (
+                ("stuckCount", "pfcwd_storms_detected"),
+                ("recoveryCount", "pfcwd_storms_restored"),
+            ):
+                value = detail.get(key)
+                if value is None:
+                    continue
+                if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                    raise ctx.reject(f"{name} queue {queue}: {key} {value!r} is not a count")
+                counters.setdefault(field, {})[queue] = value
+        if counters:
+            interfaces[name] = {"counters": {k: dict(sorted(v.items())) for k, v in counters.items()}}
+    return {"interfaces": interfaces}
+
+
 _TRAFFIC_CLASS = re.compile(r"^TC([0-7])$")
 
 
@@ -813,6 +853,11 @@ COMMANDS: tuple[Command, ...] = (
         "interfaces.*.counters.pfc_rx_frames, pfc_tx_frames",
     ),
     Command(
+        "show priority-flow-control counters watchdog | json",
+        parse_show_priority_flow_control_counters_watchdog_json,
+        "interfaces.*.counters.pfcwd_storms_detected, pfcwd_storms_restored (per tx queue)",
+    ),
+    Command(
         "show priority-flow-control",
         parse_show_priority_flow_control,
         "interfaces.*.pfc_priorities, pfc_watchdog; qos.pfc_watchdog.action",
@@ -861,6 +906,7 @@ PLATFORM = PlatformSpec(
             # Loss, pauses and FEC health (issue 15 items 2, 4, 5): whole-switch JSON tables.
             "show interfaces counters queue drops | json",
             "show priority-flow-control counters | json",
+            "show priority-flow-control counters watchdog | json",
             "show interfaces phy detail | json",
             "show ip bgp summary | json",
         ),

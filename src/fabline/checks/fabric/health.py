@@ -390,8 +390,8 @@ class PfcStormsDeltaCheck(CountersDeltaCheck):
     longer than the detection time (a PFC storm or deadlock, often a host that stopped draining
     its receive queue) was detected and dropped or forwarded until restored. Each storm froze the
     lossless class on that port for at least the detection time. Reads the storm counts per queue
-    (``pfcwd_storms_detected``: SONiC ``show pfcwd stats``, Cumulus deadlock counts; EOS and NX-OS
-    print theirs in commands fabline does not read, see their platform pages).
+    (``pfcwd_storms_detected``: SONiC ``show pfcwd stats``, EOS watchdog counters, Cumulus deadlock
+    counts; NX-OS prints its own in a command fabline does not read, see its platform page).
     """
 
     id = "pfc-storms-delta"

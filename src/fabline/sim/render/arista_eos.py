@@ -415,6 +415,26 @@ def _pfc_counters(ports: dict[str, dict[str, Any]]) -> str:
     return json.dumps({"interfaceCounters": doc}, indent=2) + "\n"
 
 
+def _pfc_watchdog_counters(ports: dict[str, dict[str, Any]]) -> str:
+    """``show priority-flow-control counters watchdog | json``: only ports that had a watchdog event.
+
+    EOS prints ``{"interfaces": {}}`` until a watchdog fires and lists a port from its first event
+    on (the behaviour a public health check documents, ``docs/platforms/arista_eos.md``).
+    """
+    doc: dict[str, Any] = {}
+    for n, b in ports.items():
+        c = b.get("counters", {})
+        stuck, recovered = c.get("pfcwd_storms_detected", {}), c.get("pfcwd_storms_restored", {})
+        queues = {
+            q: {"stuckCount": int(stuck.get(q, 0)), "recoveryCount": int(recovered.get(q, 0))}
+            for q in sorted({*stuck, *recovered}, key=int)
+            if int(stuck.get(q, 0)) or int(recovered.get(q, 0))
+        }
+        if queues:
+            doc[n] = {"txQueues": queues}
+    return json.dumps({"interfaces": doc}, indent=2) + "\n"
+
+
 def _queue_drops(ports: dict[str, dict[str, Any]]) -> str:
     """``show interfaces counters queue drops | json`` of a fixed-system (egress-queue) switch.
 
@@ -556,6 +576,7 @@ def render(dev: SimView, line: str) -> Answer:
         "show interfaces transceiver detail": lambda: _transceiver(ports, "text"),
         "show priority-flow-control": lambda: _pfc(state, ports),
         "show priority-flow-control counters | json": lambda: _pfc_counters(ports),
+        "show priority-flow-control counters watchdog | json": lambda: _pfc_watchdog_counters(ports),
         "show qos interfaces ecn counters queue | json": lambda: _ecn_counters(ports),
         "show interfaces counters queue drops | json": lambda: _queue_drops(ports),
         "show interfaces phy detail | json": lambda: _phy_detail(ports),
