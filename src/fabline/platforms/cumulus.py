@@ -200,7 +200,7 @@ PHY_DIAG = Releases(
     since="5.10",
     source=f"{_REF}/Interface.md: 'nv show interface <interface-id> link phy-diag' introduced in 5.10.0 "
     "(not on Spectrum-1)",
-    feeds=("interfaces.*.optics.firmware", "interfaces.*.optics.active_flags"),
+    feeds=("interfaces.*.optics.active_flags",),
 )
 CLASSIC = Releases(
     until="5.0",
@@ -288,7 +288,7 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "nv show interface {interface} link phy-diag",
         parse_nv_show_interface_link_phy_diag,
-        "interfaces.IF.optics.{firmware (module-fw-version), active_flags (the module's non-zero flag rows)}",
+        "interfaces.IF.optics.active_flags (the module's non-zero flag rows)",
         releases=PHY_DIAG,
     ),
     Command(
@@ -411,7 +411,7 @@ PLATFORM = PlatformSpec(
             "nv show interface {interface} transceiver",
             # FEC health (issue 15 item 5): 5.10+, PHY_DETAIL.
             "nv show interface {interface} link phy-detail",
-            # Module firmware and DOM/fault flags (issue 15 item 5): 5.10+, PHY_DIAG.
+            # The module's DOM/fault flags (issue 15 item 5): 5.10+, PHY_DIAG.
             "nv show interface {interface} link phy-diag",
         ),
         interface_pattern=r"swp\d+(s\d+)?",

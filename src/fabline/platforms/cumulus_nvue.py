@@ -529,15 +529,18 @@ PHY_DIAG_FLAGS = (
 _HEX = re.compile(r"0x[0-9a-fA-F]{1,16}")
 
 
-@text_parser("the NVUE per-port physical layer diagnostics table (module-fw-version, the module's flag rows)")
+@text_parser(
+    "the NVUE per-port physical layer diagnostics table (the module's flag rows: temp-flags, rx-los, ...)"
+)
 def parse_nv_show_interface_link_phy_diag(text: str, ctx: ParseContext) -> Fragment:
-    """``nv show interface <if> link phy-diag`` (CL 5.10+, not on Spectrum-1): module firmware and flags.
+    """``nv show interface <if> link phy-diag`` (CL 5.10+, not on Spectrum-1): the module's flags.
 
-    - ``optics.firmware``: ``module-fw-version`` as NVUE prints it (``0x2e820043``; ``0x0``, no
-      module or no version, is absent). Compared within a part number, so the raw form is enough.
-    - ``optics.active_flags``: each of the module's flag rows (:data:`PHY_DIAG_FLAGS`: temperature and
-      supply-voltage alarm/warning flags, firmware faults, tx fault / LOS / CDR loss of lock, rx LOS /
-      CDR loss of lock) that is not ``0x0``, as ``rx-los 0x1``; ``[]`` when all are clear.
+    ``optics.active_flags``: each of the module's flag rows (:data:`PHY_DIAG_FLAGS`: temperature and
+    supply-voltage alarm/warning flags, firmware faults, tx fault / LOS / CDR loss of lock, rx LOS /
+    CDR loss of lock) that is not ``0x0``, as ``rx-los 0x1``; ``[]`` when all are clear.
+    ``module-fw-version`` is not read: NVUE prints it as one hex word (``0x2e820043``) whose
+    encoding NVIDIA does not document, and the other platforms print a version string, so a
+    fleet-wide comparison would take the two forms of one firmware for skew.
 
     Example:
         >>> parse_nv_show_interface_link_phy_diag('''                  operational
@@ -546,14 +549,10 @@ def parse_nv_show_interface_link_phy_diag(text: str, ctx: ParseContext) -> Fragm
         ... temp-flags        0x0
         ... rx-los            0x4
         ... ''', ParseContext("cumulus", "x", {"interface": "swp1"}))
-        {'interfaces': {'swp1': {'optics': {'firmware': '0x2e820043', 'active_flags': ['rx-los 0x4']}}}}
+        {'interfaces': {'swp1': {'optics': {'active_flags': ['rx-los 0x4']}}}}
     """
     name = ctx.require_interface(ctx.expected)
     table = read_tree_table(text, ctx, ctx.expected)
-    optics: dict[str, Any] = {}
-    firmware = table.get("module-fw-version")
-    if firmware and _HEX.fullmatch(firmware.value) and int(firmware.value, 16):
-        optics["firmware"] = firmware.value
     flags: list[str] = []
     seen = False
     for row in PHY_DIAG_FLAGS:
@@ -563,11 +562,9 @@ def parse_nv_show_interface_link_phy_diag(text: str, ctx: ParseContext) -> Fragm
         seen = True
         if int(cell.value, 16):
             flags.append(f"{row} {cell.value}")
-    if seen:
-        optics["active_flags"] = flags
-    if not optics and firmware is None:
-        raise ctx.reject("no module-fw-version or module flag row")
-    return {"interfaces": {name: {"optics": optics}}}
+    if not seen:
+        raise ctx.reject("no module flag row (temp-flags, rx-los, ...)")
+    return {"interfaces": {name: {"optics": {"active_flags": flags}}}}
 
 
 # --- nv show system / decode-syseeprom -----------------------------------------------------------
