@@ -485,13 +485,13 @@ def parse_nv_show_interface_link_phy_detail(text: str, ctx: ParseContext) -> Fra
     - ``fec_pre_ber``: ``raw-ber``, the bit error rate before FEC (``1E-7``).
 
     Example:
-        >>> parse_nv_show_interface_link_phy_detail('''                   operational
-        ... -----------------  -----------
-        ... effective-errors   0
-        ... raw-ber            1E-7
-        ... rs-num-corr-err-bin0  900
-        ... rs-num-corr-err-bin1  12
-        ... rs-num-corr-err-bin2  3
+        >>> parse_nv_show_interface_link_phy_detail('''                          operational
+        ... -------------------------  -----------
+        ... effective-errors           0
+        ... raw-ber                    1E-7
+        ... rs-num-corr-err-bin0       900
+        ... rs-num-corr-err-bin1       12
+        ... rs-num-corr-err-bin2       3
         ... ''', ParseContext("cumulus", "x", {"interface": "swp1"}))
         {'interfaces': {'swp1': {'counters': {'fec_uncorrectable': 0, 'fec_corrected': 15}, 'fec_pre_ber': 1e-07}}}
     """
