@@ -219,3 +219,10 @@ def test_pfc_watchdog_counter_that_is_not_a_count_is_a_parse_error_naming_port_a
     doc = '{"interfaces": {"Ethernet3/1": {"txQueues": {"3": {"stuckCount": "many"}}}}}'
     with pytest.raises(ParseError, match=r"Ethernet3/1 queue 3: stuckCount 'many' is not a count"):
         parse_output("arista_eos", "show priority-flow-control counters watchdog | json", doc)
+
+
+def test_route_json_whose_vias_is_not_a_list_is_a_parse_error() -> None:
+    """Found by the fuzz test: 'vias': true raised a TypeError instead of a ParseError."""
+    doc = '{"vrfs": {"default": {"routes": {"1.0.4.0/24": {"vias": true, "routeType": "eBGP"}}}}}'
+    with pytest.raises(ParseError, match=r"route 1.0.4.0/24: 'vias' is not a list"):
+        parse_output("arista_eos", "show ip route 1.0.4.0/24 | json", doc)

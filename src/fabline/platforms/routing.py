@@ -276,9 +276,10 @@ def parse_eos_route_json(doc: Any, ctx: ParseContext) -> Fragment:
         route = next(iter(routes.values()))  # the longest match EOS answered with
     if not isinstance(route, dict):
         return _ecmp(prefix, [], None)
-    hops = [
-        (v.get("nexthopAddr"), v.get("interface")) for v in route.get("vias") or [] if isinstance(v, dict)
-    ]
+    vias = route.get("vias")
+    if vias is not None and not isinstance(vias, list):
+        raise ctx.reject(f"route {prefix}: 'vias' is not a list")
+    hops = [(v.get("nexthopAddr"), v.get("interface")) for v in vias or [] if isinstance(v, dict)]
     return _ecmp(prefix, hops, str(route.get("routeType") or "") or None)
 
 
