@@ -138,6 +138,17 @@ class RdmaDevice(TypedDict, total=False):
     active_mtu: int
     max_mtu: int
     roce_tos: int
+    cc_config: dict[str, str]
+
+
+class PcieBridge(TypedDict, total=False):
+    """One PCIe bridge (``host.pcie_bridges["0000:17:01.0"]``, from ``sudo -n lspci -vvv``)."""
+
+    secondary: int
+    subordinate: int
+    name: str
+    acs_ctl: list[str]
+    config_readable: bool
 
 
 class Host(TypedDict, total=False):
@@ -150,6 +161,8 @@ class Host(TypedDict, total=False):
     iommu_params: list[str]
     gpu_driver: str
     fabric_manager: str
+    cuda_version: str
+    pcie_bridges: dict[str, PcieBridge]
     gpus: dict[str, Gpu]
     rdma_devices: dict[str, RdmaDevice]
 

@@ -514,6 +514,7 @@ def states(
                     "dcqcn": {"np": dict(DCQCN_NP), "rp": dict(DCQCN_RP)},
                     "roce_active_mtu": 4096,
                     "gids": host_gids(dev.name, i),
+                    "pci_address": f"0000:{rail_bus(i) + 2:02x}:00.0",
                 }
             ifaces[name] = body
         doc["interfaces"] = ifaces
@@ -523,8 +524,11 @@ def states(
                 "nccl_env": {"NCCL_IB_TC": "106", "NCCL_IB_GID_INDEX": "3"},
                 "iommu_params": ["iommu=pt"],
                 "gpu_driver": GPU_DRIVER,
+                "cuda_version": CUDA_VERSION,
                 "fabric_manager": "active",
                 "gpus": _gpus(len(names)),
+                "pcie_bridges": pcie_bridges(len(names)),
+                "rdma_devices": {f"mlx5_{i}": {"cc_config": dict(NIC_CC_CONFIG)} for i in range(len(names))},
             }
             doc["facts"]["bios_version"] = BIOS_VERSION
         else:
@@ -559,6 +563,46 @@ DCQCN_RP = {
 #: The GPU driver and BIOS of a synthetic GPU server.
 GPU_DRIVER = "535.104.05"
 BIOS_VERSION = "1.10.2"
+#: The CUDA version of that driver (the nvidia-smi header).
+CUDA_VERSION = "12.2"
+#: A ConnectX-7's firmware congestion control (``mlxconfig query``) at NVIDIA's defaults, as a real
+#: ConnectX query prints them (``tests/samples/linux_host/mlxconfig_-d_query-*``), port 1 only.
+NIC_CC_CONFIG = {
+    "CLAMP_TGT_RATE_AFTER_TIME_INC_P1": "True(1)", "CLAMP_TGT_RATE_P1": "False(0)", "CNP_802P_PRIO_P1": "6",
+    "CNP_DSCP_P1": "48", "DCE_TCP_G_P1": "1019", "DCE_TCP_RTT_P1": "1", "INITIAL_ALPHA_VALUE_P1": "1023",
+    "MIN_TIME_BETWEEN_CNPS_P1": "4", "RATE_REDUCE_MONITOR_PERIOD_P1": "4", "RATE_TO_SET_ON_FIRST_CNP_P1": "0",
+    "ROCE_CC_PRIO_MASK_P1": "255", "RPG_AI_RATE_P1": "5", "RPG_BYTE_RESET_P1": "32767", "RPG_GD_P1": "11",
+    "RPG_HAI_RATE_P1": "50", "RPG_MAX_RATE_P1": "0", "RPG_MIN_DEC_FAC_P1": "50", "RPG_MIN_RATE_P1": "1",
+    "RPG_THRESHOLD_P1": "1", "RPG_TIME_RESET_P1": "300",
+}  # fmt: skip
+#: The PCIe switch ports of a synthetic GPU server (lspci's words for a Broadcom Gen5 switch).
+PCIE_SWITCH = "PCI bridge: Broadcom / LSI PEX890xx PCIe Gen 5 Switch (rev b0)"
+
+
+def rail_bus(i: int) -> int:
+    """The bus of GPU i in a synthetic server; its rail NIC is two buses further, behind the same switch."""
+    return 0x18 + i * 0x10
+
+
+def pcie_bridges(count: int, acs_on: Sequence[int] = ()) -> dict[str, Any]:
+    """The two PCIe switch downstream ports of each rail (to GPU i and to NIC i), ACS off.
+
+    ``acs_on`` lists rails whose ports redirect peer-to-peer traffic (the BIOS default of many
+    servers: ``SrcValid ReqRedir CmpltRedir UpstreamFwd``), the fault ``host-acs`` reports.
+
+    Example:
+        >>> sorted(pcie_bridges(1))
+        ['0000:17:00.0', '0000:17:01.0']
+    """
+    out: dict[str, Any] = {}
+    for i in range(count):
+        bus = rail_bus(i)
+        acs = ["SrcValid", "ReqRedir", "CmpltRedir", "UpstreamFwd"] if i in acs_on else []
+        for dev, secondary in ((0, bus), (1, bus + 2)):
+            out[f"0000:{bus - 1:02x}:{dev:02x}.0"] = {
+                "secondary": secondary, "subordinate": secondary, "name": PCIE_SWITCH, "acs_ctl": list(acs),
+            }  # fmt: skip
+    return out
 
 
 def host_gids(host: str, rail: int) -> list[Gid]:
@@ -592,7 +636,7 @@ def _gpus(count: int) -> dict[str, Any]:
             for j in range(count)
         }
         gpus[str(i)] = {
-            "pci_address": f"0000:{0x18 + i * 0x10:02x}:00.0",
+            "pci_address": f"0000:{rail_bus(i):02x}:00.0",
             "name": "NVIDIA H100 80GB HBM3",
             "vbios": "96.00.74.00.0D",
             "numa_node": numa,

@@ -165,12 +165,14 @@ def openssh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
                         "ansible_ssh_private_key_file": str(work / "id_ed25519"),
                         "fabline_platform": "linux", "fabline_role": "host",
                         "rail_interfaces": list(target.interfaces),
-                        "nccl_env_files": [str(work / "job.env"), str(work / "missing.env")],
+                        "nccl_env_files": [str(work / "job.env"), str(work / "missing.env"), str(work / "empty.env")],
+                        "fabline_sudo": True,  # the root-only reads are sent: real sudo answers
                     }
                 }
             }
         }  # fmt: skip
         (work / "inv.yml").write_text(yaml.safe_dump(inventory))
+        (work / "empty.env").write_text("")  # declared, empty: sets nothing (not a parse error)
         # A job launcher's env file: NCCL settings among others (a secret that must not leave the host).
         (work / "job.env").write_text(
             "export OMP_NUM_THREADS=8\nexport WANDB_API_KEY=s3cr3t-never-in-a-snapshot\n"
@@ -227,7 +229,7 @@ def test_real_host_collected_with_real_exit_codes(openssh: dict[str, Any]) -> No
 GPU_SERVER_CHECKS = (
     "host-pcie-link", "gpu-nic-affinity", "host-iommu", "host-gpu-count", "host-fabric-manager",
     "nccl-gid-index", "nccl-ib-hca", "nccl-socket-ifname", "host-cnp-dscp", "host-cnp-priority",
-    "host-roce-mtu", "host-cnp-fabric", "dcqcn-skew",
+    "host-roce-mtu", "host-cnp-fabric", "dcqcn-skew", "host-acs", "nic-cc-skew",
 )  # fmt: skip
 
 
@@ -235,7 +237,7 @@ def test_gpu_server_commands_on_a_host_without_pcie_nic_or_gpu(
     openssh: dict[str, Any], tmp_path: Path
 ) -> None:
     """Every issue-16 command ran on the real host; no PCIe NIC, no GPU: 'not present', never a pass."""
-    from fabline.platforms.linux import HOST_SYSFS_COMMAND, NVIDIA_SMI_QUERY
+    from fabline.platforms.linux import DMIDECODE_COMMAND, HOST_SYSFS_COMMAND, LSPCI_COMMAND, NVIDIA_SMI_QUERY
 
     snap = openssh["work"] / "snap"
     by_cmd = _commands(snap)
@@ -252,11 +254,28 @@ def test_gpu_server_commands_on_a_host_without_pcie_nic_or_gpu(
     for command in (NVIDIA_SMI_QUERY, "nvidia-smi topo -m"):
         if shutil.which("nvidia-smi") is None:
             assert by_cmd[command]["status"] == "unavailable" and by_cmd[command]["exit_code"] == 127
-    # systemctl answers for a unit that is not installed, or fails where systemd is not PID 1.
-    assert by_cmd["systemctl show --property=LoadState,ActiveState,SubState nvidia-fabricmanager"][
-        "status"
-    ] in ("ok", "failed", "unavailable")
-    for command in (HOST_SYSFS_COMMAND, NVIDIA_SMI_QUERY, "nvidia-smi topo -m"):
+    # systemctl answers for a unit that is not installed; where systemd is not PID 1 (a container)
+    # it cannot ask: 'unavailable' with systemctl's reason, never a failure of the host.
+    manager = by_cmd["systemctl show --property=LoadState,ActiveState,SubState nvidia-fabricmanager"]
+    assert manager["status"] in ("ok", "unavailable"), manager
+    if manager["status"] == "unavailable":
+        assert "systemd" in manager["message"] or "bus" in manager["message"], manager
+    # The CUDA version comes from nvidia-smi's header: not installed here, unavailable (bash's 127).
+    if shutil.which("nvidia-smi") is None:
+        assert by_cmd["nvidia-smi"]["status"] == "unavailable" and by_cmd["nvidia-smi"]["exit_code"] == 127
+    # The root-only reads were sent with sudo -n (fabline_sudo): without sudo on the host, bash's 127;
+    # with it, the real tool answers as root (lspci's real bridges, dmidecode's BIOS or its
+    # 'no SMBIOS' on a VM) or is not installed (sudo's own 'command not found'): never a parse error.
+    for command in (LSPCI_COMMAND, DMIDECODE_COMMAND):
+        record = by_cmd[command]
+        assert record["status"] in ("ok", "unavailable"), record
+        if shutil.which("sudo") is None:
+            assert record["exit_code"] == 127, record
+    if by_cmd[LSPCI_COMMAND]["status"] == "ok":
+        assert isinstance(state["host"]["pcie_bridges"], dict)
+    # No RDMA device here: no mlxconfig query to send (it runs per RDMA device of the rail NICs).
+    assert not [c for c in by_cmd if c.startswith("sudo -n mlxconfig")]
+    for command in (HOST_SYSFS_COMMAND, NVIDIA_SMI_QUERY, "nvidia-smi topo -m", "nvidia-smi"):
         assert by_cmd[command]["status"] != "parse_error", by_cmd[command]
     # Judged: each check is 'skipped' with the not-present reason (or not applicable), never a pass.
     result = CliRunner().invoke(
@@ -295,6 +314,9 @@ def test_declared_nccl_env_files_on_the_real_host(openssh: dict[str, Any], tmp_p
     assert (
         missing["status"] == "failed" and missing["exit_code"] == 2 and "No such file" in missing["message"]
     )
+    # An empty env file: sed exits 0 with no output; read as a file that sets nothing.
+    empty = by_cmd[f"sed -n '/NCCL_/p;$s/.*/(end of file)/p' {work / 'empty.env'}"]
+    assert empty["status"] == "ok" and empty["exit_code"] == 0, empty
     state = json.loads((snap / "state" / "gpu-real.json").read_text())
     assert state["host"]["nccl_env"] == {"NCCL_IB_TC": "106", "NCCL_IB_GID_INDEX": "3"}
     assert set(state["host"]["nccl_sources"].values()) == {str(work / "job.env")}

@@ -489,3 +489,96 @@ def test_declared_nccl_env_files_are_read_after_nccl_conf_and_paths_are_checked(
     session = FakeSession({**HOST_FILES, job: LINUX / "nccl_env_file-job-constructed.txt"})
     collect_device(host(nccl_env_files="/etc/profile.d/nccl-job.sh"), factory_for(session))
     assert job in session.sent
+
+
+# --- reads that need root: sudo -n only where the inventory enables it ---------------------------
+
+ROOT_LINES = ("sudo -n lspci -vvv", "sudo -n dmidecode --string bios-version")
+
+
+def test_root_reads_are_never_sent_without_fabline_sudo() -> None:
+    session = FakeSession(HOST_FILES)
+    result = collect_device(host(rail_interfaces=["eth2"]), factory_for(session))
+    assert not [c for c in session.sent if c.startswith("sudo")]
+    records = {r.command: r for r in result.records}
+    for line in (*ROOT_LINES, "sudo -n mlxconfig -d mlx5_0 query"):
+        assert records[line].status == "unavailable", line
+        assert records[line].message == (
+            "needs root: not run (fabline_sudo is not set for this device, so sudo -n is not used)"
+        )
+    # Not an error of the device: what only they provide is unsupported, with the reason.
+    assert not [e for e in result.state["errors"] if e["command"].startswith("sudo")]
+    assert result.state["unsupported"]["host.pcie_bridges"].startswith("sudo -n lspci -vvv: needs root")
+    assert "host.rdma_devices.*.cc_config" in result.state["unsupported"]
+
+
+def test_root_reads_are_sent_with_fabline_sudo_and_sudos_refusal_is_unavailable() -> None:
+    # sudo's own words, captured on Debian 12 (sudo 1.9.13) for a user without a sudoers entry.
+    refused = Output("", 1, "sudo: a password is required\n")
+    session = FakeSession(HOST_FILES, failures={})
+    session.run = _answer_root(session.run, dict.fromkeys(ROOT_LINES, refused))  # type: ignore[method-assign]
+    result = collect_device(host(rail_interfaces=["eth2"], fabline_sudo=True), factory_for(session))
+    assert set(ROOT_LINES) <= set(session.sent) and "sudo -n mlxconfig -d mlx5_0 query" in session.sent
+    records = {r.command: r for r in result.records}
+    for line in ROOT_LINES:
+        assert (records[line].status, records[line].message) == (
+            "unavailable",
+            "sudo: a password is required",
+        )
+    # sudo runs, the tool is not installed: sudo says so (exit 1), also unavailable.
+    assert records["sudo -n mlxconfig -d mlx5_0 query"].status == "unavailable"
+
+
+def _answer_root(run: Any, answers: Mapping[str, Output]) -> Any:
+    def wrapped(commands: Sequence[str]) -> Iterator[tuple[str, Output | CommandFailure, float]]:
+        for cmd, outcome, seconds in run(commands):
+            if cmd in answers:
+                yield cmd, answers[cmd], seconds
+            elif cmd.startswith("sudo -n "):
+                yield cmd, Output("", 1, f"sudo: {cmd.split()[2]}: command not found\n"), seconds
+            else:
+                yield cmd, outcome, seconds
+
+    return wrapped
+
+
+def test_only_the_listed_root_reads_may_run_with_sudo() -> None:
+    from fabline.collect.allowlist import ROOT_TEMPLATES
+
+    assert allowed("linux", "sudo -n lspci -vvv") == "sudo -n lspci -vvv"
+    assert allowed("linux", "sudo -n mlxconfig -d mlx5_3 query")
+    for line in (
+        "sudo -n mlxconfig -d mlx5_0 set ROCE_CC_PRIO_MASK_P1=0",
+        "sudo mlxconfig -d mlx5_0 query",
+        "sudo -n ethtool -S eth0",
+        "sudo -n cat /etc/shadow",
+        "sudo -n lspci -vvv -xxxx",
+        "sudo -n mlxconfig -d mlx5_0;reboot query",
+    ):
+        with pytest.raises(CommandRefused):
+            allowed("linux", line)
+    from fabline.platforms import PLATFORMS
+
+    # Exactly these: the Linux platform's root-only templates are the allow-list's, no other has one.
+    root = {c.template for c in PLATFORMS["linux"].commands if c.needs_root}
+    assert root == ROOT_TEMPLATES["linux"]
+    assert not [
+        c.template for p, spec in PLATFORMS.items() if p != "linux" for c in spec.commands if c.needs_root
+    ]
+
+
+def test_systemctl_without_systemd_is_unavailable_not_failed() -> None:
+    # systemctl's words where systemd is not PID 1 (this machine's real answer, exit 1, on stderr).
+    stderr = (
+        "System has not been booted with systemd as init system (PID 1). Can't operate.\n"
+        "Failed to connect to bus: Host is down\n"
+    )
+    command = "systemctl show --property=LoadState,ActiveState,SubState nvidia-fabricmanager"
+    session = FakeSession(HOST_FILES)
+    session.run = _answer_root(session.run, {command: Output("", 1, stderr)})  # type: ignore[method-assign]
+    result = collect_device(host(rail_interfaces=["eth2"]), factory_for(session))
+    record = next(r for r in result.records if r.command == command)
+    assert (record.status, record.message) == (
+        "unavailable",
+        "System has not been booted with systemd as init system (PID 1). Can't operate.",
+    )

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from fabline import synthetic
-from fabline.checks.fabric.fleet import DcqcnSkewCheck
+from fabline.checks.fabric.fleet import DcqcnSkewCheck, NicCcSkewCheck
 from fabline.results import Status
 from fabline.synthetic import Fault
 from tests.unit.test_fabric_support import edit_state, one, run_fabric, table
@@ -21,7 +21,7 @@ LAB = synthetic.lab_fabric()
 HOST_CHECKS = [
     "host-pcie-link", "gpu-nic-affinity", "host-iommu", "host-gpu-count", "host-fabric-manager",
     "nccl-gid-index", "nccl-ib-hca", "nccl-socket-ifname", "host-cnp-fabric", "dcqcn-skew",
-    "incompatible-versions",
+    "incompatible-versions", "host-acs", "nic-cc-skew",
 ]  # fmt: skip
 
 
@@ -395,3 +395,124 @@ def test_incompatible_versions_pair_switch_os_and_nic_firmware(tmp_path: Path) -
         == "gpu-001 eth0: NIC firmware 28.39.1002 with leaf-r0-a on SONiC.202311.1: CNPs dropped (case 4711)"
     )
     assert one(out, "incompatible-versions", "gpu-001", "eth1").status is Status.PASS
+
+
+# ------------------------------------------------------------------ reads that need root (sudo -n)
+
+
+#: The collection error of a root-only read the inventory does not enable (collect/device.py NO_SUDO).
+def _no_sudo(command: str) -> dict[str, Any]:
+    from fabline.collect.device import NO_SUDO
+
+    return {"command": command, "kind": "unavailable", "message": NO_SUDO}
+
+
+def test_acs_on_a_switch_port_between_gpu_and_nic_fails(tmp_path: Path) -> None:
+    faults = [Fault("gpu-001", "host.pcie_bridges", synthetic.pcie_bridges(4, acs_on=[2]))]
+    out = run_fabric(tmp_path, LAB, faults, checks=["host-acs"])
+    assert table(out, Status.FAIL) == {("host-acs", "gpu-001", "eth2")}
+    message = one(out, "host-acs", "gpu-001", "eth2").message
+    assert message.startswith(
+        "gpu-001 eth2 (rail 2): ACS redirects peer-to-peer traffic between GPU 2 and the NIC on 0000:37:00.0"
+    )
+    assert "SrcValid ReqRedir CmpltRedir UpstreamFwd" in message and "0000:37:01.0" in message
+    # DirectTrans alone redirects nothing: harmless by default.
+    bridges = synthetic.pcie_bridges(4)
+    bridges["0000:37:00.0"]["acs_ctl"] = ["DirectTrans"]
+    out = run_fabric(
+        tmp_path / "dt", LAB, [Fault("gpu-001", "host.pcie_bridges", bridges)], checks=["host-acs"]
+    )
+    assert table(out, Status.FAIL) == set()
+
+
+def test_acs_unreadable_without_sudo_is_skipped_with_the_reason(tmp_path: Path) -> None:
+    run_fabric(tmp_path, LAB, checks=["host-acs"])
+
+    def no_sudo(doc: dict[str, Any]) -> None:  # not sent (no fabline_sudo): unsupported, device ok
+        doc["host"].pop("pcie_bridges")
+        doc["unsupported"] = {"host.pcie_bridges": "sudo -n lspci -vvv: " + _no_sudo("")["message"]}
+
+    def refused(doc: dict[str, Any]) -> None:  # sent, sudo wants a password: an unavailable error
+        doc["host"].pop("pcie_bridges")
+        doc["errors"] = [
+            {
+                "command": "sudo -n lspci -vvv",
+                "kind": "unavailable",
+                "message": "sudo: a password is required",
+            }
+        ]
+
+    edit_state(tmp_path, "gpu-001", no_sudo)
+    edit_state(tmp_path, "gpu-002", refused)
+    out = run_fabric_again(tmp_path, ["host-acs"])
+    r = one(out, "host-acs", "gpu-001", None)
+    assert r.status is Status.SKIPPED and r.message.startswith(
+        "ACS state not readable: unavailable (sudo -n lspci -vvv: needs root: not run (fabline_sudo"
+    )
+    r = one(out, "host-acs", "gpu-002", None)
+    assert r.status is Status.SKIPPED and r.message == (
+        "ACS state not readable: unavailable (sudo -n lspci -vvv: sudo: a password is required)"
+    )
+    edit_state(tmp_path, "gpu-002", lambda d: d.update(errors=[]))
+    assert one(run_fabric_again(tmp_path, ["host-acs"]), "host-acs", "gpu-002", None).status is Status.ERROR
+
+
+def test_nic_cc_skew_names_the_odd_host_takes_pins_and_skips_without_sudo(tmp_path: Path) -> None:
+    rail = synthetic.rail_fabric(32)
+    faults = [
+        Fault("gpu-00002", f"host.rdma_devices.mlx5_{i}.cc_config.RPG_AI_RATE_P1", "10") for i in range(8)
+    ]
+    out = run_fabric(tmp_path, rail, faults, checks=["nic-cc-skew"])
+    assert table(out, Status.FAIL) == {("nic-cc-skew", "gpu-00002", "RPG_AI_RATE_P1")}
+    assert one(out, "nic-cc-skew", "gpu-00002", "RPG_AI_RATE_P1").message == (
+        "gpu-00002: RPG_AI_RATE_P1 10; the majority of hosts on linux model DGX-H100 run 5 (5 (3), 10 (1))"
+    )
+    pinned = "rules:\n  - {id: nic-cc-skew, params: {allowed: {RPG_AI_RATE_P1: ['10']}}}\n"
+    out = run_fabric(tmp_path / "pin", rail, faults, checks=["nic-cc-skew"], baseline=pinned)
+    assert {d for _c, d, s in table(out, Status.FAIL) if s == "RPG_AI_RATE_P1"} == {
+        "gpu-00000", "gpu-00001", "gpu-00003"
+    }  # fmt: skip
+
+    def no_sudo(doc: dict[str, Any]) -> None:
+        doc["host"].pop("rdma_devices")
+        doc["unsupported"] = {
+            "host.rdma_devices.*.cc_config": "sudo -n mlxconfig -d mlx5_0 query: " + _no_sudo("")["message"]
+        }
+
+    edit_state(tmp_path, "gpu-00002", no_sudo)
+    out = run_fabric_again(tmp_path, ["nic-cc-skew"], rail)
+    r = one(out, "nic-cc-skew", "gpu-00002", None)
+    assert r.status is Status.SKIPPED and "sudo -n mlxconfig -d mlx5_0 query: needs root" in r.message
+    assert table(out, Status.FAIL) == set()
+    with pytest.raises(ValueError, match="is not an mlxconfig parameter"):
+        NicCcSkewCheck({"allowed": {"rpg_ai_rate": ["5"]}})
+
+
+def test_version_skew_covers_cuda(tmp_path: Path) -> None:
+    rail = synthetic.rail_fabric(32)
+    out = run_fabric(
+        tmp_path, rail, [Fault("gpu-00001", "host.cuda_version", "12.1")], checks=["version-skew"]
+    )
+    assert table(out, Status.FAIL) == {("version-skew", "gpu-00001", "cuda_version")}
+    assert one(out, "version-skew", "gpu-00001", "cuda_version").message == (
+        "gpu-00001: cuda_version 12.1; the majority of hosts on linux model DGX-H100 run 12.2 (12.2 (3), 12.1 (1))"
+    )
+
+
+def test_fabric_manager_without_systemd_is_not_present(tmp_path: Path) -> None:
+    run_fabric(tmp_path, LAB, checks=["host-fabric-manager"])
+    command = "systemctl show --property=LoadState,ActiveState,SubState nvidia-fabricmanager"
+
+    def no_systemd(doc: dict[str, Any]) -> None:
+        doc["host"].pop("fabric_manager")
+        doc["errors"] = [
+            {"command": command, "kind": "unavailable",
+             "message": "System has not been booted with systemd as init system (PID 1). Can't operate."}
+        ]  # fmt: skip
+
+    edit_state(tmp_path, "gpu-001", no_systemd)
+    out = run_fabric_again(tmp_path, ["host-fabric-manager"])
+    r = one(out, "host-fabric-manager", "gpu-001", None)
+    assert r.status is Status.SKIPPED and r.message.startswith(
+        "no systemd to ask: not present (systemctl show"
+    )

@@ -35,6 +35,20 @@ def _param_rx(transport: str, key: str) -> re.Pattern[str]:
     return _SAFE_PATH if key.endswith("_file") else _SAFE_PARAM[transport]
 
 
+#: The only command templates that may run with ``sudo -n`` (read-only reads that need root), per
+#: platform; any other line starting with ``sudo`` is refused, even one a platform's command list
+#: holds. The collector sends them only where the inventory enables it (``fabline_sudo``).
+ROOT_TEMPLATES: dict[str, frozenset[str]] = {
+    "linux": frozenset(
+        {
+            "sudo -n mlxconfig -d {rdma_device} query",  # firmware congestion-control settings
+            "sudo -n lspci -vvv",  # ACS control of the PCIe bridges (extended config space)
+            "sudo -n dmidecode --string bios-version",  # the BIOS version from SMBIOS
+        }
+    )
+}
+
+
 class CommandRefused(FablineError):
     """A command line that is not on the platform's read-only allow-list; it is never sent."""
 
@@ -62,6 +76,10 @@ def _refusal(platform: str, command: str) -> str | None:
     matched = _match(platform, command)
     if matched is None:
         return f"{platform}: {command!r} is not on the read-only allow-list; refused"
+    if (command.split()[:1] == ["sudo"] or matched[0].needs_root) and matched[
+        0
+    ].template not in ROOT_TEMPLATES.get(platform, ()):
+        return f"{platform}: {command!r} is not one of the read-only commands allowed to run with sudo -n; refused"
     # A template parameter matches any non-blank text ('eth0;reboot' too): only plain names pass.
     transport = PROFILES[platform].transport
     for key, value in matched[1]:

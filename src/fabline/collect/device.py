@@ -38,7 +38,7 @@ from fabline.collect.writer import unique_file
 from fabline.errors import CommandUnavailable, ParseError
 from fabline.inventory import Device, Named
 from fabline.platforms import PLATFORMS
-from fabline.platforms.base import ParseContext, merge_fragments
+from fabline.platforms.base import ROOT_PREFIX, ParseContext, merge_fragments
 from fabline.platforms.dispatch import SCHEMA_EXPECTED, checked_merge, run_parser
 from fabline.state import SCHEMA_ID
 
@@ -52,6 +52,33 @@ COMMAND_STATUSES = (
 NOT_IN_RELEASE = "not_in_release"
 #: The inventory variable that names a device's NOS release (``5.9.1``), when the inventory knows it.
 RELEASE_VAR = "fabline_os_version"
+#: The inventory variable that lets the collector run the root-only read commands with ``sudo -n``
+#: (``docs/inventory.md``); without it they are recorded ``unavailable`` and never sent.
+SUDO_VAR = "fabline_sudo"
+#: The message of a root-only command a device's inventory does not enable.
+NO_SUDO = f"needs root: not run ({SUDO_VAR} is not set for this device, so sudo -n is not used)"
+
+
+def not_enabled(record: CommandRecord) -> bool:
+    """Whether a command was not sent by the inventory's choice (a root-only read without ``fabline_sudo``).
+
+    Its record says ``unavailable`` with the reason; it is not an error of the device (the device
+    stays ``ok``): what only it provides is recorded ``unsupported`` with the reason instead.
+    """
+    return record.status == "unavailable" and record.message == NO_SUDO
+
+
+def sudo_enabled(variables: Mapping[str, Any]) -> bool:
+    """Whether a device's inventory variables let the collector use ``sudo -n`` (``fabline_sudo: true``).
+
+    Example:
+        >>> [sudo_enabled({SUDO_VAR: v}) for v in (True, "yes", "false", None)]
+        [True, True, False, False]
+    """
+    value = variables.get(SUDO_VAR)
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "yes", "on", "1")
+    return value is True or (type(value) is int and value == 1)
 
 
 def for_release(
@@ -142,12 +169,18 @@ def parse_record(platform: str, record: CommandRecord, output: Output) -> dict[s
         record.status = "unavailable"
         record.message = f"command not found on the device (exit {output.exit_code})"
         return None
+    matched = match_command(platform, record.command)
+    why = matched[0].unavailable_reason(output.exit_code, output.stderr) if matched is not None else None
+    if why is not None and not output.text.strip():
+        # The host cannot run it (sudo refused, no systemd): not a failure of the device.
+        record.status = "unavailable"
+        record.message = why
+        return None
     if output.exit_code and not output.text.strip():
         record.status = "failed"
         first = next((ln.strip() for ln in output.stderr.splitlines() if ln.strip()), "no output")
         record.message = f"exit {output.exit_code}: {first[:160]}"
         return None
-    matched = match_command(platform, record.command)
     try:
         if matched is None:
             raise ParseError(platform, record.command, "a command on the platform's read-only allow-list")
@@ -245,7 +278,7 @@ def assemble_state(
         status = failure.status
     else:
         for r in records:
-            if r.status not in ("ok", NOT_IN_RELEASE):
+            if r.status not in ("ok", NOT_IN_RELEASE) and not not_enabled(r):
                 errors.append(
                     {"command": r.command, "kind": _ERROR_KIND[r.status], "message": r.message or r.status}
                 )
@@ -266,6 +299,9 @@ def assemble_state(
         rel = releases_of(device.platform, r.command) if r.status == NOT_IN_RELEASE else None
         for path in rel.feeds if rel is not None else ():
             unsupported.setdefault(path, r.message or NOT_IN_RELEASE)
+        matched = match_command(device.platform, r.command) if not_enabled(r) else None
+        for path in matched[0].only_source_of if matched is not None else ():
+            unsupported.setdefault(path, f"{r.command}: {r.message}")
     if unsupported:  # what this source can never give: rules needing it are 'skipped', not 'error'
         state["unsupported"] = unsupported
     for key, value in body.items():
@@ -672,6 +708,13 @@ class _Run:
             for cmd in commands:
                 self.records.append(CommandRecord(cmd, "skipped", message=f"not run: {self.dead}"))
             return
+        if not sudo_enabled(self.device.vars) and any(c.startswith(ROOT_PREFIX) for c in commands):
+            # Root-only reads the inventory does not enable: recorded, never sent.
+            root = [c for c in commands if c.startswith(ROOT_PREFIX)]
+            self.records.extend(CommandRecord(c, "unavailable", message=NO_SUDO) for c in root)
+            commands = [c for c in commands if not c.startswith(ROOT_PREFIX)]
+            if not commands:
+                return
         for cmd in commands:
             allowed(self.profile.platform, cmd)  # the last guard before anything is sent
         done = 0

@@ -121,21 +121,27 @@ class DeclaredParser:
         expected: What the output should be, for every ``ParseError`` of the command.
         may_be_empty: The output can truly hold nothing (no LLDP neighbour): an empty fragment is
             a result, not a ``ParseError``.
+        empty_ok: An empty answer is a real one (``cat`` or ``sed`` of an empty file, exit 0: the
+            file sets nothing); the body gets ``""`` instead of the "empty output" ``ParseError``.
+            A failed read never gets here: a non-zero exit with no output is ``failed``.
     """
 
     def __init__(
         self, body: Callable[[Any, ParseContext], Fragment], reads: InputKind, expected: str, *,
-        may_be_empty: bool = False,
+        may_be_empty: bool = False, empty_ok: bool = False,
     ) -> None:  # fmt: skip
         self.body = body
         self.reads = reads
         self.expected = expected
         self.may_be_empty = may_be_empty
+        self.empty_ok = empty_ok
         functools.update_wrapper(self, body)
 
     def __call__(self, output: str, ctx: ParseContext) -> Fragment:
         """Check or load the output, then run the parser's body on it."""
         ctx = ctx.expecting(self.expected)
+        if self.empty_ok and not output.strip():
+            return self.body("", ctx)
         if self.reads == "json":
             return self.body(load_json(output, ctx, self.expected), ctx)
         return self.body(check_text(output, ctx, self.expected), ctx)
@@ -145,12 +151,12 @@ class DeclaredParser:
 
 
 def text_parser(
-    expected: str, *, may_be_empty: bool = False
+    expected: str, *, may_be_empty: bool = False, empty_ok: bool = False
 ) -> Callable[[Callable[[str, ParseContext], Fragment]], DeclaredParser]:
     """Declare a parser of text output: its body gets the checked text (see :class:`DeclaredParser`)."""
 
     def declare(body: Callable[[str, ParseContext], Fragment]) -> DeclaredParser:
-        return DeclaredParser(body, "text", expected, may_be_empty=may_be_empty)
+        return DeclaredParser(body, "text", expected, may_be_empty=may_be_empty, empty_ok=empty_ok)
 
     return declare
 
@@ -275,6 +281,14 @@ class Command:
         releases: The NOS releases that have the command (from the vendor's documentation); a
             collection of a device whose release lacks it does not send it and records why
             (``not_in_release``). None: every release has it.
+        unavailable: Words of the command's stderr that say it cannot run on this device at all
+            (``has not been booted with systemd``): with a non-zero exit and no answer, the
+            command is ``unavailable`` with that line, not ``failed``. A command run with
+            ``sudo -n`` (:data:`ROOT_PREFIX`) is also ``unavailable`` when sudo itself refuses.
+        only_source_of: State paths only this command provides (``host.pcie_bridges``): when the
+            collector does not send it by the inventory's choice (a root-only read without
+            ``fabline_sudo``), they are recorded in the state's ``unsupported`` with the reason, so
+            what needs them is ``skipped``, and the device is not ``partial`` for it.
     """
 
     template: str
@@ -282,6 +296,31 @@ class Command:
     feeds: str
     kind: str = "cli"
     releases: Releases | None = None
+    unavailable: tuple[str, ...] = ()
+    only_source_of: tuple[str, ...] = ()
+
+    @property
+    def needs_root(self) -> bool:
+        """Whether the command runs with ``sudo -n`` (sent only where the inventory enables it)."""
+        return self.template.startswith(ROOT_PREFIX)
+
+    def unavailable_reason(self, exit_code: int | None, stderr: str) -> str | None:
+        """Why a failed run means the command cannot run here (``unavailable``), or None.
+
+        Example:
+            >>> c = Command("sudo -n dmidecode --string bios-version", lambda t, c: {}, "facts.bios_version")
+            >>> c.unavailable_reason(1, "sudo: a password is required\n")
+            'sudo: a password is required'
+            >>> c.unavailable_reason(0, "sudo: a password is required\n") is None
+            True
+        """
+        if not exit_code:
+            return None
+        for line in stderr.splitlines():
+            text = line.strip()
+            if (self.needs_root and text.startswith("sudo:")) or any(w in text for w in self.unavailable):
+                return text[:200]
+        return None
 
     @property
     def parameters(self) -> tuple[str, ...]:
@@ -296,6 +335,11 @@ class Command:
         """The concrete command line for the given parameters."""
         return self.template.format(**params)
 
+
+#: The prefix of a command that needs root: ``sudo -n`` never prompts (it fails at once when a password
+#: would be needed). Only the templates :data:`fabline.collect.allowlist.ROOT_TEMPLATES` lists may
+#: carry it, and the collector sends them only to a device whose inventory enables it.
+ROOT_PREFIX = "sudo -n "
 
 _ERROR_BANNERS = (
     re.compile(r"^\s*% ?Invalid (input|command)", re.MULTILINE),

@@ -20,6 +20,7 @@ import textwrap
 from collections.abc import Mapping
 from typing import Any
 
+from fabline.errors import CommandUnavailable
 from fabline.platforms.base import (
     Command,
     Fragment,
@@ -788,12 +789,12 @@ def parse_lsmod(text: str, ctx: ParseContext) -> Fragment:
     }
 
 
-@text_parser("an nccl.conf (NCCL_NAME=value lines)", may_be_empty=True)
+@text_parser("an nccl.conf (NCCL_NAME=value lines)", may_be_empty=True, empty_ok=True)
 def parse_nccl_conf(text: str, ctx: ParseContext) -> Fragment:
     """``cat /etc/nccl.conf``: ``host.nccl_env`` (``NCCL_X=value`` lines; comments skipped).
 
-    An empty answer is a parse error (a failed read looks the same); a file of comments only is
-    a valid answer (no pinned settings) and gives an empty ``nccl_env``.
+    An empty file (``cat`` exits 0 and prints nothing) and a file of comments only set nothing: an
+    empty ``nccl_env``. A read that failed exits non-zero and never gets here (``failed``).
     """
     env: dict[str, str] = {}
     for line in text.splitlines():
@@ -818,18 +819,22 @@ _NCCL_SETTING = re.compile(r"(?:export\s+)?(NCCL_[A-Z0-9_]+)\s*=\s*(.*?)")
 NCCL_ENV_FILE_COMMAND = "sed -n '/NCCL_/p;$s/.*/(end of file)/p' {env_file}"
 
 
-@text_parser("NCCL_NAME=value lines, then '(end of file)'", may_be_empty=True)
+@text_parser("NCCL_NAME=value lines, then '(end of file)'", may_be_empty=True, empty_ok=True)
 def parse_nccl_env_file(text: str, ctx: ParseContext) -> Fragment:
     """``sed -n '/NCCL_/p;$s/.*/(end of file)/p' FILE``: the NCCL settings of a declared env file (``host.nccl_env``).
 
     Lines that mention ``NCCL_`` but set nothing (``# NCCL_DEBUG=INFO``, ``X=$NCCL_Y``) are skipped;
     ``host.nccl_sources`` names the file each setting came from. The answer ends with the
-    ``(end of file)`` marker; without it, it is not this command's output (or the file is empty).
+    ``(end of file)`` marker; without it, it is not this command's output. An empty file has no last
+    line for sed to mark: sed exits 0 and prints nothing, and the file sets nothing (a missing file
+    exits 2 and is ``failed`` before parsing).
     """
     path = ctx.params.get("env_file")
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if not path:
         raise ctx.reject("the command names no file")
+    if not lines:
+        return {"host": {"nccl_env": {}, "nccl_sources": {}}}
     if not lines or lines[-1].strip() != "(end of file)":
         raise ctx.reject("no '(end of file)' marker at the end")
     env: dict[str, str] = {}
@@ -961,6 +966,143 @@ def parse_fabric_manager(text: str, ctx: ParseContext) -> Fragment:
         raise ctx.reject("no LoadState and ActiveState lines")
     state = "not-found" if values["LoadState"] == "not-found" else values["ActiveState"]
     return {"host": {"fabric_manager": state}}
+
+
+#: systemctl's words where systemd is not PID 1 (a container, a host booted with another init): the
+#: unit cannot be asked about, so the command is ``unavailable`` there, not a failure of the host.
+NO_SYSTEMD = ("has not been booted with systemd", "Failed to connect to bus")
+
+#: ``nvidia-smi`` alone: the summary table whose header names the driver and the CUDA version it
+#: supports (``--query-gpu`` has no CUDA field).
+NVIDIA_SMI_SUMMARY = "nvidia-smi"
+_CUDA_VERSION = re.compile(r"CUDA Version:\s*(\d+\.\d+|N/A)")
+
+
+@text_parser("nvidia-smi summary table (header 'NVIDIA-SMI ... CUDA Version: X.Y')", may_be_empty=True)
+def parse_nvidia_smi_summary(text: str, ctx: ParseContext) -> Fragment:
+    """``nvidia-smi``: ``host.cuda_version``, the CUDA version of the driver (its header line).
+
+    The header reads ``| NVIDIA-SMI 565.57.01  Driver Version: 565.57.01  CUDA Version: 12.7 |``:
+    the highest CUDA version the installed driver supports (the driver's ``libcuda``), which is what
+    a fleet pins with the driver; ``N/A`` (no CUDA driver library) records nothing.
+    """
+    head = next((ln for ln in text.splitlines() if "NVIDIA-SMI" in ln), None)
+    if head is None:
+        raise ctx.reject("no 'NVIDIA-SMI' header line")
+    cuda = _CUDA_VERSION.search(head)
+    if cuda is None:
+        raise ctx.reject(f"no 'CUDA Version:' on the header line {head.strip()[:80]!r}")
+    return {"host": {"cuda_version": cuda[1]} if cuda[1] != "N/A" else {}}
+
+
+# --- reads that need root (sudo -n, only where the inventory enables it) ------------------------
+
+#: NVIDIA firmware tools (MFT/mstflint) ``mlxconfig ... query``: the device's firmware configuration.
+MLXCONFIG_COMMAND = "sudo -n mlxconfig -d {rdma_device} query"
+#: The firmware's RoCE congestion-control parameters (DCQCN reaction/notification point, CNP
+#: marking, the per-priority CC mask, RTT response DSCP), per port (``_P1``, ``_P2``), as mlxconfig
+#: names them (NVIDIA "DCQCN CC Parameters"; the sysfs ``ecn/roce_*`` files are the running values).
+_CC_PARAM = re.compile(
+    r"(?:ROCE_CC_\w+|CLAMP_TGT_RATE\w*|RPG_\w+|RATE_TO_SET_ON_FIRST_CNP|DCE_TCP_\w+|RATE_REDUCE_MONITOR_PERIOD"
+    r"|INITIAL_ALPHA_VALUE|MIN_TIME_BETWEEN_CNPS|CNP_802P_PRIO|CNP_DSCP|ROCE_RTT_RESP_DSCP\w*)_P\d"
+)
+_MLXCONFIG_ROW = re.compile(r"^\*?\s+([A-Z][A-Z0-9_]+)\s+(\S.*?)\s*$")
+
+
+@text_parser("mlxconfig query ('Device #1:' ... 'Configurations: ... Next Boot' rows)", may_be_empty=True)
+def parse_mlxconfig_query(text: str, ctx: ParseContext) -> Fragment:
+    """``sudo -n mlxconfig -d DEV query``: ``host.rdma_devices.DEV.cc_config`` (congestion-control firmware settings).
+
+    Rows under ``Configurations:`` are ``NAME value`` (one ``Next Boot`` column; with ``-e`` the last
+    of ``Default Current Next Boot``, a ``*`` first where it differs from the default); the value is
+    kept as printed (``5``, ``True(1)``). Only the RoCE congestion-control parameters are kept: they
+    are what one host must not set differently from the rest of the fleet.
+    """
+    device = ctx.params.get("rdma_device")
+    if not device:
+        raise ctx.reject("the command names no RDMA device")
+    head = re.search(r"^Configurations:.*Next Boot", text, re.MULTILINE)
+    if not re.search(r"^Device #\d+:", text, re.MULTILINE) or head is None:
+        raise ctx.reject("no 'Device #N:' and 'Configurations: ... Next Boot' header")
+    cc: dict[str, str] = {}
+    for line in text[head.end() :].splitlines():
+        m = _MLXCONFIG_ROW.match(line)
+        if m and _CC_PARAM.fullmatch(m[1]):
+            cc[m[1]] = m[2].split()[-1]
+    return {"host": {"rdma_devices": {device: {"cc_config": dict(sorted(cc.items()))}}}}
+
+
+#: ``lspci -vvv`` as root: the ACS control register of every PCIe bridge is in extended config space,
+#: which lspci prints only to root (``Capabilities: <access denied>`` otherwise).
+LSPCI_COMMAND = "sudo -n lspci -vvv"
+_PCI_DEVICE = re.compile(
+    r"^(?:(?P<domain>[0-9a-f]{4,8}):)?(?P<bus>[0-9a-f]{2}):(?P<dev>[0-1][0-9a-f])\.(?P<fn>[0-7]) (?P<what>.+)$"
+)
+_PCI_BUS = re.compile(r"^\s+Bus: primary=[0-9a-f]{2}, secondary=([0-9a-f]{2}), subordinate=([0-9a-f]{2})")
+_ACS_CTL = re.compile(r"^\s+ACSCtl:\s*(.*)$")
+
+
+@text_parser("lspci -vvv device blocks ('BB:DD.F description' lines)", may_be_empty=True)
+def parse_lspci_vvv(text: str, ctx: ParseContext) -> Fragment:
+    """``sudo -n lspci -vvv``: ``host.pcie_bridges``, every PCIe bridge with its bus range and ACS control.
+
+    Per bridge (``0000:17:01.0``; lspci leaves the domain out when every device is in domain 0):
+    ``secondary``/``subordinate`` (the bus numbers below it, so a device at bus B is behind it when
+    secondary <= B <= subordinate), ``name`` (lspci's description), ``acs_ctl`` (the ACS control bits
+    set: ``SrcValid``, ``ReqRedir``, ``CmpltRedir``, ...; ``[]`` when ACS is implemented and off;
+    absent when the bridge has no ACS capability) and ``config_readable: false`` when lspci could not
+    read the extended configuration space (``<access denied>``: not run as root).
+    """
+    bridges: dict[str, dict[str, Any]] = {}
+    seen = False
+    current: dict[str, Any] | None = None
+    for line in text.splitlines():
+        head = _PCI_DEVICE.match(line)
+        if head:
+            seen = True
+            address = f"{(head['domain'] or '0000')[-4:]}:{head['bus']}:{head['dev']}.{head['fn']}"
+            current = {"address": address, "name": re.sub(r"\s*\(prog-if .*$", "", head["what"])[:120]}
+            continue
+        if current is None:
+            continue
+        bus = _PCI_BUS.match(line)
+        if bus:
+            bridge = {"secondary": int(bus[1], 16), "subordinate": int(bus[2], 16), "name": current["name"]}
+            bridges[current["address"]] = current["entry"] = bridge
+            continue
+        entry: dict[str, Any] | None = current.get("entry")
+        if entry is None:
+            continue
+        acs = _ACS_CTL.match(line)
+        if acs:
+            entry["acs_ctl"] = [w[:-1] for w in acs[1].split() if w.endswith("+")]
+        elif "<access denied>" in line:
+            entry["config_readable"] = False
+    if not seen:
+        raise ctx.reject("no 'BB:DD.F description' device line")
+    return {"host": {"pcie_bridges": dict(sorted(bridges.items()))}}
+
+
+#: ``dmidecode --string bios-version`` (root: it reads the SMBIOS table): the BIOS version, one line.
+DMIDECODE_COMMAND = "sudo -n dmidecode --string bios-version"
+#: dmidecode's words on a machine without SMBIOS/DMI tables (a VM, some ARM boards): not present.
+NO_DMI = ("/dev/mem: No such file or directory", "No SMBIOS nor DMI entry point found")
+
+
+@text_parser("one BIOS version line (dmidecode --string bios-version)")
+def parse_dmidecode_bios(text: str, ctx: ParseContext) -> Fragment:
+    """``sudo -n dmidecode --string bios-version``: ``facts.bios_version`` (SMBIOS type 0 ``Version``).
+
+    The same string as ``/sys/class/dmi/id/bios_version`` (the host sysfs read), for kernels that do
+    not export the DMI id files. A ``#`` line is dmidecode's own note (no SMBIOS table: unavailable).
+    """
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    notes = [ln for ln in lines if ln.startswith("#")]
+    if notes and len(notes) == len(lines):
+        raise CommandUnavailable(ctx.platform, ctx.command, ctx.expected, f"device said {notes[0][:80]!r}")
+    if len(lines) != 1 or len(lines[0]) > 64 or not lines[0].isprintable():
+        raise ctx.reject(f"{len(lines)} lines" if len(lines) != 1 else f"{lines[0][:40]!r} is not a version")
+    return {"facts": {"bios_version": lines[0]}}
 
 
 # --- facts -------------------------------------------------------------------------------------
@@ -1146,7 +1288,21 @@ COMMANDS: tuple[Command, ...] = (
     Command("uname -r", parse_uname_r, "facts.kernel"),
     Command(NVIDIA_SMI_QUERY, parse_nvidia_smi_query, "host.{gpus.N.{pci_address,name,vbios},gpu_driver}"),
     Command("nvidia-smi topo -m", parse_nvidia_smi_topo, "host.gpus.N.{nic_paths,numa_node}"),
-    Command(FABRIC_MANAGER_COMMAND, parse_fabric_manager, "host.fabric_manager"),
+    Command(FABRIC_MANAGER_COMMAND, parse_fabric_manager, "host.fabric_manager", unavailable=NO_SYSTEMD),
+    Command(NVIDIA_SMI_SUMMARY, parse_nvidia_smi_summary, "host.cuda_version"),
+    Command(
+        MLXCONFIG_COMMAND,
+        parse_mlxconfig_query,
+        "host.rdma_devices.DEV.cc_config",
+        only_source_of=("host.rdma_devices.*.cc_config",),
+    ),
+    Command(
+        LSPCI_COMMAND,
+        parse_lspci_vvv,
+        "host.pcie_bridges.ADDR.{secondary,subordinate,name,acs_ctl,config_readable}",
+        only_source_of=("host.pcie_bridges",),
+    ),
+    Command(DMIDECODE_COMMAND, parse_dmidecode_bios, "facts.bios_version", unavailable=NO_DMI),
     Command(
         HOST_SYSFS_COMMAND,
         parse_host_sysfs,
@@ -1184,6 +1340,11 @@ PLATFORM = PlatformSpec(
             NVIDIA_SMI_QUERY,
             "nvidia-smi topo -m",
             FABRIC_MANAGER_COMMAND,
+            NVIDIA_SMI_SUMMARY,
+            # Root-only reads: sent with sudo -n where the inventory sets fabline_sudo, else
+            # recorded 'unavailable' without being sent.
+            LSPCI_COMMAND,
+            DMIDECODE_COMMAND,
         ),
         interface_commands=(
             "ethtool {interface}",
@@ -1194,7 +1355,10 @@ PLATFORM = PlatformSpec(
             "mlnx_qos -i {interface}",
             "grep -H . /sys/class/net/{interface}/ecn/roce_*/enable/*",
         ),
-        rdma_commands=("cat /sys/kernel/config/rdma_cm/{rdma_device}/ports/1/default_roce_tos",),
+        rdma_commands=(
+            "cat /sys/kernel/config/rdma_cm/{rdma_device}/ports/1/default_roce_tos",
+            MLXCONFIG_COMMAND,
+        ),
         rdma_sources=("show_gids", "grep -H . /sys/class/net/*/device/infiniband/*/ports/*/hw_counters/*"),
         rdma_listing=("ibv_devinfo",),
         # Without rail_interfaces: the RDMA netdevs (show_gids reads sysfs), else every physical

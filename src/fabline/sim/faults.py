@@ -27,7 +27,7 @@ from fabline import synthetic
 from fabline.synthetic import Fabric, Fault
 
 TRANSPORT_KINDS = (
-    "auth_failure", "no_answer", "drop", "garbled", "missing_command", "slow", "stream_forever",
+    "auth_failure", "no_answer", "drop", "garbled", "missing_command", "slow", "stream_forever", "sudo_refused",
     "trickle_forever", "slow_login", "refused", "tls_mismatch",
 )  # fmt: skip
 
@@ -50,7 +50,9 @@ class TransportFault:
             ``seconds`` without end, so it is never silent for long), ``slow_login`` (the login
             takes ``seconds``: the first prompt of a CLI session, or the password check of an exec
             session, comes that late), ``refused`` (nothing listens: the connection is refused)
-            and, for eAPI only, ``tls_mismatch`` (the device serves a self-signed certificate
+            ``sudo_refused`` (a Linux host whose login user may not run ``sudo`` without a password:
+            every ``sudo -n`` answers ``sudo: a password is required``, exit 1) and, for eAPI only,
+            ``tls_mismatch`` (the device serves a self-signed certificate
             instead of the simulator CA's).
         command: The command the fault hits (``drop``, ``garbled``, ``missing_command``,
             ``stream_forever``, ``trickle_forever``, eAPI ``slow``); unset means the first

@@ -4,7 +4,8 @@ Collectors send single commands or short scripts on exec channels (``cmd1; echo 
 ``cmd 2>&1``, ``sh -c '...'``). This runs exactly that subset: sequences (``;``, newline,
 ``&&``, ``||``), pipelines into ``cat``/``head``/``tail``/``grep``, the redirections
 ``2>&1``, ``2>/dev/null``, ``>/dev/null``, ``>&2``, ``</dev/null``, ``VAR=value`` prefixes,
-``sudo``/``timeout N``/``env``/``command`` prefixes, ``sh -c``/``bash -c``, and the builtins
+``sudo``/``timeout N``/``env``/``command`` prefixes (``sudo -n`` is kept: the device answers it as its
+sudoers would), ``sh -c``/``bash -c``, and the builtins
 ``echo``, ``printf``, ``true``, ``false``, ``exit``, ``:``, ``export``. Anything else is a
 simple command handed to the platform renderer.
 """
@@ -244,6 +245,8 @@ class Shell:
         while argv and _ASSIGN.match(argv[0]):
             argv = argv[1:]
         while argv and argv[0] in ("sudo", "command", "env", "exec", "timeout", "nice"):
+            if argv[:2] == ["sudo", "-n"]:
+                break  # non-interactive sudo: the device's sudoers decide (a host renderer answers it)
             head = argv.pop(0)
             if head == "timeout" and argv:
                 argv.pop(0)

@@ -5,14 +5,17 @@ switches of one role and plane balance ECMP alike.
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import override
 
 from fabline.checks import FABRIC_DEVICE, Check, DeviceContext, FabricContext, natural_key
+from fabline.checks.fabric.gpuhost import root_read_missing
 from fabline.results import PassBlock, Result, Severity
 from fabline.state_types import Interface
 
@@ -155,25 +158,34 @@ class VersionSkewCheck(FleetSkewCheck):
     (DOMAIN "Firmware": pinned to a baseline, no skew inside the fleet, article 004). The odd
     ones out are named with the majority version; pin allowed versions with ``allowed``.
     Fields: ``os_version``, ``kernel``, ``bios_version`` (facts), ``nic_firmware`` and
-    ``nic_driver`` (host NICs), ``gpu_driver`` (host GPUs, nvidia-smi).
+    ``nic_driver`` (host NICs), ``gpu_driver`` and ``cuda_version`` (host GPUs, nvidia-smi).
     """
 
     id = "version-skew"
     severity = Severity.MINOR
-    fields = ("os_version", "nic_firmware", "nic_driver", "kernel", "gpu_driver", "bios_version")
+    fields = (
+        "os_version",
+        "nic_firmware",
+        "nic_driver",
+        "kernel",
+        "gpu_driver",
+        "bios_version",
+        "cuda_version",
+    )
 
     @override
     def values(self, device: DeviceContext) -> tuple[str | None, ...]:
         facts = device.state.get("facts")
         facts = facts if isinstance(facts, Mapping) else {}
         host = device.state.get("host")
-        gpu_driver = host.get("gpu_driver") if isinstance(host, Mapping) else None
+        host = host if isinstance(host, Mapping) else {}
         return (
             _text(facts.get("os_version")),
             *_nic_versions(device.interfaces),
             _text(facts.get("kernel")),
-            _text(gpu_driver),
+            _text(host.get("gpu_driver")),
             _text(facts.get("bios_version")),
+            _text(host.get("cuda_version")),
         )
 
 
@@ -234,6 +246,75 @@ class DcqcnSkewCheck(FleetSkewCheck):
     @override
     def field_values(self, device: DeviceContext) -> dict[str, str | None]:
         return dict(_dcqcn_values(device.interfaces))
+
+
+def _cc_config_values(host: Any) -> dict[str, str]:
+    """Each firmware congestion-control setting of a host's RDMA devices (``mlxconfig``) -> its value.
+
+    Devices of one host that disagree give the distinct values joined by ", " (reported as such).
+
+    Example:
+        >>> _cc_config_values({"rdma_devices": {"mlx5_0": {"cc_config": {"RPG_AI_RATE_P1": "5"}},
+        ...                                     "mlx5_1": {"cc_config": {"RPG_AI_RATE_P1": "10"}}}})
+        {'RPG_AI_RATE_P1': '10, 5'}
+    """
+    found: dict[str, set[str]] = {}
+    devices = host.get("rdma_devices") if isinstance(host, Mapping) else None
+    for info in (devices or {}).values() if isinstance(devices, Mapping) else ():
+        config = info.get("cc_config") if isinstance(info, Mapping) else None
+        if isinstance(config, Mapping):
+            for key, value in config.items():
+                found.setdefault(str(key), set()).add(str(value))
+    return {k: ", ".join(sorted(v)) for k, v in sorted(found.items())}
+
+
+class NicCcSkewCheck(FleetSkewCheck):
+    """GPU servers of one platform and model set the same congestion control in their NICs' firmware.
+
+    ``mlxconfig`` holds the ConnectX firmware's RoCE congestion-control settings (DCQCN reaction and
+    notification point, CNP DSCP and priority, the CC priority mask) that the NIC boots with: one
+    host configured apart from the fleet reacts differently to the same ECN marks after its next
+    reboot, whatever sysfs says now (``dcqcn-skew`` judges the running values). Every parameter
+    (``RPG_AI_RATE_P1``, ``CNP_DSCP_P1``, ...) the same across the group; pin values with
+    ``allowed`` (``{ROCE_CC_PRIO_MASK_P1: ['255']}``, values as mlxconfig prints them). Reading it
+    needs root: hosts whose inventory does not enable ``fabline_sudo`` (or whose sudo refuses) are
+    ``skipped`` with the reason.
+    """
+
+    id = "nic-cc-skew"
+    severity = Severity.MINOR
+    roles = ("host",)
+    fields = ()
+
+    def __init__(self, params: Mapping[str, Any] | None = None, severity: Severity | None = None) -> None:
+        Check.__init__(self, params, severity)
+        unknown = [k for k in self.params.allowed if not re.fullmatch(r"[A-Z][A-Z0-9_]*_P\d", k)]
+        if unknown:
+            raise ValueError(f"allowed: {unknown[0]!r} is not an mlxconfig parameter (e.g. RPG_AI_RATE_P1)")
+
+    @override
+    def field_values(self, device: DeviceContext) -> dict[str, str | None]:
+        return dict(_cc_config_values(device.state.get("host")))
+
+    @override
+    def collect(self, device: DeviceContext) -> tuple[Any, ...]:
+        row = super().collect(device)
+        skip = None
+        if not row[3]:
+            skip = (
+                root_read_missing(device, "host.rdma_devices.*.cc_config", "sudo -n mlxconfig")
+                or "no mlxconfig settings collected"
+            )
+        return (*row, skip)
+
+    @override
+    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
+        for name in sorted(fabric.collected):
+            reason = fabric.collected[name][4]
+            if reason:
+                yield self.skipped(name, None, f"firmware congestion control not read: {reason}")
+        judged = {n: row for n, row in fabric.collected.items() if not row[4]}
+        yield from super().check_fabric(replace(fabric, collected=judged))
 
 
 class QosSkewCheck(FleetSkewCheck):
@@ -621,6 +702,7 @@ FLEET_CHECKS = (
     VersionSkewCheck,
     QosSkewCheck,
     DcqcnSkewCheck,
+    NicCcSkewCheck,
     IncompatibleVersionsCheck,
     PfcHeadroomCheck,
     OpticsFirmwareSkewCheck,

@@ -20,13 +20,14 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import override
 
-from fabline.checks import Check, DeviceContext, FabricContext
+from fabline.checks import Check, DeviceContext, FabricContext, P
 from fabline.results import PassBlock, Result, Severity, Status
+from fabline.state import unsupported_reason
 from fabline.state_types import Gpu, Host, HostNic, Interface
 
 
@@ -108,6 +109,20 @@ def not_collected(
         yield check.error(device.name, name, f"{what} not collected")
 
 
+def root_read_missing(device: DeviceContext, path: str, prefix: str) -> str | None:
+    """Why a root-only read's value is missing: not run (``unsupported``) or refused (``unavailable``).
+
+    Without ``fabline_sudo`` the collector does not send the command and records the paths only it
+    provides as ``unsupported`` with the reason; sent, a refusal by sudo is an ``unavailable`` error.
+
+    Example:
+        >>> d = DeviceContext("h", "linux", "host", (), {}, {"unsupported": {"host.pcie_bridges": "not run"}}, {})
+        >>> root_read_missing(d, "host.pcie_bridges", "sudo -n lspci")
+        'not run'
+    """
+    return unsupported_reason(device.state.get("unsupported"), path) or command_unavailable(device, prefix)
+
+
 def _gpus(device: DeviceContext) -> Mapping[str, Gpu] | None:
     gpus = _host(device).get("gpus")
     return gpus if isinstance(gpus, Mapping) else None
@@ -123,6 +138,31 @@ def _no_gpu_reason(check: Check[Any], device: DeviceContext) -> Result | None:
     return next(not_collected(check, device, [""], 0, "host.gpus (nvidia-smi)"))
 
 
+class GpuServerCheck(Check[P]):
+    """Base of the checks inside a GPU server (not registered itself): hosts only, live hardware.
+
+    The state they read (PCIe links, GPUs, GIDs) exists only on a running server, never in a rendered
+    config (``operational``). A check with ``needs_gpus`` is ``skipped`` (not present) or ``error``
+    (not collected) where the host's GPUs are unknown, before its :meth:`judge` sees the device.
+    """
+
+    tags = ("operational",)
+    roles = ("host",)
+    needs_gpus: ClassVar[bool] = False
+
+    @override
+    def check_device(self, device: DeviceContext) -> Iterable[Result]:
+        reason = _no_gpu_reason(self, device) if self.needs_gpus else None
+        if reason is not None:
+            yield reason
+            return
+        yield from self.judge(device)
+
+    def judge(self, device: DeviceContext) -> Iterable[Result]:
+        """The check of one host whose prerequisites are there."""
+        raise NotImplementedError
+
+
 # --- PCIe ---------------------------------------------------------------------------------------
 
 
@@ -136,7 +176,7 @@ class PcieParams(BaseModel):
     )
 
 
-class HostPcieLinkCheck(Check[PcieParams]):
+class HostPcieLinkCheck(GpuServerCheck[PcieParams]):
     """Every rail NIC's PCIe link trained at its full width and speed (x16 at its generation's rate).
 
     A 400G ConnectX-7 needs PCIe Gen5 x16 (about 500 Gb/s); trained at x8, or at Gen4 speed after a
@@ -147,12 +187,9 @@ class HostPcieLinkCheck(Check[PcieParams]):
     """
 
     id = "host-pcie-link"
-    tags = ("operational",)  # live hardware and runtime tables: not in a rendered config
-    severity = Severity.MAJOR
-    roles = ("host",)
 
     @override
-    def check_device(self, device: DeviceContext) -> Iterable[Result]:
+    def judge(self, device: DeviceContext) -> Iterable[Result]:
         ok: list[str | None] = []
         missing: list[str] = []
         nics = rail_nics(device)
@@ -210,7 +247,7 @@ class AffinityParams(BaseModel):
     )
 
 
-class GpuNicAffinityCheck(Check[AffinityParams]):
+class GpuNicAffinityCheck(GpuServerCheck[AffinityParams]):
     """Rail NIC i sits on the PCIe switch and NUMA node of GPU i, as the rail plan pairs them.
 
     GPUDirect RDMA moves data between a GPU and the NIC that serves its rail; when that NIC sits
@@ -221,16 +258,10 @@ class GpuNicAffinityCheck(Check[AffinityParams]):
     """
 
     id = "gpu-nic-affinity"
-    tags = ("operational",)  # live hardware and runtime tables: not in a rendered config
-    severity = Severity.MAJOR
-    roles = ("host",)
+    needs_gpus = True
 
     @override
-    def check_device(self, device: DeviceContext) -> Iterable[Result]:
-        reason = _no_gpu_reason(self, device)
-        if reason is not None:
-            yield reason
-            return
+    def judge(self, device: DeviceContext) -> Iterable[Result]:
         gpus = _gpus(device) or {}
         allowed = set(self.params.allowed_paths)
         ok: list[str | None] = []
@@ -306,7 +337,7 @@ _PASSTHROUGH_DOMAINS = frozenset({"identity"})
 _IOMMU_OFF = re.compile(r"^(?:iommu=(?:off|pt)|intel_iommu=off|amd_iommu=off|iommu\.passthrough=1)$")
 
 
-class HostIommuCheck(Check):
+class HostIommuCheck(GpuServerCheck):
     """The IOMMU leaves rail NICs' DMA untranslated (passthrough or off), as GPUDirect RDMA needs.
 
     NVIDIA's GPUDirect RDMA guidance: with the IOMMU translating DMA (group type ``DMA``/``DMA-FQ``),
@@ -317,12 +348,9 @@ class HostIommuCheck(Check):
     """
 
     id = "host-iommu"
-    tags = ("operational",)  # live hardware and runtime tables: not in a rendered config
-    severity = Severity.MAJOR
-    roles = ("host",)
 
     @override
-    def check_device(self, device: DeviceContext) -> Iterable[Result]:
+    def judge(self, device: DeviceContext) -> Iterable[Result]:
         params = _host(device).get("iommu_params")
         params = [p for p in params if isinstance(p, str)] if isinstance(params, list) else None
         ok: list[str | None] = []
@@ -359,10 +387,123 @@ class HostIommuCheck(Check):
             yield PassBlock(self.id, device.name, self.effective_severity, ok)
 
 
+class AcsParams(BaseModel):
+    """Parameters of host-acs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    harmless: list[str] = Field(
+        default_factory=lambda: ["DirectTrans"],
+        description="ACSCtl bits that do not redirect peer-to-peer traffic (Direct Translated P2P)",
+    )
+
+
+def _bus(address: Any) -> tuple[str, int] | None:
+    """(PCI domain, bus number) of a ``0000:18:00.0`` address.
+
+    Example:
+        >>> _bus("0000:1a:00.0"), _bus("nope")
+        (('0000', 26), None)
+    """
+    m = re.fullmatch(r"([0-9a-fA-F]{4}):([0-9a-fA-F]{2}):[0-9a-fA-F]{2}\.[0-7]", str(address))
+    return (m[1].lower(), int(m[2], 16)) if m else None
+
+
+def bridges_between(bridges: Mapping[str, Any], one: tuple[str, int], other: tuple[str, int]) -> list[str]:
+    """The PCIe bridges on the path between two devices: those above exactly one of them.
+
+    A bridge is above a device when the device's bus is in its secondary..subordinate range; the
+    bridges above both (the switch's upstream port, the root port) are where the path turns, not on it.
+
+    Example:
+        >>> b = {"0000:17:00.0": {"secondary": 0x18, "subordinate": 0x1b},
+        ...      "0000:18:00.0": {"secondary": 0x19, "subordinate": 0x19},
+        ...      "0000:18:01.0": {"secondary": 0x1a, "subordinate": 0x1a}}
+        >>> bridges_between(b, ("0000", 0x19), ("0000", 0x1a))
+        ['0000:18:00.0', '0000:18:01.0']
+    """
+    out = []
+    for address, bridge in bridges.items():
+        if not isinstance(bridge, Mapping):
+            continue
+        lo, hi = bridge.get("secondary"), bridge.get("subordinate")
+        if not isinstance(lo, int) or not isinstance(hi, int):
+            continue
+        domain = address[:4].lower()
+        above = [domain == d and lo <= bus <= hi for d, bus in (one, other)]
+        if above[0] != above[1]:
+            out.append(address)
+    return sorted(out)
+
+
+class HostAcsCheck(GpuServerCheck[AcsParams]):
+    """ACS is off on every PCIe bridge between GPU i and rail NIC i (GPUDirect RDMA stays peer-to-peer).
+
+    With Access Control Services redirecting requests (``ReqRedir``, ``CmpltRedir``, ``SrcValid``) on
+    a switch port between a GPU and its NIC, every peer-to-peer transfer is sent up to the root
+    complex: GPUDirect RDMA slows to a fraction of the link or hangs (NCCL's troubleshooting guide:
+    disable ACS). Reads the ACS control bits of ``sudo -n lspci -vvv`` (root only: ``skipped`` with
+    the reason where the inventory does not enable ``fabline_sudo`` or sudo refuses) and the GPU's
+    and NIC's PCI addresses; the bridges on the path are those above exactly one of the two.
+    """
+
+    id = "host-acs"
+    needs_gpus = True
+
+    @override
+    def judge(self, device: DeviceContext) -> Iterable[Result]:
+        bridges = _host(device).get("pcie_bridges")
+        if not isinstance(bridges, Mapping):
+            missing = root_read_missing(device, "host.pcie_bridges", "sudo -n lspci")
+            if missing:
+                yield self.skipped(device.name, None, f"ACS state not readable: unavailable ({missing})")
+            else:
+                yield from not_collected(self, device, [""], 0, "host.pcie_bridges (sudo -n lspci -vvv)")
+            return
+        gpus = _gpus(device) or {}
+        harmless = set(self.params.harmless)
+        ok: list[str | None] = []
+        for i, name, body in rail_nics(device):
+            gpu = gpus.get(str(i))
+            nic_at = _bus(_nic(body).get("pci_address"))
+            gpu_at = _bus(gpu.get("pci_address")) if isinstance(gpu, Mapping) else None
+            if gpu_at is None or nic_at is None:
+                what = f"GPU {i}" if gpu_at is None else name
+                yield self.error(device.name, name, f"{name}: the PCI address of {what} was not collected")
+                continue
+            path = bridges_between(bridges, gpu_at, nic_at)
+            unreadable = [b for b in path if bridges[b].get("config_readable") is False]
+            enabled = {
+                b: flags
+                for b in path
+                if (flags := [f for f in bridges[b].get("acs_ctl") or () if f not in harmless])
+            }
+            if unreadable:
+                yield self.error(
+                    device.name,
+                    name,
+                    f"{name}: ACS of {', '.join(unreadable)} not readable (lspci not run as root)",
+                )
+            elif enabled:
+                where = "; ".join(
+                    f"{b} ({bridges[b].get('name', 'bridge')}): {' '.join(f)}" for b, f in enabled.items()
+                )
+                yield self.failed(
+                    device.name, name,
+                    f"{device.name} {name} (rail {i}): ACS redirects peer-to-peer traffic between GPU {i} and "
+                    f"the NIC on {where}; disable ACS (BIOS, or setpci) for GPUDirect RDMA",
+                    expected={"acs_ctl": sorted(harmless) or []}, actual=enabled,
+                )  # fmt: skip
+            else:
+                ok.append(name)
+        if ok:
+            yield PassBlock(self.id, device.name, self.effective_severity, ok)
+
+
 # --- GPUs ---------------------------------------------------------------------------------------
 
 
-class GpuCountCheck(Check):
+class GpuCountCheck(GpuServerCheck):
     """A GPU server has one rail NIC per GPU (GPU count equals the rail NIC count).
 
     In a rail-optimized fabric every GPU has its own rail NIC; a server showing fewer GPUs than rail
@@ -371,16 +512,10 @@ class GpuCountCheck(Check):
     """
 
     id = "host-gpu-count"
-    tags = ("operational",)  # live hardware and runtime tables: not in a rendered config
-    severity = Severity.MAJOR
-    roles = ("host",)
+    needs_gpus = True
 
     @override
-    def check_device(self, device: DeviceContext) -> Iterable[Result]:
-        reason = _no_gpu_reason(self, device)
-        if reason is not None:
-            yield reason
-            return
+    def judge(self, device: DeviceContext) -> Iterable[Result]:
         gpus = len(_gpus(device) or {})
         rails = len(rail_nics(device))
         if rails == 0:
@@ -405,7 +540,7 @@ class FabricManagerParams(BaseModel):
     )
 
 
-class FabricManagerCheck(Check[FabricManagerParams]):
+class FabricManagerCheck(GpuServerCheck[FabricManagerParams]):
     """NVIDIA Fabric Manager is active on NVSwitch GPU servers (HGX/DGX H100, A100 SXM, B200).
 
     On NVSwitch systems the GPUs join the NVLink fabric only once Fabric Manager has configured the
@@ -415,22 +550,19 @@ class FabricManagerCheck(Check[FabricManagerParams]):
     """
 
     id = "host-fabric-manager"
-    tags = ("operational",)  # live hardware and runtime tables: not in a rendered config
-    severity = Severity.MAJOR
-    roles = ("host",)
+    needs_gpus = True
 
     @override
-    def check_device(self, device: DeviceContext) -> Iterable[Result]:
-        reason = _no_gpu_reason(self, device)
-        if reason is not None:
-            yield reason
-            return
+    def judge(self, device: DeviceContext) -> Iterable[Result]:
         names = {str(g.get("name")) for g in (_gpus(device) or {}).values() if isinstance(g, Mapping)}
         if not any(fnmatch.fnmatchcase(n, pat) for n in names for pat in self.params.gpus):
             yield self.skipped(device.name, None, f"GPUs {', '.join(sorted(names))}: no NVSwitch system")
             return
         state = _host(device).get("fabric_manager")
-        if state is None:
+        unreadable = command_unavailable(device, "systemctl show") if state is None else None
+        if unreadable:
+            yield self.skipped(device.name, None, f"no systemd to ask: not present ({unreadable})")
+        elif state is None:
             yield self.error(device.name, None, "host.fabric_manager not collected (systemctl show)")
         elif state == "active":
             yield self.passed(device.name, None, expected="active", actual=state)
@@ -479,7 +611,7 @@ def nccl_selects(spec: str, names: Iterable[str]) -> set[str]:
     return {n for n in names if hit(n) != exclude}
 
 
-class NcclGidIndexCheck(Check):
+class NcclGidIndexCheck(GpuServerCheck):
     """NCCL_IB_GID_INDEX names a RoCE v2 IPv4 GID on every rail NIC, the same index fleet-wide.
 
     NCCL sends RoCE with the GID at that index: a RoCE v1 entry is not routable across the leaf-spine
@@ -490,10 +622,8 @@ class NcclGidIndexCheck(Check):
     """
 
     id = "nccl-gid-index"
-    tags = ("operational",)  # live hardware and runtime tables: not in a rendered config
     severity = Severity.CRITICAL
     scope = "fabric"
-    roles = ("host",)
 
     @override
     def collect(self, device: DeviceContext) -> tuple[Any, ...]:
@@ -587,7 +717,7 @@ class NcclGidIndexCheck(Check):
                 yield PassBlock(self.id, name, self.effective_severity, list(row[3]))
 
 
-class NcclHcaCheck(Check):
+class NcclHcaCheck(GpuServerCheck):
     """NCCL_IB_HCA selects exactly the rail NICs' RDMA devices (unset: every RDMA device).
 
     NCCL spreads its rings over the HCAs ``NCCL_IB_HCA`` selects: a missing rail HCA leaves a rail
@@ -597,12 +727,9 @@ class NcclHcaCheck(Check):
     """
 
     id = "nccl-ib-hca"
-    tags = ("operational",)  # live hardware and runtime tables: not in a rendered config
-    severity = Severity.MAJOR
-    roles = ("host",)
 
     @override
-    def check_device(self, device: DeviceContext) -> Iterable[Result]:
+    def judge(self, device: DeviceContext) -> Iterable[Result]:
         env = nccl_env(device)
         rails = {
             str(_nic(b).get("rdma_device")) for _i, _n, b in rail_nics(device) if _nic(b).get("rdma_device")
@@ -684,6 +811,7 @@ GPUHOST_CHECKS = (
     HostPcieLinkCheck,
     GpuNicAffinityCheck,
     HostIommuCheck,
+    HostAcsCheck,
     GpuCountCheck,
     FabricManagerCheck,
     NcclGidIndexCheck,

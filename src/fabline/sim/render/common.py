@@ -59,6 +59,10 @@ class SimView(Protocol):
         """The state the device shows now."""
         ...
 
+    def transport_fault(self, kind: str, command: str | None = None) -> Any:
+        """The transport fault of this kind planted on the device (``sudo_refused``), or None."""
+        ...
+
     def derived(self, name: str, build: Callable[[], T]) -> T:
         """A value computed from the current state once and cached (``build`` makes it)."""
         ...

@@ -39,8 +39,9 @@ def _mac(dev: SimView, i: int) -> str:
     return f"b8:3f:d2:{h:02x}:{i // 256:02x}:{i % 256:02x}"
 
 
-def _pci(i: int) -> str:
-    return f"0000:{0x1A + i * 0x20 & 0xFF:02x}:00.0"
+def _pci(i: int, body: dict[str, Any] | None = None) -> str:
+    address = (body or {}).get("nic", {}).get("pci_address")
+    return str(address) if address else f"0000:{0x1A + i * 0x20 & 0xFF:02x}:00.0"
 
 
 def _rdma(body: dict[str, Any], i: int) -> str:
@@ -66,7 +67,7 @@ def _ip_json(dev: SimView, state: dict[str, Any]) -> list[dict[str, Any]]:
             "qdisc": "mq", "operstate": "UP" if body.get("oper_up") else "DOWN", "linkmode": "DEFAULT",
             "group": "default", "txqlen": 1000, "link_type": "ether", "address": _mac(dev, i),
             "broadcast": "ff:ff:ff:ff:ff:ff", "promiscuity": 0, "min_mtu": 68, "max_mtu": 9978,
-            "num_tx_queues": 256, "num_rx_queues": 64, "parentbus": "pci", "parentdev": _pci(i),
+            "num_tx_queues": 256, "num_rx_queues": 64, "parentbus": "pci", "parentdev": _pci(i, body),
         }  # fmt: skip
         if body.get("description"):
             entry["ifalias"] = body["description"]
@@ -141,7 +142,7 @@ def _ethtool_i(i: int, body: dict[str, Any]) -> str:
         f"version: {nic.get('driver_version', '')}\n"
         f"firmware-version: {_fw_version(nic)}\n"
         "expansion-rom-version: \n"
-        f"bus-info: {_pci(i)}\n"
+        f"bus-info: {_pci(i, body)}\n"
         "supports-statistics: yes\n"
         "supports-test: yes\n"
         "supports-eeprom-access: no\n"
@@ -415,6 +416,128 @@ def _nvidia_smi_topo(state: dict[str, Any]) -> str:
         lines.append(f"NIC{k}\t" + "\t".join(row) + "\t\t\t")
     legend = "NIC Legend:\n\n" + "".join(f"  NIC{k}: {n}\n" for k, n in enumerate(nics))
     return "\n".join(lines) + "\n\n" + _TOPO_LEGEND + "\n" + legend + "\n"
+
+
+def _nvidia_smi_summary(state: dict[str, Any]) -> str:
+    """``nvidia-smi``: the summary table in the layout of the real H100 capture in ``tests/samples``."""
+    host = state.get("host", {})
+    driver, cuda = str(host.get("gpu_driver", "")), str(host.get("cuda_version", "N/A"))
+    rule = "+-----------------------------------------+------------------------+----------------------+"
+    head = f"NVIDIA-SMI {driver:<22}Driver Version: {driver:<15}CUDA Version: {cuda:<9}"
+    lines = [
+        "+-----------------------------------------------------------------------------------------+",
+        f"| {head:<87} |",
+        "|-----------------------------------------+------------------------+----------------------+",
+        "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |",
+        "| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |",
+        "|                                         |                        |               MIG M. |",
+        "|=========================================+========================+======================|",
+    ]
+    for index, gpu in _gpus(state):
+        bus = "0000" + str(gpu.get("pci_address", "0000:00:00.0")).upper()
+        name = str(gpu.get("name", ""))[:26]
+        lines += [
+            f"| {index:>3}  {name:<26}          On  |   {bus} Off |                    0 |",
+            "| N/A   30C    P0             85W /  700W |       1MiB /  81559MiB |      0%      Default |",
+            "|                                         |                        |             Disabled |",
+            rule,
+        ]
+    lines += [
+        " " * 89,
+        "+-----------------------------------------------------------------------------------------+",
+        "| Processes:                                                                              |",
+        "|  GPU   GI   CI        PID   Type   Process name                              GPU Memory |",
+        "|        ID   ID                                                               Usage      |",
+        "|=========================================================================================|",
+        "|  No running processes found                                                             |",
+        "+-----------------------------------------------------------------------------------------+",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _mlxconfig(state: dict[str, Any], device: str) -> Answer:
+    """``mlxconfig -d DEV query`` in the layout of the real capture in ``tests/samples`` (one Next Boot column)."""
+    info = (state.get("host", {}).get("rdma_devices") or {}).get(device)
+    if not isinstance(info, dict):
+        return Answer("", 1, f"-E- Failed to open device: {device}. No such file or directory\n")
+    rows = {
+        "SRIOV_EN": "False(0)",
+        "NUM_OF_VFS": "0",
+        **(info.get("cc_config") or {}),
+        "ROCE_CONTROL": "ROCE_ENABLE(2)",
+    }
+    out = [
+        "", "Device #1:", "----------", "",
+        f"{'Device type:':<20}{'ConnectX7':<20}",
+        f"{'Name:':<20}{'MCX75310AAS-NEA_Ax':<20}",
+        f"{'Description:':<20}NVIDIA ConnectX-7 HHHL Adapter card; 400GbE / NDR IB (default mode); Single-port OSFP; PCIe 5.0 x16",
+        f"{'Device:':<20}{device:<20}",
+        "",
+        f"{'Configurations:':<57}Next Boot",
+    ]  # fmt: skip
+    out += [f"        {k:<44}{v:<20}" for k, v in rows.items()]
+    return Answer("\n".join(out) + "\n")
+
+
+def _lspci(state: dict[str, Any]) -> str:
+    """``lspci -vvv`` (as root) of the PCIe switch ports, GPUs and rail NICs, in lspci's block layout."""
+    blocks: list[tuple[str, list[str]]] = []
+    for address, bridge in sorted((state.get("host", {}).get("pcie_bridges") or {}).items()):
+        flags = set(bridge.get("acs_ctl") or ())
+        lines = [
+            f"{address[5:]} {bridge.get('name', 'PCI bridge')} (prog-if 00 [Normal decode])",
+            "\tControl: I/O- Mem+ BusMaster+ SpecCycle- MemWINV- VGASnoop- ParErr- Stepping- SERR+ FastB2B- DisINTx+",
+            "\tLatency: 0, Cache Line Size: 64 bytes",
+            f"\tBus: primary={int(address[5:7], 16):02x}, secondary={bridge.get('secondary', 0):02x}, "
+            f"subordinate={bridge.get('subordinate', 0):02x}, sec-latency=0",
+        ]
+        if "acs_ctl" in bridge:
+            names = (
+                "SrcValid",
+                "TransBlk",
+                "ReqRedir",
+                "CmpltRedir",
+                "UpstreamFwd",
+                "EgressCtrl",
+                "DirectTrans",
+            )
+            lines += [
+                "\tCapabilities: [1f8 v1] Access Control Services",
+                "\t\tACSCap:\t" + " ".join(f"{n}+" for n in names),
+                "\t\tACSCtl:\t" + " ".join(f"{n}{'+' if n in flags else '-'}" for n in names),
+            ]
+        blocks.append((address, lines))
+    for _index, gpu in _gpus(state):
+        blocks.append((str(gpu.get("pci_address")), [
+            f"{str(gpu.get('pci_address'))[5:]} 3D controller: NVIDIA Corporation GH100 [H100 SXM5 80GB] (rev a1)",
+            "\tSubsystem: NVIDIA Corporation GH100 [H100 SXM5 80GB]",
+            "\tKernel driver in use: nvidia",
+        ]))  # fmt: skip
+    for i, _name, body in _nics(state):
+        address = _pci(i, body)
+        blocks.append((address, [
+            f"{address[5:]} Ethernet controller: Mellanox Technologies MT2910 Family [ConnectX-7]",
+            "\tSubsystem: Mellanox Technologies Device 0070",
+            "\tKernel driver in use: mlx5_core",
+        ]))  # fmt: skip
+    return "\n".join("\n".join(lines) + "\n" for _a, lines in sorted(blocks))
+
+
+def _sudo(dev: SimView, args: list[str]) -> Answer:
+    """``sudo -n CMD``: the root-only reads, as a login user allowed them without a password."""
+    if args[:1] != ["-n"]:
+        return Answer("", 1, "sudo: a terminal is required to read the password; either use the -S option "
+                      "to read from standard input or configure an askpass helper\nsudo: a password is required\n")  # fmt: skip
+    cmd, rest = (args[1], args[2:]) if len(args) > 1 else ("", [])
+    state = dev.state()
+    if cmd == "mlxconfig" and len(rest) == 3 and rest[0] == "-d" and rest[2] in ("query", "q"):
+        return _mlxconfig(state, rest[1])
+    if cmd == "lspci" and rest == ["-vvv"]:
+        return Answer(_lspci(state))
+    if cmd == "dmidecode" and rest == ["--string", "bios-version"]:
+        version = state.get("facts", {}).get("bios_version")
+        return Answer(f"{version}\n") if version else Answer("", 1, "/dev/mem: No such file or directory\n")
+    return Answer("", 1, f"sudo: {cmd}: command not found\n")
 
 
 class FileTable(dict[str, str]):
@@ -721,7 +844,13 @@ def render(dev: SimView, line: str) -> Answer:  # noqa: C901 - one flat branch p
         return Answer(_lldpctl(state))
     if cmd == "lsmod":
         return Answer(_lsmod(state))
+    if cmd == "sudo":
+        if dev.transport_fault("sudo_refused") is not None:  # sudo wants a password for this user
+            return Answer("", 1, "sudo: a password is required\n")
+        return _sudo(dev, args)
     if cmd == "nvidia-smi" and _gpus(state):
+        if not args:
+            return Answer(_nvidia_smi_summary(state))
         if args == ["topo", "-m"]:
             return Answer(_nvidia_smi_topo(state))
         if len(args) == 2 and args[0].startswith("--query-gpu=") and args[1] == "--format=csv,noheader":
