@@ -85,8 +85,13 @@ def bench_fabric(
     return synthetic.Fabric([*spines, *leaves, *servers], links)
 
 
-def serve(switches: int, hosts: int, inventory: Path, ready: Any, stop: Any, eapi: bool = False) -> None:
-    """Child process: serve the fabric until ``stop`` is set (``eapi``: EOS only, SSH and eAPI)."""
+def serve(
+    switches: int, hosts: int, inventory: Path, ready: Any, stop: Any, eapi: bool = False, sudo: bool = False
+) -> None:
+    """Child process: serve the fabric until ``stop`` is set (``eapi``: EOS only, SSH and eAPI).
+
+    ``sudo``: the GPU servers' inventory sets ``fabline_sudo`` (their root-only reads are sent too).
+    """
     from fabline.sim import run_simulator
 
     fabric = (
@@ -96,7 +101,12 @@ def serve(switches: int, hosts: int, inventory: Path, ready: Any, stop: Any, eap
     )
     extra: dict[str, Any] = {"eapi_port": 2223} if eapi else {}
     with run_simulator(fabric, password=PASSWORD, address_base="127.20", port=2222, **extra) as sim:
-        inventory.write_text(yaml.safe_dump(sim.inventory(password_env=PASSWORD_ENV), sort_keys=False))
+        inv = sim.inventory(password_env=PASSWORD_ENV)
+        for hv in (
+            (inv["all"].get("children", {}).get("gpu_hosts", {}).get("hosts") or {}).values() if sudo else ()
+        ):
+            hv["fabline_sudo"] = True
+        inventory.write_text(yaml.safe_dump(inv, sort_keys=False))
         if eapi:
             assert sim.eapi_tls is not None
             ca = inventory.with_name("eapi-ca.pem")
@@ -262,6 +272,9 @@ def main() -> None:
                          "alternating with this one run by run.")  # fmt: skip
     ap.add_argument("--eapi", action="store_true", help="EOS switches only: fabline over SSH and over eAPI.")
     ap.add_argument("--clean", action="store_true", help="Delete the runs' snapshots at the end.")
+    ap.add_argument("--sudo", action="store_true",
+                    help="GPU servers with fabline_sudo: their root-only reads (lspci, dmidecode, one mlxconfig "
+                         "per rail NIC) are sent too.")  # fmt: skip
     ap.add_argument("--snapshot-dir", type=Path, default=OUT,
                     help="Where fabline writes its snapshot (e.g. /dev/shm to take the disk out).")  # fmt: skip
     args = ap.parse_args()
@@ -279,7 +292,9 @@ def main() -> None:
     if args.eapi:
         args.hosts = 0
     child = ctx.Process(
-        target=serve, args=(args.switches, args.hosts, inventory, ready, stop, args.eapi), daemon=True
+        target=serve,
+        args=(args.switches, args.hosts, inventory, ready, stop, args.eapi, args.sudo),
+        daemon=True,
     )
     child.start()
     if not ready.wait(120):
