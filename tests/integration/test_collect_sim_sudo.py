@@ -29,7 +29,7 @@ FAULTS: list[Any] = [
     Fault("gpu-001", "host.cuda_version", "12.1"),
     TransportFault("gpu-002", "sudo_refused"),
 ]
-ROOT_READS = ("sudo -n lspci -vvv", "sudo -n dmidecode --string bios-version")
+ROOT_READS = ("sudo -n lspci -vvv", "sudo -n dmidecode --type bios")
 PINS = (
     "rules:\n"
     "  - {id: version-skew, params: {allowed: {cuda_version: ['12.2']}}}\n"

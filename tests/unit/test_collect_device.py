@@ -493,7 +493,7 @@ def test_declared_nccl_env_files_are_read_after_nccl_conf_and_paths_are_checked(
 
 # --- reads that need root: sudo -n only where the inventory enables it ---------------------------
 
-ROOT_LINES = ("sudo -n lspci -vvv", "sudo -n dmidecode --string bios-version")
+ROOT_LINES = ("sudo -n lspci -vvv", "sudo -n dmidecode --type bios")
 
 
 def test_root_reads_are_never_sent_without_fabline_sudo() -> None:

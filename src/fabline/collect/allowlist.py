@@ -43,7 +43,7 @@ ROOT_TEMPLATES: dict[str, frozenset[str]] = {
         {
             "sudo -n mlxconfig -d {rdma_device} query",  # firmware congestion-control settings
             "sudo -n lspci -vvv",  # ACS control of the PCIe bridges (extended config space)
-            "sudo -n dmidecode --string bios-version",  # the BIOS version from SMBIOS
+            "sudo -n dmidecode --type bios",  # the BIOS version from SMBIOS
         }
     )
 }

@@ -308,10 +308,10 @@ class Command:
         """Why a failed run means the command cannot run here (``unavailable``), or None.
 
         Example:
-            >>> c = Command("sudo -n dmidecode --string bios-version", lambda t, c: {}, "facts.bios_version")
-            >>> c.unavailable_reason(1, "sudo: a password is required\n")
+            >>> c = Command("sudo -n dmidecode --type bios", lambda t, c: {}, "facts.bios_version")
+            >>> c.unavailable_reason(1, "sudo: a password is required\\n")
             'sudo: a password is required'
-            >>> c.unavailable_reason(0, "sudo: a password is required\n") is None
+            >>> c.unavailable_reason(0, "sudo: a password is required\\n") is None
             True
         """
         if not exit_code:

@@ -1083,26 +1083,36 @@ def parse_lspci_vvv(text: str, ctx: ParseContext) -> Fragment:
     return {"host": {"pcie_bridges": dict(sorted(bridges.items()))}}
 
 
-#: ``dmidecode --string bios-version`` (root: it reads the SMBIOS table): the BIOS version, one line.
-DMIDECODE_COMMAND = "sudo -n dmidecode --string bios-version"
+#: ``dmidecode --type bios`` (root: it reads the SMBIOS table): the BIOS Information record.
+DMIDECODE_COMMAND = "sudo -n dmidecode --type bios"
 #: dmidecode's words on a machine without SMBIOS/DMI tables (a VM, some ARM boards): not present.
 NO_DMI = ("/dev/mem: No such file or directory", "No SMBIOS nor DMI entry point found")
+_BIOS_VERSION = re.compile(
+    r"^BIOS Information[ \t]*\n(?:[ \t]+.*\n)*?[ \t]+Version:[ \t]*(.*?)[ \t]*$", re.MULTILINE
+)
 
 
-@text_parser("one BIOS version line (dmidecode --string bios-version)")
+@text_parser("dmidecode records ('Handle 0x..., DMI type 0' then 'BIOS Information')")
 def parse_dmidecode_bios(text: str, ctx: ParseContext) -> Fragment:
-    """``sudo -n dmidecode --string bios-version``: ``facts.bios_version`` (SMBIOS type 0 ``Version``).
+    """``sudo -n dmidecode --type bios``: ``facts.bios_version``, the ``Version:`` of the BIOS Information record.
 
-    The same string as ``/sys/class/dmi/id/bios_version`` (the host sysfs read), for kernels that do
-    not export the DMI id files. A ``#`` line is dmidecode's own note (no SMBIOS table: unavailable).
+    SMBIOS type 0, the same string as ``/sys/class/dmi/id/bios_version`` (the host sysfs read), for
+    kernels that do not export the DMI id files. A full ``dmidecode`` dump is read the same way. An
+    answer of ``#`` notes only is dmidecode saying there is no SMBIOS table (unavailable).
     """
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    notes = [ln for ln in lines if ln.startswith("#")]
-    if notes and len(notes) == len(lines):
-        raise CommandUnavailable(ctx.platform, ctx.command, ctx.expected, f"device said {notes[0][:80]!r}")
-    if len(lines) != 1 or len(lines[0]) > 64 or not lines[0].isprintable():
-        raise ctx.reject(f"{len(lines)} lines" if len(lines) != 1 else f"{lines[0][:40]!r} is not a version")
-    return {"facts": {"bios_version": lines[0]}}
+    if (
+        lines
+        and all(ln.startswith("#") for ln in lines)
+        and any("SMBIOS" in ln or "DMI" in ln for ln in lines)
+    ):
+        raise CommandUnavailable(ctx.platform, ctx.command, ctx.expected, f"device said {lines[-1][:80]!r}")
+    if not re.search(r"^Handle 0x[0-9A-Fa-f]{4}, DMI type 0,", text, re.MULTILINE):
+        raise ctx.reject("no 'Handle 0x...., DMI type 0' record")
+    m = _BIOS_VERSION.search(text if text.endswith("\n") else text + "\n")
+    if m is None or not m[1]:
+        raise ctx.reject("no 'Version:' in the BIOS Information record")
+    return {"facts": {"bios_version": m[1][:64]}}
 
 
 # --- facts -------------------------------------------------------------------------------------

@@ -66,9 +66,18 @@ class FleetSkewCheck(Check[SkewParams]):
 
     scope = "fabric"
     fields: ClassVar[tuple[str, ...]]
+    #: Without fixed ``fields`` (every parameter a device has is compared): what a pinned name must
+    #: look like (a regex), and how the error says it.
+    parameter: ClassVar[str] = ".+"
+    parameter_hint: ClassVar[str] = ""
 
     def __init__(self, params: Mapping[str, Any] | None = None, severity: Severity | None = None) -> None:
         super().__init__(params, severity)
+        if not self.fields:
+            unknown = [k for k in self.params.allowed if not re.fullmatch(self.parameter, k)]
+            if unknown:
+                raise ValueError(f"allowed: {unknown[0]!r} is not a parameter ({self.parameter_hint})")
+            return
         unknown = [k for k in self.params.allowed if k not in self.fields]
         if unknown:
             raise ValueError(f"allowed: unknown field {unknown[0]!r} (fields: {', '.join(self.fields)})")
@@ -236,12 +245,8 @@ class DcqcnSkewCheck(FleetSkewCheck):
     severity = Severity.MINOR
     roles = ("host",)
     fields = ()
-
-    def __init__(self, params: Mapping[str, Any] | None = None, severity: Severity | None = None) -> None:
-        Check.__init__(self, params, severity)
-        unknown = [k for k in self.params.allowed if not k.startswith(("np.", "rp."))]
-        if unknown:
-            raise ValueError(f"allowed: {unknown[0]!r} is not a parameter (np.NAME or rp.NAME)")
+    parameter = r"(?:np|rp)\..+"
+    parameter_hint = "np.NAME or rp.NAME"
 
     @override
     def field_values(self, device: DeviceContext) -> dict[str, str | None]:
@@ -285,12 +290,8 @@ class NicCcSkewCheck(FleetSkewCheck):
     severity = Severity.MINOR
     roles = ("host",)
     fields = ()
-
-    def __init__(self, params: Mapping[str, Any] | None = None, severity: Severity | None = None) -> None:
-        Check.__init__(self, params, severity)
-        unknown = [k for k in self.params.allowed if not re.fullmatch(r"[A-Z][A-Z0-9_]*_P\d", k)]
-        if unknown:
-            raise ValueError(f"allowed: {unknown[0]!r} is not an mlxconfig parameter (e.g. RPG_AI_RATE_P1)")
+    parameter = r"[A-Z][A-Z0-9_]*_P\d"
+    parameter_hint = "an mlxconfig name with its port, e.g. RPG_AI_RATE_P1"
 
     @override
     def field_values(self, device: DeviceContext) -> dict[str, str | None]:

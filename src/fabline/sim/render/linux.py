@@ -523,6 +523,19 @@ def _lspci(state: dict[str, Any]) -> str:
     return "\n".join("\n".join(lines) + "\n" for _a, lines in sorted(blocks))
 
 
+#: ``dmidecode --type bios`` in the layout of the real Dell R640 capture in ``tests/samples`` (fewer
+#: characteristics lines), for a simulated GPU server.
+_DMIDECODE_BIOS = (
+    "# dmidecode 3.3\nGetting SMBIOS data from sysfs.\nSMBIOS 3.3.0 present.\n\n"
+    "Handle 0x0000, DMI type 0, 26 bytes\nBIOS Information\n\tVendor: American Megatrends International, LLC.\n"
+    "\tVersion: {version}\n\tRelease Date: 06/23/2021\n\tAddress: 0xF0000\n\tRuntime Size: 64 kB\n"
+    "\tROM Size: 32 MB\n\tCharacteristics:\n\t\tPCI is supported\n\t\tBIOS is upgradeable\n"
+    "\t\tUEFI is supported\n\tBIOS Revision: 5.22\n\n"
+    "Handle 0x000D, DMI type 13, 22 bytes\nBIOS Language Information\n\tLanguage Description Format: Long\n"
+    "\tInstallable Languages: 1\n\t\ten|US|iso8859-1\n\tCurrently Installed Language: en|US|iso8859-1\n\n"
+)
+
+
 def _sudo(dev: SimView, args: list[str]) -> Answer:
     """``sudo -n CMD``: the root-only reads, as a login user allowed them without a password."""
     if args[:1] != ["-n"]:
@@ -534,9 +547,11 @@ def _sudo(dev: SimView, args: list[str]) -> Answer:
         return _mlxconfig(state, rest[1])
     if cmd == "lspci" and rest == ["-vvv"]:
         return Answer(_lspci(state))
-    if cmd == "dmidecode" and rest == ["--string", "bios-version"]:
+    if cmd == "dmidecode" and rest == ["--type", "bios"]:
         version = state.get("facts", {}).get("bios_version")
-        return Answer(f"{version}\n") if version else Answer("", 1, "/dev/mem: No such file or directory\n")
+        if not version:
+            return Answer("", 1, "/dev/mem: No such file or directory\n")
+        return Answer(_DMIDECODE_BIOS.format(version=version))
     return Answer("", 1, f"sudo: {cmd}: command not found\n")
 
 
