@@ -582,3 +582,17 @@ def test_systemctl_without_systemd_is_unavailable_not_failed() -> None:
         "unavailable",
         "System has not been booted with systemd as init system (PID 1). Can't operate.",
     )
+
+
+def test_dmidecode_without_smbios_is_unavailable_despite_its_preamble() -> None:
+    # dmidecode 3.4's real answer in a VM without SMBIOS (captured on this machine): a preamble on
+    # stdout, the reason on stderr, exit 1.
+    line = "sudo -n dmidecode --type bios"
+    session = FakeSession(HOST_FILES)
+    answer = Output(
+        "# dmidecode 3.4\nScanning /dev/mem for entry point.\n", 1, "/dev/mem: No such file or directory\n"
+    )
+    session.run = _answer_root(session.run, {line: answer})  # type: ignore[method-assign]
+    result = collect_device(host(rail_interfaces=["eth2"], fabline_sudo=True), factory_for(session))
+    record = next(r for r in result.records if r.command == line)
+    assert (record.status, record.message) == ("unavailable", "/dev/mem: No such file or directory")

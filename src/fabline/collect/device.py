@@ -171,8 +171,9 @@ def parse_record(platform: str, record: CommandRecord, output: Output) -> dict[s
         return None
     matched = match_command(platform, record.command)
     why = matched[0].unavailable_reason(output.exit_code, output.stderr) if matched is not None else None
-    if why is not None and not output.text.strip():
-        # The host cannot run it (sudo refused, no systemd): not a failure of the device.
+    if why is not None:
+        # The host cannot run it (sudo refused, no systemd, no SMBIOS table): not a failure of the
+        # device, whatever preamble it printed first (dmidecode's '# dmidecode 3.4').
         record.status = "unavailable"
         record.message = why
         return None

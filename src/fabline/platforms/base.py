@@ -282,8 +282,8 @@ class Command:
             collection of a device whose release lacks it does not send it and records why
             (``not_in_release``). None: every release has it.
         unavailable: Words of the command's stderr that say it cannot run on this device at all
-            (``has not been booted with systemd``): with a non-zero exit and no answer, the
-            command is ``unavailable`` with that line, not ``failed``. A command run with
+            (``has not been booted with systemd``): with a non-zero exit, the command is
+            ``unavailable`` with that line, not ``failed`` (whatever preamble it printed). A command run with
             ``sudo -n`` (:data:`ROOT_PREFIX`) is also ``unavailable`` when sudo itself refuses.
         only_source_of: State paths only this command provides (``host.pcie_bridges``): when the
             collector does not send it by the inventory's choice (a root-only read without
