@@ -6,6 +6,7 @@ import importlib
 import subprocess
 import sys
 
+import pytest
 from click.testing import CliRunner
 
 from fabline import cli
@@ -54,6 +55,27 @@ def test_check_imports_no_ssh_stack() -> None:
         "except SystemExit:\n"
         "    pass\n"
         "print(sorted(m for m in ('asyncssh', 'paramiko', 'fabline.sim.server', 'fabline.cli.collect')"
+        " if m in sys.modules))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=True
+    )
+    assert proc.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("command", ["history", "diff", "drift"])
+def test_history_commands_import_no_collection_stack(command: str) -> None:
+    """``fabline history``/``diff``/``drift`` load without paramiko and the collectors (drift imports
+    them only when it collects)."""
+    code = (
+        "import sys\n"
+        "from fabline.cli import main\n"
+        "try:\n"
+        f"    main([{command!r}, '--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "assert 'fabline.cli.history' in sys.modules\n"
+        "print(sorted(m for m in ('paramiko', 'netmiko', 'fabline.collect.transports', 'fabline.cli.collect')"
         " if m in sys.modules))\n"
     )
     proc = subprocess.run(

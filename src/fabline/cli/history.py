@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.console import Console
 
-from fabline.cli.collect import collect_options, do_collect, print_collect_summary
+from fabline.cli.collect_options import collect_options
 from fabline.cli.common import (
     FORMATS,
     SEVERITIES,
@@ -453,6 +453,8 @@ def drift(
     elif against is not None:
         raise ConfigError(f"--against {against}: no run history", file=db)
     if snapshot is None:
+        from fabline.cli.collect import do_collect, print_collect_summary
+
         target = collect_to or Path("snapshots") / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         summary = do_collect(inventory, target, limit=limit, **collect_opts)
         if not quiet:

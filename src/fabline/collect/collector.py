@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from fabline import __version__
+from fabline.collect.defaults import DEFAULT_COMMAND_TIMEOUT
 from fabline.collect.device import DeviceRef, DeviceResult, Gathered, RetryPolicy, gather_device, now_iso
 from fabline.collect.eapi import EapiSession, TlsPolicy, eapi_port, wants_eapi
 from fabline.collect.finisher import Finisher
 from fabline.collect.hostkeys import HostKeyStore
 from fabline.collect.profiles import PROFILES, Profile
 from fabline.collect.transports import (
-    DEFAULT_COMMAND_TIMEOUT,
     DEFAULT_MAX_OUTPUT,
     ConnectOptions,
     ExecSession,

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import paramiko
 
+from fabline.collect.defaults import HOST_KEY_POLICIES
 from fabline.errors import ConfigError
-
-HOST_KEY_POLICIES = ("accept-new", "strict", "ignore")
 
 
 class HostKeyRefused(paramiko.SSHException):  # type: ignore[misc]

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 import paramiko
 
+from fabline.collect.defaults import DEFAULT_COMMAND_TIMEOUT
 from fabline.collect.hostkeys import HostKeyRefused, HostKeyStore
 from fabline.inventory import Device
 
@@ -44,8 +45,6 @@ EXEC_CHANNELS = 8
 EXEC_SCRIPT_COMMANDS = 128
 #: Commands per script line typed into an interactive shell (SONiC, Cumulus): the line stays a few KB.
 SCRIPT_COMMANDS = 32
-#: Default total seconds one command may take (``--command-timeout``, ``fabline_command_timeout``).
-DEFAULT_COMMAND_TIMEOUT = 60.0
 #: Default most bytes one command, or one batch of commands sent together, may print
 #: (``--max-output``, ``fabline_max_output``): the largest real output fabline reads is a few
 #: hundred KB (a SONiC config_db.json), so 16 MiB is far above any real answer and keeps a fleet of
