@@ -273,7 +273,7 @@ def _counters(report: Report, diff: DiffResult | None, warnings: list[str]) -> C
     from fabline.history.store import HistoryStore
 
     if diff is not None:
-        return CounterDeltas(diff.counters, diff.before.label)
+        return diff.counters.metrics(diff.before.label)
     if report.history_db is None or report.run_id is None:
         return None
     with HistoryStore(Path(report.history_db), create=False) as store:
@@ -283,8 +283,8 @@ def _counters(report: Report, diff: DiffResult | None, warnings: list[str]) -> C
     if not (Path(prev.snapshot) / "state").is_dir():
         warnings.append(f"counter rates: the previous run {prev.run_id}'s snapshot {prev.snapshot} is gone")
         return None
-    return CounterDeltas(
-        counters_between(Path(prev.snapshot), Path(report.state_dir or report.snapshot)), prev.run_id
+    return counters_between(Path(prev.snapshot), Path(report.state_dir or report.snapshot)).metrics(
+        prev.run_id
     )
 
 

@@ -37,11 +37,12 @@ class Snapshot:
         """Where a device's state lives (not checked: :meth:`load` checks before it reads)."""
         return self.state_dir / f"{device}.json"
 
-    def load(self, device: str) -> dict[str, Any] | None:
+    def load(self, device: str, *, checked: bool = True) -> dict[str, Any] | None:
         """The device's state, or None when the snapshot has none for it.
 
         The file is read only when it lies inside the snapshot (a link out of it is refused), is a
-        regular file (never a FIFO, a device or a folder) and is at most 64 MiB.
+        regular file (never a FIFO, a device or a folder) and is at most 64 MiB. ``checked=False``
+        skips the schema pass and the derived fields (:func:`~fabline.state.parse_state`).
 
         Raises:
             StateError: The file exists but is unreadable, outside the snapshot, not a regular
@@ -56,7 +57,7 @@ class Snapshot:
             raise StateError(str(exc)) from None
         except OSError as exc:
             raise StateError(f"{path}: cannot read: {exc.strerror}") from None
-        doc = parse_state(path, data)
+        doc = parse_state(path, data, checked=checked)
         name = doc.get("name")
         if name is not None and name != device:
             raise StateError(f"{path}: name is {name!r}, expected {device!r} (the file name)")

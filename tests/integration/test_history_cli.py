@@ -121,16 +121,21 @@ def test_pass_summaries_round_trip_through_history_and_diff(tmp_path: Path, nigh
 
 
 def test_diff_two_snapshots_with_inventory(tmp_path: Path, nights: dict[str, Path]) -> None:
-    proc = fabline("diff", nights["mtu"], nights["worse"], "-i", INV, "-b", BASE, "-f", "json", cwd=tmp_path)
+    proc = fabline("diff", nights["mtu"], nights["worse"], "-i", INV, "-b", BASE, "-f", "json",
+                   "--counter-rows", tmp_path / "rows" / "counters.jsonl", cwd=tmp_path)  # fmt: skip
     assert proc.returncode == 4, proc.stderr
     doc = json.loads(proc.stdout)
     assert [(c["device"], c["path"], c["before"], c["after"]) for c in doc["changes"]] == [
         ("spine-02", "qos.pfc_watchdog.enabled", True, False)
     ]
-    (crc,) = doc["counters"]
+    # the CRC burst is the one counter that moved, and past crc-errors-delta's limit: a finding
+    (crc,) = doc["counters"]["findings"]
     assert (crc["device"], crc["subject"], crc["counter"], crc["delta"], crc["per_second"], crc["reset"]) == (
         "leaf-r0-a", "Ethernet0", "crc_errors", 120, 2.0, False,
     )  # fmt: skip
+    assert (crc["check"], crc["limit"]) == ("crc-errors-delta", {"max_delta": 0})
+    (row,) = [json.loads(line) for line in (tmp_path / "rows" / "counters.jsonl").read_text().splitlines()]
+    assert {k: v for k, v in crc.items() if k in row} == row
     new = {(r["check"], r["device"]) for r in doc["new_failures"]}
     assert ("switch-pfc-watchdog", "spine-02") in new
     assert ("host-mtu", "gpu-002") in {(r["check"], r["device"]) for r in doc["persisting"]}

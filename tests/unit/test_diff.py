@@ -68,9 +68,17 @@ def test_changes_found_exactly_and_nothing_volatile(tmp_path: Path) -> None:
     }
     # The two planted optics/counter faults are volatile readings: not state changes...
     assert not any("optics" in c.path or "counters" in c.path for c in result.changes)
-    # ...but the counter one shows as a counter delta.
-    fec = [c for c in result.counters if c.counter == "fec_uncorrectable"]
-    assert [(c.device, c.subject, c.delta) for c in fec] == [("leaf-r0-a", "Ethernet8", 17)]
+    # ...but the counter one shows as a counter delta, past fec-uncorrectable-delta's limit (0).
+    fec = result.counters.by_counter["fec_uncorrectable"]
+    assert (fec.interfaces, fec.over) == (1, 1)
+    assert [(r[0], r[1], r[5]) for _, _, _, r in fec.top] == [("leaf-r0-a", "Ethernet8", 17)]
+    assert [(f["device"], f["check"]) for f in result.counters.finding_dicts()] == [
+        ("leaf-r0-a", "fec-uncorrectable-delta")
+    ]
+    # every port's FEC corrected count moved (5000 in a day): summarized, well below the BER limit
+    corrected = result.counters.by_counter["fec_corrected"]
+    assert corrected.limit is not None and corrected.limit.check == "fec-corrected-rate"
+    assert corrected.interfaces > 8 and corrected.over == 0
     assert result.devices_compared == 8
     assert not result.results_compared
 
@@ -79,7 +87,7 @@ def test_identical_snapshots_have_no_changes_and_no_counters(tmp_path: Path) -> 
     before = _write(tmp_path / "b", _lab())
     after = _write(tmp_path / "a", _lab(at="2026-11-29T09:00:00Z"))
     result = diff_sides(Side("b", before), Side("a", after))
-    assert result.changes == [] and result.counters == []
+    assert result.changes == [] and result.counters.moved == 0 and result.counters.by_counter == {}
 
 
 def test_added_and_removed_paths_and_whole_interfaces() -> None:
@@ -218,7 +226,7 @@ def test_devices_on_one_side_and_unreadable_states_are_listed(tmp_path: Path) ->
     assert "invalid JSON" in result.unreadable[0]["message"]
     assert result.devices_compared == 5
     doc = result.to_dict()
-    assert doc["only_before"] == ["spine-01"] and doc["schema"] == "fabline.diff/1"
+    assert doc["only_before"] == ["spine-01"] and doc["schema"] == "fabline.diff/2"
 
 
 def test_missing_snapshot_is_a_config_error(tmp_path: Path) -> None:
@@ -232,8 +240,14 @@ def test_json_fields_of_the_issue(tmp_path: Path) -> None:
     after = _write(tmp_path / "a", _lab(synthetic.LAB_FAULTS, at="2026-11-29T08:10:00Z"))
     doc = diff_sides(Side("b", before, []), Side("a", after, [_r("x", "d", Status.FAIL)])).to_dict()
     assert set(doc["changes"][0]) >= {"device", "path", "before", "after"}
-    assert set(doc["counters"][0]) >= {"device", "subject", "counter", "delta", "per_second", "reset"}
-    assert doc["counters"][0]["per_second"] == pytest.approx(17 / 600)
+    counters = doc["counters"]
+    assert counters["moved"] == 1 and counters["over_limit"] == 1 and counters["rows_file"] is None
+    (fec,) = counters["by_counter"]
+    assert fec["counter"] == "fec_uncorrectable" and fec["check"] == "fec-uncorrectable-delta"
+    assert set(fec["top"][0]) >= {"device", "subject", "counter", "delta", "per_second", "reset"}
+    assert fec["top"][0]["per_second"] == pytest.approx(17 / 600)
+    (finding,) = counters["findings"]
+    assert finding["limit"] == {"max_delta": 0} and finding["severity"] == "major" and finding["value"] == 17
     for key in ("new_failures", "resolved", "persisting", "new_errors"):
         assert isinstance(doc[key], list)
     assert doc["new_failures"][0]["check"] == "x"
@@ -252,16 +266,20 @@ def test_forked_workers_give_the_serial_answer(tmp_path: Path, monkeypatch: pyte
         synthetic.Fault("leaf-r0-000", "counters.crc_errors", 9, "Ethernet0"),
     ]
     synthetic.write_snapshot(fabric, after, faults, collected_at="2026-11-29T08:00:09Z")
-    serial = diff_sides(Side("b", before), Side("a", after))
+    serial = diff_sides(Side("b", before), Side("a", after), counter_rows=tmp_path / "serial.jsonl")
     monkeypatch.setattr(perf, "PARALLEL_MIN_DEVICES", 1)
     monkeypatch.setattr(perf.os, "cpu_count", lambda: 2)
     assert perf.worker_count(len(fabric.devices)) == 2
-    forked = diff_sides(Side("b", before), Side("a", after))
-    assert forked.to_dict() == serial.to_dict()
+    forked = diff_sides(Side("b", before), Side("a", after), counter_rows=tmp_path / "forked.jsonl")
+    doc_s, doc_f = serial.to_dict(), forked.to_dict()
+    assert doc_f["counters"].pop("rows_file") != doc_s["counters"].pop("rows_file")
+    assert doc_f == doc_s
+    assert (tmp_path / "forked.jsonl").read_bytes() == (tmp_path / "serial.jsonl").read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b", "forked.jsonl", "serial.jsonl"]
     assert [(c.device, c.path) for c in forked.changes] == [
         (host.name, f"interfaces.{host.rail_interfaces[0]}.mtu")
     ]
-    assert [(c.device, c.counter, c.per_second) for c in forked.counters] == [
+    assert [(c.device, c.counter, c.per_second) for c in forked.counters.deltas()] == [
         ("leaf-r0-000", "crc_errors", 1.0)
     ]
     assert forked.devices_compared == len(fabric.devices)
@@ -271,3 +289,92 @@ def test_every_default_volatile_pattern_is_documented() -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text("utf-8")
     for pattern in DEFAULT_VOLATILE:
         assert f"`{pattern}`" in doc, pattern
+
+
+def _busy_night(fabric: synthetic.Fabric, root: Path, bump: dict[str, int]) -> tuple[Path, Path]:
+    """The fabric's snapshot and its next night: every port's counters moved by ``bump``
+    (``{"pfc_rx_pause.3": 40}``: one priority of a per-priority counter), a day later."""
+    before, after = root / "b", root / "a"
+    synthetic.write_snapshot(fabric, before, collected_at="2026-11-29T08:00:00Z")
+    synthetic.write_snapshot(fabric, after, collected_at="2026-11-30T08:00:00Z")
+    for path in (after / "state").glob("*.json"):
+        doc = json.loads(path.read_text())
+        for n, body in enumerate(doc["interfaces"].values()):
+            counters = body.get("counters")
+            for label, by in bump.items() if counters else ():
+                key, _, prio = label.partition(".")
+                if prio:
+                    counters[key][prio] += by + n % 7
+                else:
+                    counters[key] += by + n % 7
+        path.write_text(json.dumps(doc))
+    return before, after
+
+
+HEALTHY = {"fec_corrected": 50_000, "ecn_marked": 9_000, "pfc_rx_pause.3": 30, "pfc_tx_pause.3": 20}
+
+
+def test_a_healthy_night_is_summarized_whatever_the_port_count(tmp_path: Path) -> None:
+    """Every port's counters moved: diff.json keeps a summary per counter, the same size for 5x
+    the ports; every row is in the --counter-rows file; nothing is a finding."""
+    from fabline.history.render import render_json, render_markdown
+
+    sizes = {}
+    for gpus in (64, 512):
+        before, after = _busy_night(synthetic.rail_fabric(gpus, radix=32), tmp_path / str(gpus), HEALTHY)
+        rows = tmp_path / f"rows-{gpus}.jsonl"
+        result = diff_sides(Side("b", before), Side("a", after), counter_rows=rows)
+        summary = result.counters
+        ports = sum(1 for r in rows.read_text().splitlines() if json.loads(r)["counter"] == "ecn_marked")
+        assert summary.moved == len(rows.read_text().splitlines()) == 4 * ports
+        assert summary.by_counter["ecn_marked"].interfaces == ports
+        assert summary.findings_total == 0 and result.exit_code() == 0
+        limits = {s.counter: s.limit.check if s.limit else None for s in summary.counters()}
+        assert limits == {"fec_corrected": "fec-corrected-rate", "ecn_marked": None,
+                          "pfc_rx_pause.3": "pfc-pause-rate", "pfc_tx_pause.3": "pfc-pause-rate"}  # fmt: skip
+        doc = json.loads(render_json(result))
+        assert doc["counters"]["moved"] == summary.moved and doc["counters"]["rows_file"] == str(rows)
+        assert all(len(c["top"]) == 5 for c in doc["counters"]["by_counter"])
+        sizes[gpus] = (len(render_json(result)), len(render_markdown(result)), ports)
+    (json_s, md_s, ports_s), (json_l, md_l, ports_l) = sizes[64], sizes[512]
+    assert ports_l > 5 * ports_s
+    assert json_l < json_s * 1.2 and md_l < md_s * 1.2  # names get a digit longer, nothing more
+
+
+def test_a_counter_past_its_checks_limit_is_a_finding(tmp_path: Path) -> None:
+    fabric = synthetic.rail_fabric(64, radix=32)
+    before, after = _busy_night(fabric, tmp_path, HEALTHY)
+    leaf = next(d for d in fabric.devices if d.role == "leaf")
+    path = after / "state" / f"{leaf.name}.json"
+    doc = json.loads(path.read_text())
+    port = next(p for p, b in doc["interfaces"].items() if "counters" in b)
+    doc["interfaces"][port]["counters"]["crc_errors"] += 12
+    doc["interfaces"][port]["counters"]["pfc_rx_pause"]["3"] += 86_400 * 500  # 500 pauses/s over the day
+    path.write_text(json.dumps(doc))
+    result = diff_sides(Side("b", before), Side("a", after))
+    found = {
+        (f["device"], f["subject"], f["counter"], f["check"], f["severity"])
+        for f in result.counters.finding_dicts()
+    }
+    assert found == {
+        (leaf.name, port, "crc_errors", "crc-errors-delta", "minor"),
+        (leaf.name, port, "pfc_rx_pause.3", "pfc-pause-rate", "minor"),
+    }
+    assert result.exit_code() == 4 and result.exit_code(Severity.CRITICAL) == 0
+    pause = result.counters.by_counter["pfc_rx_pause.3"]
+    assert pause.over == 1 and max(pause.top)[3][:3] == (leaf.name, port, "pfc_rx_pause.3")
+    from fabline.history.render import render_markdown
+
+    md = render_markdown(result)
+    assert "## Counters past their check's limit (2)" in md and f"| {port} | crc_errors | 12 |" in md
+    # the baseline's limits are the ones applied: pauses allowed up to 1000/s, CRC check off
+    from fabline.history.counters import CounterLimits
+
+    base = tmp_path / "base.yml"
+    base.write_text(
+        "rules:\n  - id: pfc-pause-rate\n    params: {max_per_s: 1000}\n"
+        "  - id: crc-errors-delta\n    enabled: false\n"
+    )
+    relaxed = diff_sides(Side("b", before), Side("a", after), limits=CounterLimits.from_baseline([base]))
+    assert relaxed.counters.findings_total == 0 and relaxed.exit_code() == 0
+    assert relaxed.counters.by_counter["crc_errors"].limit is None

@@ -24,6 +24,7 @@ from fabline.cli.common import (
     passes_option,
 )
 from fabline.errors import ConfigError
+from fabline.history.counters import CounterLimits
 from fabline.history.diff import DEFAULT_VOLATILE, DiffResult, Side, diff_sides
 from fabline.history.store import DEFAULT_DB, HistoryStore, parse_since
 from fabline.results import Severity
@@ -39,6 +40,19 @@ def _db_option(func: Any) -> Any:
         "--db", "db", type=click.Path(path_type=Path), default=DEFAULT_DB, show_default=True,
         help="History database (SQLite).",
     )(func)  # fmt: skip
+
+
+def _counter_rows_option(func: Any) -> Any:
+    return click.option(
+        "--counter-rows", "counter_rows", type=click.Path(path_type=Path), default=None, metavar="FILE",
+        help="Also write every moved counter (device, interface, counter, delta, rate, reset) to FILE as "
+        "JSON Lines, streamed; the diff itself summarizes them per counter.",
+    )(func)  # fmt: skip
+
+
+def _counter_limits(baselines: tuple[Path, ...]) -> CounterLimits:
+    """The counter checks' limits from the baselines given (else the default baseline)."""
+    return CounterLimits.from_baseline(baseline_paths(baselines))
 
 
 def _ignore_option(func: Any) -> Any:
@@ -340,6 +354,7 @@ def _emit_diff(result: DiffResult, fmt: str, out: Path | None) -> None:
 @checks_option
 @_db_option
 @_ignore_option
+@_counter_rows_option
 @click.option("-f", "--format", "fmt", type=click.Choice(DIFF_FORMATS), default="console", show_default=True)
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None,
               help="Write the json/md output to this file instead of standard output.")  # fmt: skip
@@ -354,6 +369,7 @@ def diff(
     checks_dir: Path | None,
     db: Path,
     ignore: tuple[str, ...],
+    counter_rows: Path | None,
     fmt: str,
     out: Path | None,
     fail_on: str,
@@ -361,7 +377,9 @@ def diff(
     """Compare two snapshots or two recorded runs: state changes, counter rates, result changes.
 
     BEFORE and AFTER are snapshot folders or run ids (a unique prefix, last, last~1, or a pin
-    name such as golden). Exit code 4 when there are new errors or new failures.
+    name such as golden). Counters are summarized per counter and judged against the limits of
+    the checks that read them (from the baseline, -b). Exit code 4 when there are new errors, new
+    failures, or counters past their check's limit.
     """
     side_b = resolve_side(before, "BEFORE", db)
     side_a = resolve_side(after, "AFTER", db)
@@ -373,7 +391,12 @@ def diff(
             _check_side(side_a, inventory, paths, cdir, fail_on, side_b.snapshot)
     elif (side_b.problems is None) != (side_a.problems is None):
         raise ConfigError("comparing a snapshot with a run needs -i INVENTORY to check the snapshot")
-    result = diff_sides(side_b, side_a, ignore=(*DEFAULT_VOLATILE, *ignore))
+    limits = _counter_limits(baselines)
+    if counter_rows is not None:
+        counter_rows.parent.mkdir(parents=True, exist_ok=True)
+    result = diff_sides(
+        side_b, side_a, ignore=(*DEFAULT_VOLATILE, *ignore), limits=limits, counter_rows=counter_rows
+    )
     _emit_diff(result, fmt, out)
     sys.exit(result.exit_code(Severity.parse(fail_on)))
 
@@ -396,6 +419,7 @@ def diff(
 @_db_option
 @click.option("--record/--no-record", default=True, show_default=True, help="Record this run in the history.")
 @_ignore_option
+@_counter_rows_option
 @collect_options
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None,
               help="Folder for the report files and diff.json / diff.md.")  # fmt: skip
@@ -415,6 +439,7 @@ def drift(
     db: Path,
     record: bool,
     ignore: tuple[str, ...],
+    counter_rows: Path | None,
     limit: str | None,
     out: Path | None,
     formats: str,
@@ -487,7 +512,12 @@ def drift(
             devices={d["name"] for d in report.outcome.devices},
             problem_groups=[p.to_dict() for p in report.problems], passes=report.pass_counts(),
         )  # fmt: skip
-        result = diff_sides(side_b, side_a, ignore=(*DEFAULT_VOLATILE, *ignore))
+        if counter_rows is not None:
+            counter_rows.parent.mkdir(parents=True, exist_ok=True)
+        result = diff_sides(
+            side_b, side_a, ignore=(*DEFAULT_VOLATILE, *ignore), limits=_counter_limits(baselines),
+            counter_rows=counter_rows,
+        )  # fmt: skip
     console = Console()
     if out is not None:
         written = write_reports(report, fmts, out, context=report_context(report, fmts, diff=result))

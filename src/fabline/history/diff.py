@@ -6,7 +6,10 @@
   them. A list is reported whole (``pfc_priorities: [3] -> [3, 4]``), not element by element.
 * **Counters**: deltas and rates per interface counter between the two collection times
   (``collected_at`` of each state). A counter lower than before was reset (clear or reboot): the
-  delta is then the count since the reset, ``reset`` is true and no rate is given.
+  delta is then the count since the reset, ``reset`` is true and no rate is given. They are
+  summarized per counter (:mod:`fabline.history.counters`): ports moved, fastest movers, resets,
+  and the ports past the limit of the check that judges the counter (findings); every row only
+  on request (``counter_rows``: JSON Lines, streamed).
 * **Results**: new failures, resolved failures, persisting failures, new errors, by result id.
 * **Problems**: new, persisting and resolved problems (findings grouped by cause,
   :mod:`fabline.problems`), by problem id: the same cause keeps its id from run to run.
@@ -22,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from fabline.history.counters import CounterLimits, CounterRow, CounterSummary, RowWriter
 from fabline.perf import fork_pool, paused_gc, worker_count
 from fabline.record import CounterDelta
 from fabline.results import ExitCode, PassCounts, Result, Severity, Status, change_exit_code
@@ -168,7 +172,8 @@ class DiffResult:
     before: Side
     after: Side
     changes: list[Change] = field(default_factory=list)
-    counters: list[CounterDelta] = field(default_factory=list)
+    counters: CounterSummary = field(default_factory=CounterSummary)
+    counter_rows: Path | None = None
     new_failures: list[dict[str, Any]] = field(default_factory=list)
     resolved: list[dict[str, Any]] = field(default_factory=list)
     persisting: list[dict[str, Any]] = field(default_factory=list)
@@ -190,26 +195,17 @@ class DiffResult:
     pass_changes_total: int = 0
 
     def exit_code(self, fail_on: Severity = Severity.MINOR) -> ExitCode:
-        """4 when there are new errors or new failures at or above ``fail_on``, else 0."""
-        return change_exit_code(
-            bool(self.new_errors), (Severity.parse(r["severity"]) for r in self.new_failures), fail_on
-        )
-
-    def counter_totals(self) -> dict[str, dict[str, float]]:
-        """Per counter: summed delta, summed rate (per second), resets, interfaces that moved."""
-        out: dict[str, dict[str, float]] = {}
-        for c in self.counters:
-            t = out.setdefault(c.counter, {"delta": 0, "per_second": 0.0, "resets": 0, "interfaces": 0})
-            t["delta"] += c.delta
-            t["per_second"] += c.per_second or 0.0
-            t["resets"] += int(c.reset)
-            t["interfaces"] += 1
-        return out
+        """4 when there are new errors, new failures or counters past their check's limit at or
+        above ``fail_on``, else 0.
+        """
+        severities = [Severity.parse(r["severity"]) for r in self.new_failures]
+        severities.extend(self.counters.finding_severities())
+        return change_exit_code(bool(self.new_errors), severities, fail_on)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON document (``fabline.diff/1``)."""
+        """The JSON document (``fabline.diff/2``)."""
         return {
-            "schema": "fabline.diff/1",
+            "schema": "fabline.diff/2",
             "before": _side_dict(self.before),
             "after": _side_dict(self.after),
             "devices_compared": self.devices_compared,
@@ -220,8 +216,7 @@ class DiffResult:
             "unreadable": self.unreadable,
             "warnings": self.warnings,
             "changes": [c.to_dict() for c in self.changes],
-            "counters": [c.to_dict() for c in self.counters],
-            "counter_totals": self.counter_totals(),
+            "counters": self.counters.to_dict(str(self.counter_rows) if self.counter_rows else None),
             "new_failures": self.new_failures,
             "resolved": self.resolved,
             "persisting": self.persisting,
@@ -362,10 +357,6 @@ def counter_deltas(device: str, before: Mapping[str, Any], after: Mapping[str, A
     return [CounterDelta(*row) for row in counter_rows(device, before, after)]
 
 
-#: One counter delta as a plain tuple, in :class:`CounterDelta` field order.
-CounterRow = tuple[str, str, str, int, int, int, "float | None", bool, "float | None"]
-
-
 def counter_rows(device: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[CounterRow]:
     """:func:`counter_deltas` as plain tuples: the hot path of a large diff (no objects made twice)."""
     tb, ta = parse_time(before.get("collected_at")), parse_time(after.get("collected_at"))
@@ -407,18 +398,17 @@ def _row(device: str, subject: str, counter: str, b: int, a: int, seconds: float
     return (device, subject, counter, b, a, delta, delta / seconds if seconds else None, False, seconds)
 
 
-def counters_between(before: Path, after: Path) -> list[CounterDelta]:
-    """Counter deltas of every device in both snapshots (unreadable states are left out)."""
+def counters_between(before: Path, after: Path, limits: CounterLimits | None = None) -> CounterSummary:
+    """The counter movement of every device in both snapshots, summarized (unreadable states are
+    left out), over forked workers on a large fabric.
+    """
     snap_b, snap_a = Snapshot(before), Snapshot(after)
-    out: list[CounterDelta] = []
-    for name in sorted(set(snap_b.device_names()) & set(snap_a.device_names())):
-        try:
-            doc_b, doc_a = snap_b.load(name), snap_a.load(name)
-        except StateError:
-            continue
-        if doc_b is not None and doc_a is not None:
-            out.extend(CounterDelta(*row) for row in counter_rows(name, doc_b, doc_a))
-    return out
+    names = sorted(set(snap_b.device_names()) & set(snap_a.device_names()))
+    result = DiffResult(Side(str(before), before), Side(str(after), after))
+    result.counters = CounterSummary(limits)
+    with paused_gc():
+        _run_devices(result, snap_b, snap_a, None, names, None)
+    return result.counters
 
 
 # --------------------------------------------------------------------------------------------
@@ -536,39 +526,59 @@ def compare_passes(
 # the diff
 
 
-def _diff_devices(
-    args: tuple[Path, Path, tuple[str, ...], list[str]],
-) -> tuple[list[Change], list[tuple[Any, ...]], list[dict[str, str]], int]:
-    """Changes, counters (as tuples: cheap to send back from a worker), unreadable states, count."""
+#: What one worker is given: both snapshot folders, the ignore patterns (None: counters only),
+#: the devices, the counter limits, and where to write its counter rows (None: not asked).
+_Job = tuple[Path, Path, "tuple[str, ...] | None", list[str], CounterLimits, "Path | None"]
+
+
+def _diff_devices(job: _Job) -> tuple[list[Change], CounterSummary, list[dict[str, str]], int]:
+    """Changes, the counter summary, unreadable states and the count of devices compared."""
     with paused_gc():
-        return _diff_devices_inner(*args)
+        return _diff_devices_inner(*job)
 
 
 def _diff_devices_inner(
-    root_b: Path, root_a: Path, ignore: tuple[str, ...], names: list[str]
-) -> tuple[list[Change], list[tuple[Any, ...]], list[dict[str, str]], int]:
+    root_b: Path,
+    root_a: Path,
+    ignore: tuple[str, ...] | None,
+    names: list[str],
+    limits: CounterLimits,
+    rows: Path | None,
+) -> tuple[list[Change], CounterSummary, list[dict[str, str]], int]:
     snap_b, snap_a = Snapshot(root_b), Snapshot(root_a)
-    matcher = IgnoreSet(ignore)
+    matcher = IgnoreSet(ignore) if ignore is not None else None
     changes: list[Change] = []
-    counters: list[tuple[Any, ...]] = []
+    summary = CounterSummary(limits)
     unreadable: list[dict[str, str]] = []
+    writer = RowWriter(rows) if rows is not None else None
     compared = 0
-    for name in names:
-        docs = []
-        for side, snap in (("before", snap_b), ("after", snap_a)):
-            try:
-                docs.append(snap.load(name))
-            except StateError as exc:
-                unreadable.append({"device": name, "side": side, "message": str(exc)})
-        if len(docs) != 2:
-            continue
-        doc_b, doc_a = docs
-        if doc_b is None or doc_a is None:
-            continue
-        compared += 1
-        changes.extend(state_changes(name, doc_b, doc_a, matcher))
-        counters.extend(counter_rows(name, doc_b, doc_a))
-    return changes, counters, unreadable, compared
+    try:
+        for name in names:
+            docs = []
+            for side, snap in (("before", snap_b), ("after", snap_a)):
+                try:
+                    # As written: a diff compares values; the schema pass is the checks' business.
+                    docs.append(snap.load(name, checked=False))
+                except StateError as exc:
+                    unreadable.append({"device": name, "side": side, "message": str(exc)})
+            if len(docs) != 2:
+                continue
+            doc_b, doc_a = docs
+            if doc_b is None or doc_a is None:
+                continue
+            compared += 1
+            if matcher is not None:
+                changes.extend(state_changes(name, doc_b, doc_a, matcher))
+            moved = counter_rows(name, doc_b, doc_a)
+            if moved:
+                interfaces = doc_a.get("interfaces")
+                summary.add_device(moved, interfaces if type(interfaces) is dict else None)
+                if writer is not None:
+                    writer.write(moved)
+    finally:
+        if writer is not None:
+            writer.close()
+    return changes, summary, unreadable, compared
 
 
 def diff_sides(
@@ -577,6 +587,8 @@ def diff_sides(
     *,
     ignore: Sequence[str] = DEFAULT_VOLATILE,
     devices: Sequence[str] | None = None,
+    limits: CounterLimits | None = None,
+    counter_rows: Path | None = None,
 ) -> DiffResult:
     """Diff two sides: state changes and counters from the snapshots, results when both have them.
 
@@ -585,6 +597,9 @@ def diff_sides(
         after: The later side.
         ignore: Volatile path patterns (the default list plus the user's).
         devices: Restrict to these device names (an inventory); None for every state file.
+        limits: The counter checks' limits (:class:`~fabline.history.counters.CounterLimits`);
+            None: the checks' own defaults.
+        counter_rows: Write every moved counter here as JSON Lines (streamed); None: summary only.
 
     Raises:
         ConfigError: A snapshot folder that is missing or has no ``state/``.
@@ -596,6 +611,8 @@ def diff_sides(
         names_b &= wanted
         names_a &= wanted
     result = DiffResult(before, after, ignored=list(ignore))
+    result.counters = CounterSummary(limits if limits is not None else CounterLimits.from_rules({}))
+    result.counter_rows = counter_rows
     only_b, only_a = names_b - names_a, names_a - names_b
     if before.devices is not None and after.devices is not None:
         only_b |= before.devices - after.devices
@@ -604,7 +621,7 @@ def diff_sides(
     result.only_after = sorted(only_a)
     names = sorted(names_b & names_a)
     with paused_gc():
-        _run_devices(result, snap_b, snap_a, ignore, names)
+        _run_devices(result, snap_b, snap_a, tuple(ignore), names, counter_rows)
     if before.problems is not None and after.problems is not None:
         result.results_compared = True
         result.new_failures, result.resolved, result.persisting, result.new_errors = compare_results(
@@ -633,21 +650,53 @@ def diff_sides(
 
 
 def _run_devices(
-    result: DiffResult, snap_b: Snapshot, snap_a: Snapshot, ignore: Sequence[str], names: list[str]
+    result: DiffResult,
+    snap_b: Snapshot,
+    snap_a: Snapshot,
+    ignore: tuple[str, ...] | None,
+    names: list[str],
+    rows: Path | None,
 ) -> None:
-    """State changes and counters of the devices in both snapshots, in-line or over workers."""
+    """State changes and counters of the devices in both snapshots, in-line or over workers.
+
+    Each worker summarizes its devices' counters (and writes their rows to its own part file when
+    ``rows`` is asked for); the parent merges the summaries and joins the parts in device order,
+    so no process holds every counter row.
+    """
+    limits = result.counters.limits
     jobs = worker_count(len(names))
     if jobs == 1:
-        parts = [_diff_devices((snap_b.root, snap_a.root, tuple(ignore), names))]
+        parts = [_diff_devices((snap_b.root, snap_a.root, ignore, names, limits, rows))]
     else:
         step = -(-len(names) // (jobs * 4))
-        chunks = [
-            (snap_b.root, snap_a.root, tuple(ignore), names[i : i + step]) for i in range(0, len(names), step)
+        starts = range(0, len(names), step)
+        files = [] if rows is None else [rows.with_name(f".{rows.name}.part{n}") for n in range(len(starts))]
+        chunks: list[_Job] = [
+            (snap_b.root, snap_a.root, ignore, names[i : i + step], limits, files[n] if files else None)
+            for n, i in enumerate(starts)
         ]
-        with fork_pool(jobs) as pool:
-            parts = pool.map(_diff_devices, chunks)
+        try:
+            with fork_pool(jobs) as pool:
+                parts = pool.map(_diff_devices, chunks)
+            if rows is not None:
+                _join(files, rows)
+        finally:
+            for part in files:
+                part.unlink(missing_ok=True)
     for changes, counters, unreadable, compared in parts:
         result.changes.extend(changes)
-        result.counters.extend(CounterDelta(*c) for c in counters)
+        result.counters.merge(counters)
         result.unreadable.extend(unreadable)
         result.devices_compared += compared
+
+
+def _join(parts: list[Path], out: Path) -> None:
+    """Concatenate the workers' row files, in order, into ``out`` (written beside it, then renamed)."""
+    import shutil
+
+    tmp = out.with_name(f".{out.name}.tmp")
+    with tmp.open("wb") as fh:
+        for part in parts:
+            with part.open("rb") as src:
+                shutil.copyfileobj(src, fh, 1 << 20)
+    tmp.replace(out)

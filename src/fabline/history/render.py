@@ -1,4 +1,4 @@
-"""Diff output: console tables, Markdown and JSON (``fabline.diff/1``)."""
+"""Diff output: console tables, Markdown and JSON (``fabline.diff/2``)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
+from fabline.history.counters import CounterStats
 from fabline.history.diff import DiffResult
 from fabline.perf import paused_gc
-from fabline.record import CounterDelta
 
-#: Rows per section in the console and Markdown outputs; the JSON has every row.
+#: Rows per section in the console and Markdown outputs; the JSON has every row (counters: their
+#: summary; every counter row with ``--counter-rows``).
 MAX_ROWS = 50
 
 
@@ -26,19 +27,35 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _top_counters(result: DiffResult) -> list[CounterDelta]:
-    """Resets first, then the fastest-moving counters."""
-    return sorted(result.counters, key=lambda c: (not c.reset, -(c.per_second or 0.0), -c.delta))
+def _limit_text(stats: CounterStats) -> str:
+    """``crc-errors-delta <= 0`` or ``-``."""
+    if stats.limit is None:
+        return "-"
+    unit = {"max_delta": "", "max_per_s": "/s", "max_pre_fec_ber": " BER"}[stats.limit.param]
+    return f"{stats.limit.check} <= {stats.limit.value:g}{unit}"
 
 
-#: Above this many changes + counters the JSON is written compact (a 100k-GPU night lists a
-#: million counters: 300 MB indented, half that compact).
+def _fastest(stats: CounterStats) -> str:
+    """The counter's fastest mover: ``leaf-1 Ethernet8 +120 (2/s)``."""
+    if not stats.top:
+        return "-"
+    row = max(stats.top)[3]
+    rate = "" if row[6] is None else f" ({row[6]:.4g}/s)"
+    return f"{row[0]} {row[1]} +{row[5]}{rate}"
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+#: Above this many state changes the JSON is written compact (a large change window: tens of
+#: thousands of changes). The counters are a summary: a few hundred rows at any size.
 INDENT_LIMIT = 10_000
 
 
 def render_json(result: DiffResult) -> str:
     """The JSON document (orjson): indented when small, compact when large."""
-    small = len(result.changes) + len(result.counters) <= INDENT_LIMIT
+    small = len(result.changes) <= INDENT_LIMIT
     with paused_gc():
         doc = result.to_dict()
         option = orjson.OPT_APPEND_NEWLINE | (orjson.OPT_INDENT_2 if small else 0)
@@ -49,7 +66,8 @@ def verdict(result: DiffResult) -> str:
     """One line: what the diff says."""
     parts = [
         f"{len(result.changes)} state changes",
-        f"{len(result.counters)} counters moved ({sum(c.reset for c in result.counters)} resets)",
+        f"{result.counters.moved} counters moved on {result.counters.devices} devices "
+        f"({result.counters.resets} resets, {result.counters.findings_total} past their check's limit)",
     ]
     if result.problems_compared:
         parts += [
@@ -163,17 +181,44 @@ def render_markdown(result: DiffResult) -> str:
         if len(result.changes) > MAX_ROWS:
             out.append(f"\n... and {len(result.changes) - MAX_ROWS} more in the JSON output")
         out.append("")
-    if result.counters:
-        out += [f"## Counters ({len(result.counters)} moved)", "",
-                "| device | interface | counter | delta | per second | reset |", "|---|---|---|---:|---:|---|"]  # fmt: skip
-        for k in _top_counters(result)[:MAX_ROWS]:
-            rate = "-" if k.per_second is None else f"{k.per_second:g}"
+    out += _markdown_counters(result)
+    return "\n".join(out) + "\n"
+
+
+def _markdown_counters(result: DiffResult) -> list[str]:
+    """The counters past a limit (findings), then the movement per counter; bounded at any size."""
+    summary = result.counters
+    out: list[str] = []
+    if summary.findings_total:
+        out += [f"## Counters past their check's limit ({summary.findings_total})", "",
+                "| severity | check | device | interface | counter | delta | per second | value | limit |",
+                "|---|---|---|---|---|---:|---:|---:|---:|"]  # fmt: skip
+        for f in summary.finding_dicts()[:MAX_ROWS]:
+            (limit,) = f["limit"].values()
             out.append(
-                f"| {_cell(k.device)} | {_cell(k.subject)} | {k.counter} | {k.delta} | {rate} | "
-                f"{'reset' if k.reset else ''} |"
+                f"| {f['severity']} | {f['check']} | {_cell(f['device'])} | {_cell(f['subject'])} | "
+                f"{f['counter']} | {f['delta']} | {_number(f['per_second'])} | {f['value']:g} | {limit:g} |"
+            )
+        if summary.findings_total > MAX_ROWS:
+            out.append(
+                f"\n... and {summary.findings_total - MAX_ROWS} more (the first {len(summary.findings)} in the JSON output)"
             )
         out.append("")
-    return "\n".join(out) + "\n"
+    if summary.moved:
+        stats = summary.counters()
+        out += [f"## Counters moved ({summary.moved} on {summary.devices} devices, {len(stats)} counters)", "",
+                "| counter | judged by | ports | devices | resets | delta | max per second | past limit | fastest |",
+                "|---|---|---:|---:|---:|---:|---:|---:|---|"]  # fmt: skip
+        for st in stats[:MAX_ROWS]:
+            out.append(
+                f"| {st.counter} | {_limit_text(st)} | {st.interfaces} | {st.devices} | {st.resets} | "
+                f"{st.delta} | {_number(st.rate_max)} | {st.over} | {_cell(_fastest(st))} |"
+            )
+        if len(stats) > MAX_ROWS:
+            out.append(f"\n... and {len(stats) - MAX_ROWS} more in the JSON output")
+        where = f"`{result.counter_rows}`" if result.counter_rows else "`--counter-rows FILE`"
+        out += ["", f"Every counter row: {where} (JSON Lines).", ""]
+    return out
 
 
 def print_diff(result: DiffResult, console: Console) -> None:
@@ -230,12 +275,41 @@ def print_diff(result: DiffResult, console: Console) -> None:
         for c in result.changes[:MAX_ROWS]:
             t.add_row(c.device, c.path, _value(c.before), _value(c.after))
         console.print(t)
-    if result.counters:
-        t = Table(title=f"counters ({len(result.counters)} moved)")
-        for col in ("device", "interface", "counter", "delta", "per second", "reset"):
-            t.add_column(col, justify="right" if col in ("delta", "per second") else "left")
-        for k in _top_counters(result)[:20]:
-            rate = "-" if k.per_second is None else f"{k.per_second:g}"
-            t.add_row(k.device, k.subject, k.counter, str(k.delta), rate, "reset" if k.reset else "")
-        console.print(t)
+    _print_counters(result, console)
     console.print(verdict(result), highlight=False)
+
+
+def _print_counters(result: DiffResult, console: Console) -> None:
+    summary = result.counters
+    if summary.findings_total:
+        t = Table(title=f"counters past their check's limit ({summary.findings_total})", title_style="red")
+        for col in ("severity", "check", "device", "interface", "counter"):
+            t.add_column(col, overflow="fold")
+        for col in ("delta", "per second", "value", "limit"):
+            t.add_column(col, justify="right")
+        for f in summary.finding_dicts()[:20]:
+            (limit,) = f["limit"].values()
+            t.add_row(f["severity"], f["check"], f["device"], f["subject"], f["counter"], str(f["delta"]),
+                      _short(f["per_second"]), _short(f["value"]), f"{limit:g}")  # fmt: skip
+        console.print(t)
+    if summary.moved:
+        stats = summary.counters()
+        t = Table(title=f"counters moved ({summary.moved} on {summary.devices} devices)")
+        t.add_column("counter", no_wrap=True)
+        t.add_column("judged by", overflow="fold")
+        for col in ("ports", "resets", "max /s", "past limit"):
+            t.add_column(col, justify="right")
+        t.add_column("fastest", overflow="fold")
+        for st in stats[:MAX_ROWS]:
+            t.add_row(st.counter, _limit_text(st), str(st.interfaces), str(st.resets), _short(st.rate_max),
+                      str(st.over), _fastest(st))  # fmt: skip
+        console.print(t)
+        if len(stats) > MAX_ROWS:
+            console.print(
+                f"... and {len(stats) - MAX_ROWS} more counters in the JSON output", highlight=False
+            )
+
+
+def _short(value: float | None) -> str:
+    """A number in at most 4 significant digits (``1.157``, ``5.8e-04``), ``-`` for none."""
+    return "-" if value is None else f"{value:.4g}"

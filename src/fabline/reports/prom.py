@@ -101,27 +101,17 @@ def render(report: Report, context: ReportContext | None = None) -> str:
     for warning in context.warnings:  # a comment line: scrapers ignore it, a reader sees it
         w.lines.append(f"# fabline warning: {warning}".replace("\n", " "))
     if context.counters is not None:
-        deltas, since = context.counters.deltas, context.counters.since
-        totals: dict[str, list[float]] = {}
-        per_device: dict[tuple[str, str], float] = {}
-        for c in deltas:
-            t = totals.setdefault(c.counter, [0, 0.0, 0])
-            t[0] += c.delta
-            t[1] += c.per_second or 0.0
-            t[2] += int(c.reset)
-            if c.per_second:
-                key = (c.device, c.counter)
-                per_device[key] = per_device.get(key, 0.0) + c.per_second
+        totals, since = context.counters.totals, context.counters.since
         w.metric("fabline_counter_delta", f"Summed counter increase over all interfaces since run {since}.",
-                 [({"counter": k}, v[0]) for k, v in sorted(totals.items())])  # fmt: skip
+                 [({"counter": k}, v.delta) for k, v in sorted(totals.items())])  # fmt: skip
         w.metric("fabline_counter_rate_per_second", "Summed counter rate over all interfaces (per second).",
-                 [({"counter": k}, round(v[1], 6)) for k, v in sorted(totals.items())])  # fmt: skip
+                 [({"counter": k}, round(v.per_second, 6)) for k, v in sorted(totals.items())])  # fmt: skip
         w.metric("fabline_counter_resets", "Interfaces whose counter was reset (cleared or rebooted).",
-                 [({"counter": k}, v[2]) for k, v in sorted(totals.items())])  # fmt: skip
-        busiest = sorted(per_device.items(), key=lambda kv: -kv[1])[:MAX_DEVICE_SERIES]
+                 [({"counter": k}, v.resets) for k, v in sorted(totals.items())])  # fmt: skip
+        busiest = context.counters.busiest[:MAX_DEVICE_SERIES]
         w.metric(
             "fabline_device_counter_rate_per_second",
             f"Counter rate per device, summed over its interfaces (the {MAX_DEVICE_SERIES} busiest).",
-            [({"device": d, "counter": c}, round(v, 6)) for (d, c), v in sorted(busiest)],
+            [({"device": d, "counter": c}, round(v, 6)) for d, c, v in sorted(busiest)],
         )
     return "\n".join(w.lines) + "\n"
