@@ -421,6 +421,17 @@ def _brief(r: Result, other: Result | None) -> dict[str, Any]:
     return out
 
 
+def _subject_ids(r: Result) -> list[str]:
+    """The per-subject result ids a result stands for: its own id, or one per subject of a block
+    of skipped or error results (``fabline.results.SkipBlock``).
+    """
+    subjects = getattr(r, "subjects", None)
+    if subjects is None or r.subject is not None:
+        return [r.id]
+    prefix = f"{r.device}::{r.check}::"
+    return [prefix + (s or "-") for s in subjects]
+
+
 def compare_results(
     before: Sequence[Result], after: Sequence[Result], after_devices: set[str] | None = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
@@ -430,28 +441,56 @@ def compare_results(
     that a failure of a device the later run did not cover at all (``after_devices``) is not
     "resolved": that device is listed as being on one side only.
     ``resolved`` entries are the *before* results with ``after_status``.
+
+    Results are compared subject by subject: a block of errors that share their message (one
+    result standing for many ports) is a new error when any of its ports did not error before,
+    listed once, whole; a port of it that errored before is not new.
     """
-    b = {r.id: r for r in before if r.status in (Status.FAIL, Status.ERROR)}
-    a = {r.id: r for r in after if r.status in (Status.FAIL, Status.ERROR)}
+    findings = (Status.FAIL, Status.ERROR)
+    b: dict[str, Result] = {}
+    for r in before:
+        if r.status in findings:
+            for rid in _subject_ids(r):
+                b[rid] = r
+    a_ids: set[str] = set()
     new_failures: list[dict[str, Any]] = []
     persisting: list[dict[str, Any]] = []
     new_errors: list[dict[str, Any]] = []
-    resolved: list[dict[str, Any]] = []
-    for rid, r in a.items():
-        old = b.get(rid)
+    for r in after:
+        if r.status not in findings:
+            continue
+        ids = _subject_ids(r)
+        a_ids.update(ids)
         if r.status is Status.FAIL:
+            old = b.get(ids[0])
             (persisting if old is not None and old.status is Status.FAIL else new_failures).append(
                 _brief(r, old)
             )
-        elif old is None or old.status is not Status.ERROR:
-            new_errors.append(_brief(r, old))
-    after_all = {r.id: r for r in after}
-    for rid, r in b.items():
-        if r.status is Status.FAIL and rid not in a and (after_devices is None or r.device in after_devices):
-            entry = r.to_dict()
-            now = after_all.get(rid)
-            entry["after_status"] = now.status.value if now is not None else "pass"
-            resolved.append(entry)
+            continue
+        fresh = [rid for rid in ids if (o := b.get(rid)) is None or o.status is not Status.ERROR]
+        if fresh:
+            new_errors.append(_brief(r, b.get(fresh[0])))
+    gone = [
+        r
+        for r in dict.fromkeys(b.values())
+        if r.status is Status.FAIL
+        and r.id not in a_ids
+        and (after_devices is None or r.device in after_devices)
+    ]
+    # What the gone failures are now: looked up only on their (device, check) pairs, so a run's
+    # many skipped blocks are not expanded for nothing.
+    wanted = {(r.device, r.check) for r in gone}
+    now: dict[str, Status] = {}
+    for r in after:
+        if (r.device, r.check) in wanted:
+            for rid in _subject_ids(r):
+                now[rid] = r.status
+    resolved: list[dict[str, Any]] = []
+    for r in gone:
+        entry = r.to_dict()
+        status = now.get(r.id)
+        entry["after_status"] = status.value if status is not None else "pass"
+        resolved.append(entry)
     return new_failures, resolved, persisting, new_errors
 
 
