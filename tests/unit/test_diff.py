@@ -378,3 +378,31 @@ def test_a_counter_past_its_checks_limit_is_a_finding(tmp_path: Path) -> None:
     relaxed = diff_sides(Side("b", before), Side("a", after), limits=CounterLimits.from_baseline([base]))
     assert relaxed.counters.findings_total == 0 and relaxed.exit_code() == 0
     assert relaxed.counters.by_counter["crc_errors"].limit is None
+
+
+def _block(device: str, ports: list[str], status: Status = Status.ERROR) -> Result:
+    from fabline.results import SkipBlock
+
+    return SkipBlock("switch-trust-dscp", device, Severity.MAJOR, ports, "trust not collected", status)
+
+
+def test_blocks_are_compared_port_by_port() -> None:
+    """An error block that gained a port is one new error (listed once, whole); the same ports as a
+    block or as single results (a run recorded before blocks existed) are not new; a failure now
+    skipped in a block is resolved as skipped."""
+    ports = [f"Ethernet{n}" for n in range(0, 32, 4)]
+    singles = [_r("switch-trust-dscp", "leaf1", Status.ERROR, p) for p in ports]
+    new, resolved, persisting, new_errors = compare_results(
+        [_block("leaf1", ports)], [_block("leaf1", ports)]
+    )
+    assert (new, resolved, persisting, new_errors) == ([], [], [], [])
+    assert compare_results(singles, [_block("leaf1", ports)])[3] == []  # old per-port rows, same ports
+    assert compare_results([_block("leaf1", ports)], [_block("leaf1", ports[:5])])[3] == []  # fewer
+    grown = _block("leaf1", [*ports, "Ethernet32"])
+    (entry,) = compare_results([_block("leaf1", ports)], [grown])[3]
+    assert entry["id"] == grown.id and entry["count"] == 9 and entry["before_status"] is None
+    fail = _r("optics-alarms", "leaf1", Status.FAIL, "Ethernet4")
+    skipped = _block("leaf1", ports, Status.SKIPPED)
+    skipped.check = "optics-alarms"
+    (gone,) = compare_results([fail], [skipped])[1]
+    assert gone["id"] == fail.id and gone["after_status"] == "skipped"

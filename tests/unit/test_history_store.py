@@ -350,3 +350,50 @@ def test_prune_of_a_busy_history_is_a_clear_error(tmp_path: Path) -> None:
         blocker.close()
     with HistoryStore(db, create=False, busy_timeout=0.2) as store:
         assert len(store.prune(keep_last=1).deleted) == 2
+
+
+def test_a_history_written_before_blocks_is_still_read_and_diffed(tmp_path: Path) -> None:
+    """A schema-5 database (before skipped/error blocks: one row per skipped result) opens,
+    migrates, rebuilds its reports, and compares with a run recorded after as one block."""
+    from fabline.history.diff import compare_results
+    from fabline.results import SkipBlock
+
+    ports = [f"Ethernet{n}" for n in range(0, 64, 4)]
+    db = tmp_path / "history.sqlite"
+    old = _report(tmp_path, fails=0)
+    for p in ports:
+        old.outcome.results.append(
+            Result("optics-alarms", "leaf1", p, Status.SKIPPED, Severity.MAJOR, None, None, "not present")
+        )
+    old_id = record(old, _snap(tmp_path), db)
+    # Make it what fabline wrote before migration 6: one row per skipped result, no ``subjects``.
+    with HistoryStore(db, create=False) as store:
+        row = store.resolve(old_id)
+        (n_rows,) = store.conn.execute("SELECT COUNT(*) FROM results WHERE run = ?", (row.id,)).fetchone()
+        store.conn.execute("DELETE FROM results WHERE run = ? AND check_id = 'optics-alarms'", (row.id,))
+        store.conn.executemany(
+            "INSERT INTO results (run, seq, check_id, device, subject, status, severity, expected, actual, "
+            "message, waiver) VALUES (?, ?, 'optics-alarms', 'leaf1', ?, 'skipped', 2, 'null', 'null', "
+            "'not present', NULL)",
+            [(row.id, 100 + i, p) for i, p in enumerate(ports)],
+        )
+    conn = sqlite3.connect(db)
+    conn.execute("ALTER TABLE results DROP COLUMN subjects")
+    conn.execute("PRAGMA user_version = 5")
+    conn.commit()
+    conn.close()
+    new = _report(tmp_path, started=1_795_990_000.0, fails=0)
+    new.outcome.results.append(SkipBlock("optics-alarms", "leaf1", Severity.MAJOR, ports, "not present"))
+    new_id = record(new, _snap(tmp_path), db)  # opens the old file: migrated forward first
+    with HistoryStore(db, create=False) as store:
+        assert store.schema_version == len(MIGRATIONS)
+        old_row, new_row = store.resolve(old_id), store.resolve(new_id)
+        old_skips = [r for r in store.problems(old_row) if r.check == "optics-alarms"]
+        assert [r.subject for r in old_skips] == ports  # the old rows, one per port
+        (block,) = [r for r in store.problems(new_row) if r.check == "optics-alarms"]
+        assert type(block) is SkipBlock and list(block.subjects) == ports
+        assert store.report(old_row).summary["by_status"]["skipped"] == len(ports)
+        assert store.report(new_row).summary["by_status"]["skipped"] == len(ports)
+        (n_new,) = store.conn.execute("SELECT COUNT(*) FROM results WHERE run = ?", (new_row.id,)).fetchone()
+        assert n_new == n_rows  # the skipped ports are one row (the store folds them as they come)
+        assert compare_results(store.problems(old_row), store.problems(new_row)) == ([], [], [], [])

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from fabline.errors import ConfigError
 from fabline.perf import paused_gc
 from fabline.problems import Problem, facts_of_rows, group, problem_from_dict
@@ -543,7 +545,7 @@ class HistoryStore:
         ).fetchall()
         if not rows and self._has_findings(run):
             return None
-        return [json.loads(r[0]) for r in rows]
+        return [_loads(r[0]) for r in rows]
 
     def _has_findings(self, run: RunRow) -> bool:
         return (
@@ -586,7 +588,7 @@ class HistoryStore:
             else:
                 store.append(_result(row[1:]))
         devices = [
-            json.loads(d[0])
+            _loads(d[0])
             for d in self.conn.execute("SELECT detail FROM devices WHERE run = ? ORDER BY rowid", (run.id,))
         ]
         outcome = RunOutcome(
@@ -625,7 +627,7 @@ class HistoryStore:
             yield seq, check, device, severity, tuple(json.loads(subjects))
         chunks = self.conn.execute("SELECT data FROM pass_chunks WHERE run = ? ORDER BY chunk", (run.id,))
         for (data,) in chunks:
-            for seq, check, device, severity, count, compact in json.loads(zlib.decompress(data)):
+            for seq, check, device, severity, count, compact in orjson.loads(zlib.decompress(data)):
                 yield seq, check, device, severity, CompactSubjects(compact, count)
 
     def pass_counts(self, run: RunRow) -> PassCounts:
@@ -643,7 +645,7 @@ class HistoryStore:
             by_device[device] = by_device.get(device, 0) + len(json.loads(subjects))
         chunks = self.conn.execute("SELECT data FROM pass_chunks WHERE run = ? ORDER BY chunk", (run.id,))
         for (data,) in chunks:
-            for _, check, device, _, count, _ in json.loads(zlib.decompress(data)):
+            for _, check, device, _, count, _ in orjson.loads(zlib.decompress(data)):
                 group = out.get(check)
                 if group is None:
                     group = out[check] = {}
@@ -873,30 +875,29 @@ def _rows(run: int | None, results: ResultStore) -> tuple[list[tuple[Any, ...]],
     return problems, chunks
 
 
+_STATUS = {s.value: s for s in Status}
+_SEVERITY = {int(s): s for s in Severity}
+
+
+def _loads(text: str | bytes | None) -> Any:
+    """A stored JSON value (orjson; the standard parser for what only it reads: ``NaN``)."""
+    if text is None or text == "null":
+        return None
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
 def _result(r: Sequence[Any]) -> Result:
     if len(r) > 9 and r[9] is not None:  # a block (SkipBlock): its compact subjects
-        compact = json.loads(r[9])
+        compact = orjson.loads(r[9])
         block = SkipBlock(
-            r[0],
-            r[1],
-            Severity(r[4]),
-            CompactSubjects(compact, compact_count(compact)),
-            r[7],
-            Status(r[3]),
-            json.loads(r[5]) if r[5] is not None else None,
-            json.loads(r[6]) if r[6] is not None else None,
-        )
+            r[0], r[1], _SEVERITY[r[4]], CompactSubjects(compact, compact_count(compact)), r[7], _STATUS[r[3]],
+            _loads(r[5]), _loads(r[6]),
+        )  # fmt: skip
         block.waiver = r[8]
         return block
-    res = Result(
-        r[0],
-        r[1],
-        r[2],
-        Status(r[3]),
-        Severity(r[4]),
-        json.loads(r[5]) if r[5] is not None else None,
-        json.loads(r[6]) if r[6] is not None else None,
-        r[7],
-    )
+    res = Result(r[0], r[1], r[2], _STATUS[r[3]], _SEVERITY[r[4]], _loads(r[5]), _loads(r[6]), r[7])
     res.waiver = r[8]
     return res
