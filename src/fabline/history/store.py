@@ -399,7 +399,7 @@ class HistoryStore:
             run = cur.lastrowid
             conn.executemany(
                 "INSERT INTO devices (run, name, detail) VALUES (?, ?, ?)",
-                ((run, d["name"], json.dumps(d, default=str)) for d in outcome.devices),
+                ((run, d["name"], _dumps(d)) for d in outcome.devices),
             )
             with paused_gc():
                 problems, chunks = _rows(run, outcome.results)
@@ -840,7 +840,7 @@ def _rows(run: int | None, results: ResultStore) -> tuple[list[tuple[Any, ...]],
     into zlib-compressed JSON chunks of :data:`PASS_CHUNK_GROUPS`. The subject tuples a rule's
     block shares with the other rules of its selector are compacted once.
     """
-    dumps = json.dumps
+    dumps = _dumps
     problems: list[tuple[Any, ...]] = []
     groups: list[list[Any]] = []
     cache: dict[int, tuple[Sequence[str | None], list[Any]]] = {}
@@ -856,8 +856,8 @@ def _rows(run: int | None, results: ResultStore) -> tuple[list[tuple[Any, ...]],
             problems.append(
                 (
                     run, seq, r.check, r.device, r.subject, r.status.value, int(r.severity),
-                    dumps(r.expected, default=str), dumps(r.actual, default=str), r.message, r.waiver,
-                    dumps(compact_subjects(r.subjects), separators=(",", ":")) if block else None,  # type: ignore[attr-defined]
+                    dumps(r.expected), dumps(r.actual), r.message, r.waiver,
+                    dumps(compact_subjects(r.subjects)) if block else None,  # type: ignore[attr-defined]
                 )
             )  # fmt: skip
             seq += len(r.subjects) if block else 1  # type: ignore[attr-defined]
@@ -869,10 +869,20 @@ def _rows(run: int | None, results: ResultStore) -> tuple[list[tuple[Any, ...]],
         groups.append([seq, check, device, int(severity), len(subjects), hit[1]])
         seq += len(subjects)
     chunks = [
-        (run, n, zlib.compress(dumps(groups[i : i + PASS_CHUNK_GROUPS], separators=(",", ":")).encode(), 6))
+        (run, n, zlib.compress(dumps(groups[i : i + PASS_CHUNK_GROUPS]).encode(), 6))
         for n, i in enumerate(range(0, len(groups), PASS_CHUNK_GROUPS))
     ]
     return problems, chunks
+
+
+def _dumps(value: Any) -> str:
+    """Compact JSON text of a value to store (orjson, ``NaN`` written as null; the standard writer
+    for what orjson refuses, an integer wider than 64 bits).
+    """
+    try:
+        return orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(value, default=str, separators=(",", ":"))
 
 
 _STATUS = {s.value: s for s in Status}
