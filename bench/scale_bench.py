@@ -208,8 +208,10 @@ def main() -> None:
         rows.append({"step": "check --history (2nd night): whole command", **figures(records)})
         rows.append({"step": "history show last (console)", **figures(shows)})
         rows.append({"step": "history show last -f json", **figures(shows_json)})
-        rows.append({"step": "diff last~1 last (two recorded clean runs)", **figures(diffs)})
-        rows.append({"step": "diff SNAPSHOT AFTER (states and counters)", **figures(diffs_snap)})
+        rows.append({"step": "diff last~1 last (two recorded clean runs)", **figures(diffs),
+                     "files_mb": {"diff.json": round((work / "diff.json").stat().st_size / 1e6, 3)}})  # fmt: skip
+        rows.append({"step": "diff SNAPSHOT AFTER (states and counters)", **figures(diffs_snap),
+                     "files_mb": {"diff.json": round((work / "diff-snap.json").stat().st_size / 1e6, 3)}})  # fmt: skip
         if diffs_i:
             rows.append({"step": "diff SNAPSHOT AFTER -i (both checked)", **figures(diffs_i)})
         rows.append({"step": "drift --snapshot AFTER --no-record", **figures(drifts)})
@@ -229,7 +231,11 @@ def main() -> None:
                 f"{r['ratio_to_floor']:.2f}x the floor's wall, {r['cpu_ratio_to_floor']:.2f}x its CPU"
             )
         if "files_mb" in r:
-            notes.append(", ".join(f"{k} {v:,.1f} MB" for k, v in r["files_mb"].items()))
+            notes.append(
+                ", ".join(
+                    f"{k} {v:,.1f} MB" if v >= 1 else f"{k} {v:.3f} MB" for k, v in r["files_mb"].items()
+                )
+            )
         if "db_growth_mb" in r:
             notes.append(f"database +{r['db_growth_mb']:.1f} MB (first run {r['db_first_run_mb']:.1f} MB)")
         cpu = f"{r['cpu_s']:.1f}" if "cpu_s" in r else "-"
