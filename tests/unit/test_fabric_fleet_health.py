@@ -86,9 +86,19 @@ def test_qos_skew_on_switches_only(tmp_path: Path) -> None:
 
 def test_delta_checks_skip_without_previous_snapshot(tmp_path: Path) -> None:
     out = run_fabric(tmp_path, LAB, checks=["fec-uncorrectable-delta", "crc-errors-delta", "pfc-pause-rate"])
+    # one fabric-level skip per check for the run, not one per device
     assert {r.status for r in out.results} == {Status.SKIPPED}
-    assert len(out.results) == 3 * len(LAB.devices)
-    assert "--previous" in next(iter(out.results)).message
+    assert sorted((r.check, r.device) for r in out.results) == [
+        ("crc-errors-delta", "(fabric)"), ("fec-uncorrectable-delta", "(fabric)"), ("pfc-pause-rate", "(fabric)"),
+    ]  # fmt: skip
+    assert all("--previous" in r.message for r in out.results)
+
+
+def test_delta_checks_judge_every_device_with_a_previous_snapshot(tmp_path: Path) -> None:
+    """With ``--previous`` the checks run per device again: no fabric-level skip."""
+    out = run_fabric(tmp_path, LAB, previous=[], checks=["fec-uncorrectable-delta"])
+    assert {r.device for r in out.results} == {d.name for d in LAB.devices}
+    assert all("--previous" not in r.message for r in out.results)
 
 
 def test_fec_and_crc_deltas_with_reset(tmp_path: Path) -> None:

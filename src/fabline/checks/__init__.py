@@ -134,6 +134,10 @@ def peer_role(interface: Interface | Mapping[str, Any], roles_by_name: Mapping[s
 P = TypeVar("P", bound=BaseModel, default=NoParams)
 
 
+#: Why a check that compares two snapshots has nothing to judge (see ``Check.needs_previous``).
+NO_PREVIOUS = "no previous snapshot (fabline check --previous SNAPDIR): counter deltas need two"
+
+
 class Check(Generic[P]):
     """Base class of Python checks. The class docstring is the check's description.
 
@@ -148,6 +152,10 @@ class Check(Generic[P]):
         roles / platforms: Applicability; None means all.
         uses_links: A fabric check that reads the link graph (``FabricContext.links``); the
             engine then projects every readable device for it (whatever ``roles``/``platforms``).
+        needs_previous: A device check that compares each device with the previous snapshot
+            (counter deltas): in a run without ``--previous`` the engine does not call it per
+            device and gives it one fabric-level ``skipped`` result (:data:`NO_PREVIOUS`) instead
+            of one per device.
         tags: Baseline tags, as a rule's ``tags``: ``operational`` marks a check of live state only
             (hardware, runtime tables), which does not run on intended configs (``check --intended``).
         Params: A pydantic model of the check's parameters (unknown keys are errors); taken from
@@ -160,6 +168,7 @@ class Check(Generic[P]):
     roles: ClassVar[tuple[str, ...] | None] = None
     platforms: ClassVar[tuple[str, ...] | None] = None
     uses_links: ClassVar[bool] = False
+    needs_previous: ClassVar[bool] = False
     tags: ClassVar[tuple[str, ...]] = ()
     Params: ClassVar[type[BaseModel]] = NoParams
     params: P

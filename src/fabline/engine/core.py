@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 from fabline.baseline import Baseline, severity_of
 from fabline.checks import (
     FABRIC_DEVICE,
+    NO_PREVIOUS,
     AnyCheck,
     Check,
     DeviceContext,
@@ -239,6 +240,8 @@ class Engine:
                         _exc_message(exc),
                     )
                 )
+        if previous is None:
+            results.extend(self._without_previous(devices))
         warnings.extend(fabric.notes)
         warnings.extend(apply_waivers(self.waivers, results.problems, results))
         problems = _group_problems(fabric, device_rows, results.problems)
@@ -287,7 +290,7 @@ class Engine:
             prev = (
                 _previous_state(work.previous, dev.name, part.warnings) if work.previous is not None else None
             )
-            self._check_device(dev, state, work.roles_by_name, part, projector, prev)
+            self._check_device(dev, state, work.roles_by_name, part, projector, prev, work.previous is None)
         return part
 
     # -- per device ---------------------------------------------------------------------------
@@ -297,6 +300,17 @@ class Engine:
             return snapshot.load(dev.name), None
         except StateError as exc:
             return None, f"state unusable: {exc}"
+
+    def _without_previous(self, devices: Sequence[DeviceLike]) -> Iterator[Result]:
+        """A run without a previous snapshot: one fabric-level skip per check that needs one and
+        applies to some device (not one per device: 15,000 identical lines on a 100k-GPU fabric).
+        """
+        for pc in self.pychecks:
+            check = pc.check
+            if check.needs_previous and any(check.applies_to(d.role, d.platform) for d in devices):
+                yield Result(
+                    check.id, FABRIC_DEVICE, None, Status.SKIPPED, pc.severity, None, None, NO_PREVIOUS
+                )
 
     def _unreadable_results(self, dev: DeviceLike, reason: str) -> Iterator[Result]:
         for prog in self.programs:
@@ -314,6 +328,7 @@ class Engine:
         part: Part,
         projector: Projector | None,
         previous: Mapping[str, Any] | None = None,
+        without_previous: bool = False,
     ) -> None:
         results, collected = part.results, part.collected
         ifaces = state.get("interfaces")
@@ -392,6 +407,8 @@ class Engine:
         for pc in self.pychecks:
             if not pc.check.applies_to(dev.role, dev.platform):
                 continue
+            if without_previous and pc.check.needs_previous:
+                continue  # one fabric-level skip for the run (see run())
             try:
                 if pc.check.scope == "fabric":
                     if pc.collects:

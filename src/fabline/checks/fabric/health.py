@@ -16,12 +16,10 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import override
 
-from fabline.checks import Check, DeviceContext, natural_key
+from fabline.checks import NO_PREVIOUS, Check, DeviceContext, natural_key
 from fabline.results import PassBlock, Result, Severity
 from fabline.state import parse_time
 from fabline.state_types import Interface
-
-NO_PREVIOUS = "no previous snapshot (fabline check --previous SNAPDIR): counter deltas need two"
 
 
 def counter_delta(before: int, after: int) -> tuple[int, bool]:
@@ -74,6 +72,8 @@ class DeltaParams(BaseModel):
 
 class CounterDeltaCheck(Check[DeltaParams]):
     """Base of "this counter did not rise" checks (not registered itself)."""
+
+    needs_previous = True
 
     counter: ClassVar[str]
 
@@ -168,6 +168,8 @@ class PfcPauseRateCheck(Check[PauseParams]):
     which tell whether congestion control reacted. The default limit (100/s) is a starting point
     to tune per site.
     """
+
+    needs_previous = True
 
     id = "pfc-pause-rate"
     severity = Severity.MINOR
@@ -270,6 +272,8 @@ class CountersDeltaCheck(Check[CountersDeltaParams]):
     at every key (a storm on any queue). The result names every counter that rose, its delta and,
     when both collection times are known, its rate per second.
     """
+
+    needs_previous = True
 
     scalars: ClassVar[tuple[str, ...]] = ()
     per_priority: ClassVar[tuple[str, ...]] = ()
@@ -426,6 +430,8 @@ class FecCorrectedRateCheck(Check[FecRateParams]):
     magnitude below the RS(544,514) correction limit (about 2.4e-4) and above the 1e-8 a clean
     400G link shows: fix the link while it still works.
     """
+
+    needs_previous = True
 
     id = "fec-corrected-rate"
     severity = Severity.MINOR
