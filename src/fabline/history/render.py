@@ -12,10 +12,25 @@ from rich.table import Table
 from fabline.history.counters import CounterStats
 from fabline.history.diff import DiffResult
 from fabline.perf import paused_gc
+from fabline.results import compact_text
 
 #: Rows per section in the console and Markdown outputs; the JSON has every row (counters: their
 #: summary; every counter row with ``--counter-rows``).
 MAX_ROWS = 50
+
+
+def _subject(row: dict[str, Any]) -> str:
+    """A diff row's subject for a person: a block of results (``subjects``, compact) as its runs
+    and count, else the subject (``-`` for a device-level result).
+
+    Example:
+        >>> _subject({"subject": None, "subjects": [["swp", 1, 4, 1]], "count": 4})
+        'swp1..swp4 (4)'
+    """
+    compact = row.get("subjects")
+    if isinstance(compact, list):
+        return f"{compact_text(compact)} ({row.get('count', '?')})"
+    return str(row.get("subject") or "-")
 
 
 def _value(v: Any) -> str:
@@ -154,7 +169,7 @@ def render_markdown(result: DiffResult) -> str:
         for r in rows[:MAX_ROWS]:
             out.append(
                 f"| {r['severity']} | {_cell(r['check'])} | {_cell(r['device'])} | "
-                f"{_cell(r['subject'] or '-')} | {_cell(r['message'])} |"
+                f"{_cell(_subject(r))} | {_cell(r['message'])} |"
             )
         if len(rows) > MAX_ROWS:
             out.append(f"\n... and {len(rows) - MAX_ROWS} more in the JSON output")
@@ -258,7 +273,7 @@ def print_diff(result: DiffResult, console: Console) -> None:
             t.add_column(col, no_wrap=True)
         t.add_column("message", overflow="fold", min_width=20)
         for r in rows[:MAX_ROWS]:
-            t.add_row(r["severity"], r["check"], r["device"], r["subject"] or "-", r["message"])
+            t.add_row(r["severity"], r["check"], r["device"], _subject(r), r["message"])
         console.print(t)
     pass_rows = _pass_rows(result)
     if pass_rows:
