@@ -27,12 +27,19 @@ from fabline.platforms.base import (
     ParseContext,
     json_parser,
     table_rows,
-    text_blocks,
     text_parser,
 )
 from fabline.platforms.routing import parse_eos_bgp_summary_json, parse_eos_route_json
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
-from fabline.platforms.toolkit import gbps, lldp_entry, speed_gbps, text_field, uptime_seconds
+from fabline.platforms.toolkit import (
+    gbps,
+    lldp_entry,
+    port_blocks,
+    speed_gbps,
+    text_blocks,
+    text_field,
+    uptime_seconds,
+)
 from fabline.state_types import Facts, Optics
 
 
@@ -177,10 +184,7 @@ def parse_show_interfaces(text: str, ctx: ParseContext) -> Fragment:
     if not blocks:
         raise ctx.reject()
     interfaces: dict[str, Any] = {}
-    for head, block in blocks:
-        name = canonical_name(head["name"])
-        if not kept(name):
-            continue
+    for name, head, block in port_blocks(blocks, canonical_name, kept):
         entry: dict[str, Any] = {
             "admin_up": head["admin"] != "administratively down",
             "oper_up": head["proto"] == "up",
@@ -350,9 +354,8 @@ def parse_show_lldp_neighbors_detail(text: str, ctx: ParseContext) -> Fragment:
     if not blocks:
         raise ctx.reject()
     interfaces: dict[str, Any] = {}
-    for head, block in blocks:
-        name = canonical_name(head.group(1))
-        if head.group(2) == "0" or not kept(name):
+    for name, head, block in port_blocks(blocks, canonical_name, kept, group=1):
+        if head.group(2) == "0":
             continue
         first = re.split(r"^\s*Neighbor ", block, flags=re.MULTILINE)
         body = first[1] if len(first) > 1 else block

@@ -517,23 +517,6 @@ def merge_fragments(fragments: Iterable[Mapping[str, Any]]) -> Fragment:
     return state
 
 
-def text_blocks(text: str, head: re.Pattern[str] | str) -> list[tuple[re.Match[str], str]]:
-    """Split text into blocks, each starting at a match of ``head`` (``re.MULTILINE`` for ``str``).
-
-    Returns (head match, the text after it up to the next head) pairs; empty when no head matches.
-
-    Example:
-        >>> [(m[1], b.strip()) for m, b in text_blocks("Et1 is up\\n mtu 9214\\nEt2 is up\\n", r"^(\\S+) is up")]
-        [('Et1', 'mtu 9214'), ('Et2', '')]
-        >>> text_blocks("no heads here", r"^(\\S+) is up")
-        []
-    """
-    heads = list(re.finditer(head, text, re.MULTILINE) if isinstance(head, str) else head.finditer(text))
-    ends = [h.start() for h in heads[1:]] + [len(text)]
-    # With no head, ends is [len(text)] and zip yields nothing: no blocks.
-    return [(h, text[h.end() : end]) for h, end in zip(heads, ends, strict=False)]
-
-
 def table_rows(
     text: str, ctx: ParseContext, expected: str, header: str, row: re.Pattern[str], title: str
 ) -> Iterator[re.Match[str]]:

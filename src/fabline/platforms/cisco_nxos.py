@@ -23,7 +23,6 @@ from fabline.platforms.base import (
     Fragment,
     ParseContext,
     table_rows,
-    text_blocks,
     text_parser,
 )
 from fabline.platforms.cisco_nxos_config import parse_show_running_config
@@ -34,7 +33,14 @@ from fabline.platforms.cisco_nxos_counters import (
 from fabline.platforms.cisco_nxos_names import VOCABULARY, canonical_name, kept
 from fabline.platforms.routing import parse_nxos_bgp_summary_json, parse_nxos_route_text
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
-from fabline.platforms.toolkit import lldp_entry, search_lines, speed_gbps, uptime_seconds
+from fabline.platforms.toolkit import (
+    lldp_entry,
+    port_blocks,
+    search_lines,
+    speed_gbps,
+    text_blocks,
+    uptime_seconds,
+)
 from fabline.state_types import Facts
 
 # --- facts ---------------------------------------------------------------------------------
@@ -85,10 +91,7 @@ def parse_show_interface(text: str, ctx: ParseContext) -> Fragment:
     if not blocks:
         raise ctx.reject()
     interfaces: dict[str, Any] = {}
-    for head, block in blocks:
-        name = canonical_name(head["name"])
-        if not kept(name):
-            continue
+    for name, head, block in port_blocks(blocks, canonical_name, kept):
         entry: dict[str, Any] = {"oper_up": head["state"] == "up"}
         if m := re.search(r"admin state is (up|down)", block):
             entry["admin_up"] = m.group(1) == "up"

@@ -24,8 +24,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from fabline.platforms.base import Fragment, ParseContext, text_blocks, text_parser
+from fabline.platforms.base import Fragment, ParseContext, text_parser
 from fabline.platforms.cisco_nxos_names import canonical_name, kept
+from fabline.platforms.toolkit import port_blocks, text_blocks
 
 # --- show interface priority-flow-control detail --------------------------------------------
 
@@ -59,10 +60,7 @@ def parse_show_interface_pfc_detail(text: str, ctx: ParseContext) -> Fragment:
     if not blocks or "Priority" not in text:
         raise ctx.reject()
     interfaces: dict[str, Any] = {}
-    for head, block in blocks:
-        name = canonical_name(head["name"])
-        if not kept(name):
-            continue
+    for name, _, block in port_blocks(blocks, canonical_name, kept):
         prio = _PRIO_HEAD.search(block)
         if prio is None:
             continue
@@ -154,10 +152,7 @@ def parse_show_queuing_interface(text: str, ctx: ParseContext) -> Fragment:
     if not blocks:
         raise ctx.reject()
     interfaces: dict[str, Any] = {}
-    for head, block in blocks:
-        name = canonical_name(head["name"])
-        if not kept(name):
-            continue
+    for name, _, block in port_blocks(blocks, canonical_name, kept):
         counters = _queuing_port(block)
         if counters:
             entry = interfaces.setdefault(name, {"counters": {}})

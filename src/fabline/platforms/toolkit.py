@@ -13,7 +13,7 @@ priority 0-7, ...), so one hostile line cannot cost gigabytes; values outside it
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -318,6 +318,47 @@ def search_lines(rx: re.Pattern[str], text: str, needle: str) -> re.Match[str] |
 
 
 # --- LLDP ---------------------------------------------------------------------------------------
+
+
+def text_blocks(text: str, head: re.Pattern[str] | str) -> list[tuple[re.Match[str], str]]:
+    """Split text into blocks, each starting at a match of ``head`` (``re.MULTILINE`` for ``str``).
+
+    Returns (head match, the text after it up to the next head) pairs; empty when no head matches.
+
+    Example:
+        >>> [(m[1], b.strip()) for m, b in text_blocks("Et1 is up\\n mtu 9214\\nEt2 is up\\n", r"^(\\S+) is up")]
+        [('Et1', 'mtu 9214'), ('Et2', '')]
+        >>> text_blocks("no heads here", r"^(\\S+) is up")
+        []
+    """
+    heads = list(re.finditer(head, text, re.MULTILINE) if isinstance(head, str) else head.finditer(text))
+    ends = [h.start() for h in heads[1:]] + [len(text)]
+    # With no head, ends is [len(text)] and zip yields nothing: no blocks.
+    return [(h, text[h.end() : end]) for h, end in zip(heads, ends, strict=False)]
+
+
+def port_blocks(
+    blocks: Iterable[tuple[re.Match[str], str]],
+    canonical_name: Callable[[str], str],
+    kept: Callable[[str], bool],
+    group: int | str = "name",
+) -> Iterator[tuple[str, re.Match[str], str]]:
+    """The per-port blocks the state keeps: (canonical name, head match, block text).
+
+    ``blocks`` are :func:`text_blocks` pairs whose head names the port in ``group``; the name is
+    made canonical with the platform's ``canonical_name`` and the block left out unless its
+    ``kept`` says the state holds such an interface (loopbacks, sub-interfaces and VLANs are not).
+
+    Example:
+        >>> blocks = text_blocks("Et1 is up\\n mtu 9214\\nLo0 is up\\n", r"^(?P<name>\\S+) is up")
+        >>> [(name, b.strip()) for name, _, b in port_blocks(blocks, lambda n: n.replace("Et", "Ethernet"),
+        ...                                                   lambda n: n.startswith("Ethernet"))]
+        [('Ethernet1', 'mtu 9214')]
+    """
+    for head, block in blocks:
+        name = canonical_name(head[group])
+        if kept(name):
+            yield name, head, block
 
 
 def lldp_entry(
