@@ -124,21 +124,27 @@ class Result:
         return self.subject or "-"
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form used by the JSON report."""
+        """JSON-ready form used by the JSON report (a block's row adds ``subjects`` and ``count``
+        after ``subject``: :meth:`_add_subjects`).
+        """
         out: dict[str, Any] = {
             "id": self.id,
             "check": self.check,
             "device": self.device,
             "subject": self.subject,
-            "status": self.status.value,
-            "severity": self.severity.label,
-            "expected": self.expected,
-            "actual": self.actual,
-            "message": self.message,
         }
+        self._add_subjects(out)
+        out["status"] = self.status.value
+        out["severity"] = self.severity.label
+        out["expected"] = self.expected
+        out["actual"] = self.actual
+        out["message"] = self.message
         if self.waiver is not None:
             out["waiver"] = self.waiver
         return out
+
+    def _add_subjects(self, out: dict[str, Any]) -> None:
+        """Add the keys a row of several subjects has (none: one result has one ``subject``)."""
 
     def __repr__(self) -> str:
         return f"Result({self.id}, {self.status.value}, {self.message!r})"
@@ -486,24 +492,10 @@ class SkipBlock(Result):
             r.waiver = self.waiver
             yield r
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON report's row: a result row with ``subject`` null, ``subjects`` (compact) and ``count``."""
-        out: dict[str, Any] = {
-            "id": self.id,
-            "check": self.check,
-            "device": self.device,
-            "subject": None,
-            "subjects": compact_subjects(self.subjects),
-            "count": len(self.subjects),
-            "status": self.status.value,
-            "severity": self.severity.label,
-            "expected": self.expected,
-            "actual": self.actual,
-            "message": self.message,
-        }
-        if self.waiver is not None:
-            out["waiver"] = self.waiver
-        return out
+    def _add_subjects(self, out: dict[str, Any]) -> None:
+        """The JSON report's row is a result row with ``subject`` null, ``subjects`` (compact) and ``count``."""
+        out["subjects"] = compact_subjects(self.subjects)
+        out["count"] = len(self.subjects)
 
     def __repr__(self) -> str:
         return f"SkipBlock({self.id}, {self.status.value}, {len(self.subjects)}, {self.message!r})"

@@ -425,3 +425,24 @@ def test_a_yielded_block_is_kept_whole_and_written_as_one_row() -> None:
     (row,) = doc["results"]
     assert row["subjects"] == [["Ethernet", 0, 508, 4]] and row["count"] == 128 and row["subject"] is None
     assert doc["summary"]["by_status"]["skipped"] == 128 and len(store) == 128
+
+
+def test_a_block_row_is_its_results_row_with_subjects_and_count_after_subject() -> None:
+    """One row writer for a result and a block (duplicates D3): the block's row is the row of the
+    result it stands for, ``subject`` null, with ``subjects`` and ``count`` right after ``subject``."""
+    block = SkipBlock("link-fec", "leaf1", Severity.MAJOR, ["Ethernet0", "Ethernet4", "Ethernet8"],
+                      "fec not collected at the peer", Status.ERROR, {"fec": "rs"}, {"fec": None})  # fmt: skip
+    block.waiver = "ticket 42"
+    one = next(block.expand())
+    one.subject = None
+    row, base = block.to_dict(), one.to_dict()
+    keys = list(base)
+    at = keys.index("subject") + 1
+    assert list(row) == [*keys[:at], "subjects", "count", *keys[at:]]
+    assert row == {
+        **base,
+        "id": "leaf1::link-fec::Ethernet0+2",
+        "subjects": [["Ethernet", 0, 8, 4]],
+        "count": 3,
+    }
+    assert list(row)[-1] == "waiver"
