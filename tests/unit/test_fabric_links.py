@@ -8,7 +8,8 @@ import pytest
 
 from fabline import synthetic
 from fabline.checks.linkgraph import canonical_port
-from fabline.results import Status
+from fabline.engine import RunOutcome
+from fabline.results import Result, SkipBlock, Status, block_count
 from fabline.synthetic import Fault
 from tests.unit.test_fabric_support import one, run_fabric, table
 
@@ -123,7 +124,8 @@ def test_dscp_map_compares_only_dscps_both_ends_map(tmp_path: Path) -> None:
 def test_missing_value_at_one_end_is_an_error_naming_that_end(tmp_path: Path) -> None:
     out = run_fabric(tmp_path, LAB, [Fault("leaf-r1-a", "fec", None, "swp2")], checks=["link-fec"])
     assert table(out, Status.ERROR) == {("link-fec", "leaf-r1-a", "swp2"), ("link-fec", "gpu-002", "eth1")}
-    assert one(out, "link-fec", "gpu-002", "eth1").message.endswith("fec not collected on leaf-r1-a")
+    assert one(out, "link-fec", "gpu-002", "eth1").message == "fec not collected at the peer"
+    assert one(out, "link-fec", "leaf-r1-a", "swp2").message == "fec not collected here"
 
 
 # ------------------------------------------------------------------------------ ambiguous LLDP
@@ -178,7 +180,7 @@ def test_peer_not_collected_gives_error_on_it_and_no_pass(tmp_path: Path) -> Non
         assert one(out, check, "gpu-001", "eth1").status is Status.SKIPPED
         err = one(out, check, "leaf-r1-a", "swp1")
         assert err.status is Status.ERROR
-        assert err.message == "link to gpu-001 eth1 not checked: leaf-r1-a could not be read"
+        assert err.message == "link not checked: this device could not be read"
     touching = [r for r in out.results if "leaf-r1-a" in (r.device, *r.message.split())]
     assert touching and all(r.status is not Status.PASS for r in touching)
     assert {r.device for r in out.results if r.status is Status.ERROR} == {"leaf-r1-a"}
@@ -265,3 +267,61 @@ def test_hosts_without_lldp_agent_can_be_exempted(tmp_path: Path) -> None:
     out = run_fabric(tmp_path / "x", LAB, faults, checks=["link-lldp"], baseline=base)
     assert table(out, Status.FAIL) == {("link-lldp", "leaf-r0-a", "Ethernet8")}
     assert one(out, "link-lldp", "gpu-001", "eth0").status is Status.PASS  # paired from the leaf's LLDP
+
+
+# ------------------------------------------------------------------ what is missing folds (issue 14)
+
+BIG = synthetic.rail_fabric(1024)  # 128 servers, 32 leaves, 16 spines: 2,048 links
+BIG_HOSTS = [d for d in BIG.devices if d.role == "host"]
+
+
+def _rows(out: RunOutcome, check: str) -> list[Result]:
+    return [r for r in out.results.problems if r.check == check]
+
+
+def test_a_field_a_platform_lacks_is_one_row_per_device_on_thousands_of_links(tmp_path: Path) -> None:
+    """No host collected ``fec`` (errors) nor ``trust`` (its source cannot: skipped): every host link
+    is missing a value at one end, and each device says so once per check, naming its ports."""
+    faults = [
+        Fault(h.name, f, None, port)
+        for h in BIG_HOSTS
+        for port in h.rail_interfaces
+        for f in ("fec", "trust")
+    ]
+    faults += [Fault(h.name, "unsupported", {"interfaces.*.trust": "no trust getter"}) for h in BIG_HOSTS]
+    out = run_fabric(tmp_path, BIG, faults, checks=["link-fec", "link-trust"])
+    host_links = sum(len(h.rail_interfaces) for h in BIG_HOSTS)
+    assert len(BIG.links) >= 2000 and host_links == 1024
+    leaves = {leaf for h in BIG_HOSTS for leaf, _ in (BIG.peers()[(h.name, p)] for p in h.rail_interfaces)}
+    for check, status, here, there in (
+        ("link-fec", Status.ERROR, "fec not collected here", "fec not collected at the peer"),
+        ("link-trust", Status.SKIPPED, "trust not provided here (no trust getter)",
+         "trust not provided at the peer (no trust getter)"),
+    ):  # fmt: skip
+        rows = _rows(out, check)
+        assert len(rows) == len(BIG_HOSTS) + len(leaves)  # was one row per link end: 2,048
+        assert all(type(r) is SkipBlock and r.status is status for r in rows)
+        assert {r.message for r in rows if r.device.startswith("gpu")} == {here}
+        assert {r.message for r in rows if not r.device.startswith("gpu")} == {there}
+        assert sum(block_count(r) for r in rows) == 2 * host_links  # every end still has its result
+        assert len(table(out, status, check)) == 2 * host_links
+    uplinks = {(d, s) for _, d, s in table(out, Status.PASS, "link-fec")}
+    assert uplinks == {(d, s) for _, d, s in table(out, Status.PASS, "link-trust")}
+    assert len(uplinks) == 2 * (len(BIG.links) - host_links)
+    assert out.results.summary()["by_status"]["error"] == 2 * host_links
+
+
+def test_links_to_unreadable_devices_fold_at_both_ends(tmp_path: Path) -> None:
+    """Every host unreadable: each leaf's host ports are one skipped row, each host's ports one error row."""
+    out = run_fabric(tmp_path, BIG, drop=[h.name for h in BIG_HOSTS], checks=["link-pfc"])
+    rows = _rows(out, "link-pfc")
+    skipped = [r for r in rows if r.status is Status.SKIPPED]
+    errors = [r for r in rows if r.status is Status.ERROR]
+    assert len(errors) == len(BIG_HOSTS) and {r.device for r in errors} == {h.name for h in BIG_HOSTS}
+    assert {r.message for r in errors} == {"link not checked: this device could not be read"}
+    assert all(type(r) is SkipBlock and r.count == 8 for r in errors)
+    assert len(skipped) == len({r.device for r in skipped}) == 32  # the leaves
+    assert {r.message for r in skipped} == {
+        "not compared: the peer could not be read (missing); the error is reported there"
+    }
+    assert sum(block_count(r) for r in rows) == 2 * 1024

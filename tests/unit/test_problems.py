@@ -323,7 +323,7 @@ def test_an_unreadable_device_is_one_problem_not_one_per_rule() -> None:
     errs = [Result(c, "gpu-9", None, Status.ERROR, Severity.CRITICAL, None, None, "device unreachable: refused")
             for c in ("host-mtu", "host-pfc-priorities", "host-roce-tos", "device-collection")]  # fmt: skip
     link = Result("link-mtu", "gpu-9", "eth0", Status.ERROR, Severity.CRITICAL, None, None,
-                  "link to leaf1 Ethernet0 not checked: gpu-9 could not be read")  # fmt: skip
+                  "link not checked: this device could not be read")  # fmt: skip
     facts = Facts(
         {"gpu-9": DeviceFacts("host", readable=False, status="unreachable"), "leaf1": DeviceFacts("leaf")}
     )

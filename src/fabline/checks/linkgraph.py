@@ -483,7 +483,7 @@ def _build(
                 why = summary.status if not summary.readable else "not collected by the link checks"
                 mine.append(
                     End(name, p, Peering.PEER_UNREADABLE, peer_name, p.peer_port or "?", None,
-                        f"peer {peer_name} could not be read ({why})")
+                        f"the peer could not be read ({why})")
                 )  # fmt: skip
                 continue
             q = _find_port(peer_index, p)

@@ -137,15 +137,12 @@ class HostTosFabricCheck(LinkCheck):
         if lossless is None:
             peer = fabric.devices.get(end.peer_device) if end.peer_device else None
             reason = peer.unsupported_reason("interfaces.*.dscp_to_priority") if peer else None
+            # one message per reason, the NIC in the subject: they fold into one row per host
             if reason:
-                return self.skipped(
-                    end.device, port.name, f"{label}: the peer's DSCP map is not provided ({reason})"
-                )
-            return self.error(
-                end.device, port.name, f"{label}: DSCP map or PFC priorities not collected on the peer"
-            )
+                return self.skipped(end.device, port.name, f"the peer's DSCP map is not provided ({reason})")
+            return self.error(end.device, port.name, "DSCP map or PFC priorities not collected at the peer")
         if port.roce_tos is None:
-            return self.error(end.device, port.name, f"{label}: nic.roce_tos not collected")
+            return self.error(end.device, port.name, "nic.roce_tos not collected")
         problems = []
         problem = tos_problem(port.roce_tos, lossless)
         if problem:
@@ -172,7 +169,7 @@ class HostTosFabricCheck(LinkCheck):
         actual = {"device": end.device, "interface": port.name, "roce_tos": port.roce_tos,
                   "ecn_np_priorities": list(port.ecn_np or ()), "ecn_rp_priorities": list(port.ecn_rp or ())}  # fmt: skip
         if all(p.endswith("not collected") for p in problems):
-            return self.error(end.device, port.name, f"{label}: {'; '.join(problems)}")
+            return self.error(end.device, port.name, "; ".join(problems))
         return self.failed(
             end.device, port.name, f"{label}: {'; '.join(problems)}", expected=expected, actual=actual
         )
@@ -220,7 +217,7 @@ class HostCnpFabricCheck(LinkCheck[CnpParams]):
                     missing.append(end.port.name)
                     continue
                 if end.peer.dscp is None:
-                    yield self.error(name, end.port.name, f"{label}: DSCP map not collected on the peer")
+                    yield self.error(name, end.port.name, "DSCP map not collected at the peer")
                     continue
                 prio = dict(end.peer.dscp).get(cnp)
                 if prio == strict:

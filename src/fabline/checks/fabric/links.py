@@ -1,10 +1,15 @@
 """Link checks: LLDP pairing and the settings both ends of every link must agree on.
 
-Every result names both ends (device, interface, peer device, peer interface) and is reported at
+Every finding names both ends (device, interface, peer device, peer interface) and is reported at
 each end, so the owner of either device finds it. A link whose peer could not be read never
 passes: the readable end is ``skipped`` ("not compared") and the ``error`` is reported on the
 unreadable device, at the port the readable end's LLDP names (the device's own errors already
 say why it could not be read).
+
+What only says that a value is missing (not collected, not provided by the platform, the peer not
+readable) names the port in its subject and the reason in a message that is the same on every port
+(issue 14): a platform that lacks a field gives one row per device and check
+(:class:`~fabline.results.SkipBlock`), not one per link end.
 """
 
 from __future__ import annotations
@@ -52,27 +57,33 @@ class LinkCheck(Check[LP]):
 
     def graph(self, fabric: FabricContext) -> LinkGraph:
         """The run's link graph, as the engine provides it (each ``check_fabric`` starts with this call)."""
-        self._reported: set[tuple[str, str]] = set()
+        #: Ports of unreadable devices that readable ends name, per device (reported at the end).
+        self._unreadable: dict[str, dict[str, None]] = {}
         return fabric.links.graph(self.params.ignore_peers)
 
     def unpaired(self, end: End) -> Iterator[Result]:
-        """Results for an end that could not be paired: never a pass."""
-        here = f"{end.device} {end.port.name}"
+        """Results for an end that could not be paired: never a pass.
+
+        The error on an unreadable peer is kept for :meth:`unreadable_errors` (two ports naming the
+        same port of it give one), so a device's errors come together and fold into one block.
+        """
         if end.status is Peering.PEER_UNREADABLE:
             yield self.skipped(
-                end.device, end.port.name, f"not compared: {end.detail} (error reported there)"
+                end.device, end.port.name, f"not compared: {end.detail}; the error is reported there"
             )
-            key = (end.peer_device, end.peer_port_name)
-            if key in self._reported:  # two ports name the same port of the unreadable device
-                return
-            self._reported.add(key)
-            yield self.error(
-                end.peer_device,
-                end.peer_port_name,
-                f"link to {here} not checked: {end.peer_device} could not be read",
-            )
+            self._unreadable.setdefault(end.peer_device, {})[end.peer_port_name] = None
         else:
+            here = f"{end.device} {end.port.name}"
             yield self.error(end.device, end.port.name, f"{here}: cannot pair the link: {end.detail}")
+
+    def unreadable_errors(self) -> Iterator[Result]:
+        """The ``error`` at each port of an unreadable device that a readable end names (its links
+        were not checked), device by device: each ``check_fabric`` ends with these.
+        """
+        for device in sorted(self._unreadable):
+            for port in self._unreadable[device]:
+                yield self.error(device, port, "link not checked: this device could not be read")
+        self._unreadable = {}
 
 
 def pass_blocks(check: AnyCheck, passes: dict[str, list[str | None]]) -> Iterator[Result]:
@@ -162,6 +173,7 @@ class LinkPropertyCheck(LinkCheck[LP]):
                     ok.append(end.port.name)
             if ok:
                 yield PassBlock(self.id, device, self.effective_severity, ok)
+        yield from self.unreadable_errors()
 
     def _every_end(self, fabric: FabricContext, graph: LinkGraph) -> Iterator[Result]:
         attr = self.attr
@@ -174,24 +186,21 @@ class LinkPropertyCheck(LinkCheck[LP]):
                     continue
                 yield from self._compare(fabric, end, getattr(end.port, attr), getattr(end.peer, attr), ok)
         yield from pass_blocks(self, passes)
+        yield from self.unreadable_errors()
 
     def _compare(
         self, fabric: FabricContext, end: End, mine: Any, theirs: Any, ok: list[str | None]
     ) -> Iterator[Result]:
         if mine is None or theirs is None:
-            where = end.device if mine is None else end.peer_device
+            # One message per reason, the link in the subject: a platform without the field gives
+            # one block per device, not a row per link end (issue 14).
+            where, side = (end.device, "here") if mine is None else (end.peer_device, "at the peer")
             summary = fabric.devices.get(where) if where else None
             reason = summary.unsupported_reason(f"interfaces.*.{self.field}") if summary else None
             if reason:  # the source cannot give it (NAPALM getters and QoS): not applicable, not an error
-                yield self.skipped(
-                    end.device,
-                    end.port.name,
-                    f"{link_label(end)}: {self.field} not provided on {where} ({reason})",
-                )
+                yield self.skipped(end.device, end.port.name, f"{self.field} not provided {side} ({reason})")
                 return
-            yield self.error(
-                end.device, end.port.name, f"{link_label(end)}: {self.field} not collected on {where}"
-            )
+            yield self.error(end.device, end.port.name, f"{self.field} not collected {side}")
             return
         problem = self.mismatch(fabric, end, mine, theirs)
         if problem is None:
@@ -299,6 +308,7 @@ class LinkLldpCheck(LinkCheck[LinkLldpParams]):
                 if port.peer is None and port.oper_up and id(port) not in has_end:
                     yield from self._port(graph, name, port, None)
         yield from pass_blocks(self, passes)
+        yield from self.unreadable_errors()
 
     def _port(self, graph: LinkGraph, name: str, port: PortView, end: End | None) -> Iterator[Result]:
         if end is None:
@@ -396,6 +406,7 @@ class LinkMtuCheck(LinkPropertyCheck[LinkMtuParams]):
                     yield self.finding(end, problem, a.mtu, b.mtu)
             if ok:
                 yield PassBlock(self.id, device, self.effective_severity, ok)
+        yield from self.unreadable_errors()
 
     @override
     def mismatch(self, fabric: FabricContext, end: End, mine: Any, theirs: Any) -> str | None:
