@@ -57,6 +57,7 @@ class PfcWatchdog(TypedDict, total=False):
     action: str
     poll_interval_ms: int
     big_red_switch: bool
+    stats_collected: bool
 
 
 class PortPfcWatchdog(TypedDict, total=False):

@@ -97,6 +97,36 @@ def test_roce_errors_and_pfc_storms_deltas(tmp_path: Path) -> None:
     }
 
 
+def test_a_ports_first_storm_is_judged_once_the_storm_counters_were_read(tmp_path: Path) -> None:
+    """Watchdog counters list a port from its first storm on: an empty table read before is zero."""
+    before = [
+        Fault("leaf-r0-a", "counters.pfcwd_storms_detected", {}, "Ethernet8"),  # read, no storm yet
+        Fault("leaf-r0-a", "counters.pfcwd_storms_detected", {}, "Ethernet0"),
+        Fault("leaf-r2-a", "counters.pfcwd_storms_detected", {"3": 1}, "Ethernet1/1"),  # queue 4 unlisted
+    ]
+    now = [
+        Fault("leaf-r0-a", "counters.pfcwd_storms_detected", {"3": 1}, "Ethernet8"),  # the first storm
+        Fault("leaf-r0-a", "counters.pfcwd_storms_detected", {}, "Ethernet0"),  # still none
+        Fault("leaf-r0-a", "counters.pfcwd_storms_detected", {"3": 4}, "Ethernet16"),  # not read before
+        Fault("leaf-r2-a", "counters.pfcwd_storms_detected", {"3": 1, "4": 2}, "Ethernet1/1"),
+    ]
+    out = run_fabric(tmp_path, LAB, now, previous=before, checks=["pfc-storms-delta"])
+    assert table(out, Status.FAIL) == {
+        ("pfc-storms-delta", "leaf-r0-a", "Ethernet8"),
+        ("pfc-storms-delta", "leaf-r2-a", "Ethernet1/1"),
+    }
+    first = one(out, "pfc-storms-delta", "leaf-r0-a", "Ethernet8")
+    assert first.actual["counters"] == {
+        "pfcwd_storms_detected.3": {"before": 0, "after": 1, "delta": 1, "per_s": 0.0}
+    }
+    assert one(out, "pfc-storms-delta", "leaf-r2-a", "Ethernet1/1").actual["counters"] == {
+        "pfcwd_storms_detected.4": {"before": 0, "after": 2, "delta": 2, "per_s": 0.001}
+    }
+    assert one(out, "pfc-storms-delta", "leaf-r0-a", "Ethernet0").status is Status.PASS  # zero storms
+    skipped = one(out, "pfc-storms-delta", "leaf-r0-a", "Ethernet16")
+    assert skipped.status is Status.SKIPPED and skipped.message.endswith("not in the previous snapshot")
+
+
 def test_new_delta_checks_skip_without_previous_and_on_devices_without_counters(tmp_path: Path) -> None:
     ids = ["lossless-drops-delta", "roce-errors-delta", "pfc-storms-delta"]
     out = run_fabric(tmp_path, LAB, checks=ids)

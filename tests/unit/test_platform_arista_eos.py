@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import doctest
+import json
 from pathlib import Path
 from typing import Any
 
@@ -199,8 +200,12 @@ def test_pfc_watchdog_counters_list_only_ports_with_an_event_and_the_simulator_f
     from fabline.synthetic import Fault
 
     command = "show priority-flow-control counters watchdog | json"
+    read = {"qos": {"pfc_watchdog": {"stats_collected": True}}}
     clean = Simulator(synthetic.lab_fabric()).devices["leaf-r2-a"]
-    assert parse_output("arista_eos", command, clean.answer(command, render).out) == {"interfaces": {}}
+    assert parse_output("arista_eos", command, clean.answer(command, render).out) == {
+        "interfaces": {},
+        **read,
+    }
     port = next(iter(clean.state()["interfaces"]))
     faults = [
         Fault("leaf-r2-a", "counters.pfcwd_storms_detected", {"3": 2}, port),
@@ -211,8 +216,26 @@ def test_pfc_watchdog_counters_list_only_ports_with_an_event_and_the_simulator_f
     assert got == {
         "interfaces": {
             port: {"counters": {"pfcwd_storms_detected": {"3": 2}, "pfcwd_storms_restored": {"3": 1}}}
-        }
+        },
+        **read,
     }
+
+
+def test_ports_the_watchdog_counters_leave_out_had_no_storm() -> None:
+    """The finalize hook: a port not listed gets an empty storm table, once the counters were read."""
+    config = parse_output("arista_eos", "show interfaces status", _sample("ntc-show_interfaces_status.txt"))
+    ports = sorted(config["interfaces"])
+    assert len(ports) >= 2
+    listed = {"interfaces": {ports[0]: {"txQueues": {"3": {"stuckCount": 1, "recoveryCount": 1}}}}}
+    command = "show priority-flow-control counters watchdog | json"
+    storms = parse_output("arista_eos", command, json.dumps(listed))
+    state = arista_eos.PLATFORM.finish(merge_fragments([config, storms]))
+    assert state["interfaces"][ports[0]]["counters"]["pfcwd_storms_detected"] == {"3": 1}
+    assert state["interfaces"][ports[1]]["counters"]["pfcwd_storms_detected"] == {}
+    assert "pfcwd_stormed_queues" not in state["interfaces"][ports[1]]  # EOS has no current-storm view
+    # Without the watchdog counters nothing is assumed.
+    alone = arista_eos.PLATFORM.finish(merge_fragments([config]))
+    assert all("pfcwd_storms_detected" not in b.get("counters", {}) for b in alone["interfaces"].values())
 
 
 def test_pfc_watchdog_counter_that_is_not_a_count_is_a_parse_error_naming_port_and_queue() -> None:

@@ -280,3 +280,28 @@ def test_show_interfaces_flap_unreadable_time_is_a_parse_error_naming_the_port()
     assert row in text
     with pytest.raises(ParseError, match=r"Ethernet8: unreadable time 'Sat Feb 31 11:00:41 2026'"):
         parse_output("sonic", "show interfaces flap", text.replace(row, row.replace("Feb 21", "Feb 31")))
+
+
+def test_ports_show_pfcwd_stats_leaves_out_had_no_storm_and_are_in_none_now() -> None:
+    """The finalize hook: every port the stats leave out gets zero storms and no stormed queue."""
+    status = parse_output(
+        "sonic", "show interfaces status", _sample("show_interfaces_status-utilities-test.txt")
+    )
+    ports = sorted(status["interfaces"])
+    stats = parse_output("sonic", "show pfcwd stats", _sample("show_pfcwd_stats-utilities-test.txt"))
+    state = sonic.PLATFORM.finish(merge_fragments([status, stats]))
+    listed = set(stats["interfaces"])
+    left_out = [p for p in ports if p not in listed and p.startswith("Ethernet")]
+    assert left_out
+    assert "pfcwd_stormed_queues" not in state["interfaces"]["PortChannel0001"]  # not a port of its own
+    for port in left_out:
+        assert state["interfaces"][port]["pfcwd_stormed_queues"] == []
+        assert state["interfaces"][port]["counters"]["pfcwd_storms_detected"] == {}
+    assert state["interfaces"]["Ethernet0"]["pfcwd_stormed_queues"] == [3]
+    # A switch that never stormed prints the header alone: every port is judged, none in storm.
+    header_only = "\n".join(_sample("show_pfcwd_stats-utilities-test.txt").split("\n")[:2])
+    read = {"qos": {"pfc_watchdog": {"stats_collected": True}}}
+    assert parse_output("sonic", "show pfcwd stats", header_only) == {"interfaces": {}, **read}
+    # Without 'show pfcwd stats' nothing is assumed.
+    alone = sonic.PLATFORM.finish(merge_fragments([status]))
+    assert all("pfcwd_stormed_queues" not in b for b in alone["interfaces"].values())

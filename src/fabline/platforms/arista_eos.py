@@ -32,6 +32,7 @@ from fabline.platforms.base import (
 from fabline.platforms.routing import parse_eos_bgp_summary_json, parse_eos_route_json
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
 from fabline.platforms.toolkit import (
+    fill_storm_counters,
     gbps,
     lldp_entry,
     port_blocks,
@@ -616,8 +617,11 @@ def parse_show_priority_flow_control_counters_watchdog_json(doc: Any, ctx: Parse
     storm) -> ``counters.pfcwd_storms_detected``, ``recoveryCount`` -> ``pfcwd_storms_restored``
     (queue == traffic class == priority on EOS by default). EOS lists a port only after its first
     watchdog event and prints ``{"interfaces": {}}`` until then (as SONiC's ``show pfcwd stats``
-    leaves out storm-free queues): a port missing here had no storm. The keys are those a public
-    health check reads from EOS (``docs/platforms/arista_eos.md``); no device capture was found.
+    leaves out storm-free queues): a port missing here had no storm. The output marks
+    ``qos.pfc_watchdog.stats_collected``, so the finalize hook gives every port left out
+    ``counters.pfcwd_storms_detected: {}`` (:func:`~fabline.platforms.toolkit.fill_storm_counters`).
+    The keys are those a public health check reads from EOS (``docs/platforms/arista_eos.md``); no
+    device capture was found.
     """
     interfaces: dict[str, Any] = {}
     for name, body in _interfaces_of(doc, "interfaces", ctx, ctx.expected, ("txQueues",)).items():
@@ -642,7 +646,7 @@ def parse_show_priority_flow_control_counters_watchdog_json(doc: Any, ctx: Parse
                 counters.setdefault(field, {})[queue] = value
         if counters:
             interfaces[name] = {"counters": {k: dict(sorted(v.items())) for k, v in counters.items()}}
-    return {"interfaces": interfaces}
+    return {"interfaces": interfaces, "qos": {"pfc_watchdog": {"stats_collected": True}}}
 
 
 _TRAFFIC_CLASS = re.compile(r"^TC([0-7])$")
@@ -914,6 +918,8 @@ PLATFORM = PlatformSpec(
             "show ip bgp summary | json",
         ),
         route_commands=("show ip route {prefix} | json",),
+        # Ports the watchdog counters leave out had no storm (a port's first storm is judged).
+        finalize=fill_storm_counters,
     ),
     network_os=("arista_eos", "eos", "arista.eos.eos"),
     port_name=lambda index: f"Ethernet{index + 1}/1",

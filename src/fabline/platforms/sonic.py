@@ -8,6 +8,8 @@ says what each command feeds and which vendor quirks the parsers handle.
 
 from __future__ import annotations
 
+from typing import Any
+
 from fabline.platforms.base import Command, Releases
 from fabline.platforms.linux import parse_carrier_changes
 from fabline.platforms.routing import (
@@ -41,6 +43,7 @@ from fabline.platforms.sonic_show import (
     parse_show_version,
 )
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
+from fabline.platforms.toolkit import fill_storm_counters
 
 _CONFIG_FEEDS = (
     "interfaces.*.{admin_up, mtu, speed_gbps, fec, autoneg, description, alias, pfc_asymmetric, trust, "
@@ -197,6 +200,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("vtysh -c 'show ip route {prefix} json'", parse_frr_route_json, _ROUTE_FEEDS),
 )
 
+
+def _fill_storms(state: dict[str, Any]) -> dict[str, Any]:
+    return fill_storm_counters(state, stormed_queues=True)
+
+
 PLATFORM = PlatformSpec(
     id=Platform.SONIC,
     description="SONiC (config_db JSON and the sonic-utilities show commands)",
@@ -230,6 +238,8 @@ PLATFORM = PlatformSpec(
             "vtysh -c 'show bgp summary json'",
         ),
         route_commands=("vtysh -c 'show ip route {prefix} json'",),
+        # Ports 'show pfcwd stats' leaves out had no storm and are in none now.
+        finalize=_fill_storms,
     ),
     network_os=("sonic", "dellemc.enterprise_sonic.sonic"),
     # Port names step by the 8 lanes of a 400G/800G port.

@@ -426,7 +426,9 @@ def parse_show_pfcwd_stats(text: str, ctx: ParseContext) -> Fragment:
     cumulative count, from ``STORM DETECTED/RESTORED``) and ``pfcwd_stormed_queues`` (queues whose
     status is ``stormed``). sonic-utilities leaves out queues whose counters are all zero (unless
     ``-e``), so a queue missing here had no storm, and a switch that never had one prints the
-    header alone (nothing to read, not an error).
+    header alone (no storm anywhere, not an error). The output marks ``qos.pfc_watchdog.
+    stats_collected``: the finalize hook (:func:`~fabline.platforms.toolkit.fill_storm_counters`)
+    gives every port left out ``pfcwd_storms_detected: {}`` and ``pfcwd_stormed_queues: []``.
     """
     tables = [
         t
@@ -452,7 +454,7 @@ def parse_show_pfcwd_stats(text: str, ctx: ParseContext) -> Fragment:
             stormed.append(int(queue))
     for body in out.values():
         body["pfcwd_stormed_queues"] = sorted(body["pfcwd_stormed_queues"])
-    return _interfaces(out)
+    return {"interfaces": out, "qos": {"pfc_watchdog": {"stats_collected": True}}}
 
 
 # Any WRED_PROFILE field marks a WRED profile (one with only red thresholds, as in the SONiC

@@ -539,3 +539,42 @@ def dash_tables(lines: list[str]) -> list[Table]:
         tables.append(Table(headers, tuple(rows)))
         i = j + 1 if j < len(lines) and DASHES.fullmatch(lines[j]) else j
     return tables
+
+
+#: Where a storm-counter parser says it read the switch's watchdog counters (``qos.pfc_watchdog``).
+STORMS_READ: dict[str, Any] = {"qos": {"pfc_watchdog": {"stats_collected": True}}}
+
+
+def fill_storm_counters(state: dict[str, Any], *, stormed_queues: bool = False) -> dict[str, Any]:
+    """Give every physical port the watchdog's counters left out "no storm" (a finalize hook).
+
+    SONiC's ``show pfcwd stats``, EOS's and NX-OS's watchdog counters list a port (or queue) only
+    after its first storm. Once a storm-counter parser marked the state (``qos.pfc_watchdog.
+    stats_collected``), a ``Ethernet`` port missing from them gets ``counters.pfcwd_storms_detected:
+    {}`` (and, where the command also tells the queues in storm now, ``pfcwd_stormed_queues: []``),
+    so the storm checks judge it (zero storms) and its first storm is a rise from zero, not a port
+    "not in the previous snapshot". Without the mark (the command was not run) nothing is added.
+
+    Example:
+        >>> s = {"qos": {"pfc_watchdog": {"stats_collected": True}},
+        ...      "interfaces": {"Ethernet0": {}, "Ethernet8": {"counters": {"pfcwd_storms_detected": {"3": 1}}},
+        ...                     "PortChannel1": {}}}
+        >>> fill_storm_counters(s, stormed_queues=True)["interfaces"]
+        {'Ethernet0': {'counters': {'pfcwd_storms_detected': {}}, 'pfcwd_stormed_queues': []}, 'Ethernet8': {'counters': {'pfcwd_storms_detected': {'3': 1}}, 'pfcwd_stormed_queues': []}, 'PortChannel1': {}}
+    """
+    qos = state.get("qos")
+    watchdog = qos.get("pfc_watchdog") if type(qos) is dict else None
+    if type(watchdog) is not dict or watchdog.get("stats_collected") is not True:
+        return state
+    interfaces = state.get("interfaces")
+    if type(interfaces) is not dict:
+        return state
+    for name, body in interfaces.items():
+        if not name.startswith("Ethernet") or "." in name or type(body) is not dict:
+            continue
+        counters = body.setdefault("counters", {})
+        if type(counters) is dict:
+            counters.setdefault("pfcwd_storms_detected", {})
+        if stormed_queues:
+            body.setdefault("pfcwd_stormed_queues", [])
+    return state

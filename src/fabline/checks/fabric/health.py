@@ -280,6 +280,12 @@ class CountersDeltaCheck(Check[CountersDeltaParams]):
     any_key: ClassVar[tuple[str, ...]] = ()
     what: ClassVar[str] = "counters"
 
+    def _tables(self, counters: Mapping[str, Any] | None) -> set[str]:
+        """The ``any_key`` tables present, even empty: a storm-free port's ``{}`` is zero storms."""
+        if counters is None or not self.any_key:
+            return set()
+        return {k for k in self.any_key if isinstance(counters.get(k), Mapping)}
+
     def _values(self, counters: Mapping[str, Any] | None) -> dict[str, int]:
         out: dict[str, int] = {}
         if counters is None:
@@ -307,13 +313,25 @@ class CountersDeltaCheck(Check[CountersDeltaParams]):
         expected = {"max_delta": self.params.max_delta}
         ok: list[str | None] = []
         for name in sorted(device.interfaces, key=natural_key):
-            now = self._values(_counters(device.interfaces[name]))
-            if not now:
+            now_counters = _counters(device.interfaces[name])
+            now = self._values(now_counters)
+            now_tables = self._tables(now_counters)
+            if not now and not now_tables:
                 continue
-            then = self._values(_counters(before_ifaces.get(name)))
+            then_counters = _counters(before_ifaces.get(name))
+            then = self._values(then_counters)
+            # A per-queue table read in both snapshots: a queue it lacked before had zero (the
+            # watchdog lists a queue from its first storm on), so that first storm is a rise.
+            both = now_tables & self._tables(then_counters)
+            for key in now:
+                if key not in then and key.partition(".")[0] in both:
+                    then[key] = 0
             common = [k for k in now if k in then]
             if not common:
-                yield self.skipped(device.name, name, f"{self.what} not in the previous snapshot")
+                if not now and both:
+                    ok.append(name)  # read both times, no storm on any queue
+                elif now:
+                    yield self.skipped(device.name, name, f"{self.what} not in the previous snapshot")
                 continue
             rose: dict[str, dict[str, Any]] = {}
             for key in common:
@@ -395,7 +413,10 @@ class PfcStormsDeltaCheck(CountersDeltaCheck):
     its receive queue) was detected and dropped or forwarded until restored. Each storm froze the
     lossless class on that port for at least the detection time. Reads the storm counts per queue
     (``pfcwd_storms_detected``: SONiC ``show pfcwd stats``, EOS watchdog counters, Cumulus deadlock
-    counts; NX-OS prints its own in a command fabline does not read, see its platform page).
+    counts, NX-OS ``show queuing pfc-queue detail``). Where the platform's counters list a port
+    only from its first storm, the parse gives the ports they leave out an empty table
+    (``qos.pfc_watchdog.stats_collected``): a queue missing from it before counts as zero, so the
+    first storm between two snapshots fails here instead of being skipped.
     """
 
     id = "pfc-storms-delta"
