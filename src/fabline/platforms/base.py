@@ -31,10 +31,11 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from fabline.errors import CommandUnavailable, ParseError
 from fabline.platforms.toolkit import ValueProblem, clip, dash_tables
+from fabline.state_types import StateBody
 
 Fragment = dict[str, Any]
 
@@ -101,6 +102,11 @@ class ParseContext:
 
 Parser = Callable[[str, ParseContext], Fragment]
 
+#: A declared parser's own function: the checked text or loaded JSON in, a state fragment out,
+#: typed with the state's ``TypedDict`` (:class:`~fabline.state_types.StateBody`) so mypy checks
+#: the fields it writes. (``Fragment`` still accepted while the platforms move over.)
+ParserBody = Callable[[Any, ParseContext], "StateBody | Fragment"]
+
 #: The input kinds a parser declares: ``text`` (checked by :func:`check_text`) or ``json``
 #: (loaded by :func:`load_json`).
 InputKind = Literal["text", "json"]
@@ -127,7 +133,7 @@ class DeclaredParser:
     """
 
     def __init__(
-        self, body: Callable[[Any, ParseContext], Fragment], reads: InputKind, expected: str, *,
+        self, body: ParserBody, reads: InputKind, expected: str, *,
         may_be_empty: bool = False, empty_ok: bool = False,
     ) -> None:  # fmt: skip
         self.body = body
@@ -140,11 +146,12 @@ class DeclaredParser:
     def __call__(self, output: str, ctx: ParseContext) -> Fragment:
         """Check or load the output, then run the parser's body on it."""
         ctx = ctx.expecting(self.expected)
+        # The body's TypedDict is a plain dict at run time: the dispatcher walks it as one.
         if self.empty_ok and not output.strip():
-            return self.body("", ctx)
+            return cast(Fragment, self.body("", ctx))
         if self.reads == "json":
-            return self.body(load_json(output, ctx, self.expected), ctx)
-        return self.body(check_text(output, ctx, self.expected), ctx)
+            return cast(Fragment, self.body(load_json(output, ctx, self.expected), ctx))
+        return cast(Fragment, self.body(check_text(output, ctx, self.expected), ctx))
 
     def __repr__(self) -> str:
         return f"<{self.reads} parser {self.body.__module__}.{self.body.__name__}>"
@@ -152,21 +159,19 @@ class DeclaredParser:
 
 def text_parser(
     expected: str, *, may_be_empty: bool = False, empty_ok: bool = False
-) -> Callable[[Callable[[str, ParseContext], Fragment]], DeclaredParser]:
+) -> Callable[[Callable[[str, ParseContext], StateBody | Fragment]], DeclaredParser]:
     """Declare a parser of text output: its body gets the checked text (see :class:`DeclaredParser`)."""
 
-    def declare(body: Callable[[str, ParseContext], Fragment]) -> DeclaredParser:
+    def declare(body: Callable[[str, ParseContext], StateBody | Fragment]) -> DeclaredParser:
         return DeclaredParser(body, "text", expected, may_be_empty=may_be_empty, empty_ok=empty_ok)
 
     return declare
 
 
-def json_parser(
-    expected: str, *, may_be_empty: bool = False
-) -> Callable[[Callable[[Any, ParseContext], Fragment]], DeclaredParser]:
+def json_parser(expected: str, *, may_be_empty: bool = False) -> Callable[[ParserBody], DeclaredParser]:
     """Declare a parser of JSON output: its body gets the loaded document (see :class:`DeclaredParser`)."""
 
-    def declare(body: Callable[[Any, ParseContext], Fragment]) -> DeclaredParser:
+    def declare(body: ParserBody) -> DeclaredParser:
         return DeclaredParser(body, "json", expected, may_be_empty=may_be_empty)
 
     return declare

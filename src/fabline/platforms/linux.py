@@ -18,12 +18,11 @@ from __future__ import annotations
 import re
 import textwrap
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from fabline.errors import CommandUnavailable
 from fabline.platforms.base import (
     Command,
-    Fragment,
     ParseContext,
     check_text,
     json_parser,
@@ -39,7 +38,7 @@ from fabline.platforms.spec import (
     Vocabulary,
 )
 from fabline.platforms.toolkit import lldp_entry, mbps_to_gbps, text_field
-from fabline.state_types import LldpNeighbor
+from fabline.state_types import Counters, HostNic, Interface, LldpNeighbor, Optics, PcieBridge, StateBody
 
 #: ``ethtool``'s words for state values (``Active FEC encoding: RS``), shared with the simulator.
 VOCABULARY = Vocabulary(
@@ -66,7 +65,7 @@ _OPERSTATES = {"UP": True, "DOWN": False, "LOWERLAYERDOWN": False, "NOTPRESENT":
 
 
 @json_parser("iproute2 JSON link list (objects with ifname, mtu, flags)")
-def parse_ip_j_d_link_show(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_ip_j_d_link_show(doc: Any, ctx: ParseContext) -> StateBody:
     """``ip -j -d link show``: admin/oper state, L3 MTU, alias, PCI address of every netdev."""
     if not isinstance(doc, list) or not doc or not all(isinstance(x, dict) and "ifname" in x for x in doc):
         raise ctx.reject("not a list of links with ifname")
@@ -93,7 +92,7 @@ _IP_LINK_HEAD = re.compile(
 
 
 @text_parser("iproute2 link list ('N: name: <FLAGS> mtu M ...' lines)")
-def parse_ip_link_show(text: str, ctx: ParseContext) -> Fragment:
+def parse_ip_link_show(text: str, ctx: ParseContext) -> StateBody:
     """``ip link show`` / ``ip address show`` (text, also BusyBox): admin/oper state, MTU, alias.
 
     ``oper_up`` is read from ``state UP``; ``UNKNOWN`` (loopback, tunnels) leaves it absent.
@@ -120,13 +119,13 @@ def parse_ip_link_show(text: str, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("ethtool link settings ('Settings for IF:' with Speed/Link detected)")
-def parse_ethtool(text: str, ctx: ParseContext) -> Fragment:
+def parse_ethtool(text: str, ctx: ParseContext) -> StateBody:
     """``ethtool IF``: speed, autoneg, link detected, and FEC when the driver reports it."""
     name = ctx.require_interface(ctx.expected)
     if "Settings for" not in text:
         raise ctx.reject("no 'Settings for' header")
     values = dict(_key_values(text))
-    fields: dict[str, Any] = {}
+    fields: Interface = {}
     speed = re.fullmatch(r"(\d{1,9})Mb/s", values.get("Speed", ""))
     if speed:
         fields["speed_gbps"] = mbps_to_gbps(int(speed.group(1)))
@@ -159,7 +158,7 @@ def split_firmware(text: str) -> tuple[str, str | None]:
 
 
 @text_parser("ethtool driver info ('driver:' and 'firmware-version:' lines)")
-def parse_ethtool_i(text: str, ctx: ParseContext) -> Fragment:
+def parse_ethtool_i(text: str, ctx: ParseContext) -> StateBody:
     """``ethtool -i IF``: driver, driver version, firmware (version; the mlx5 PSID as ``psid``), PCI address."""
     name = ctx.require_interface(ctx.expected)
     values = dict(_key_values(text))
@@ -178,11 +177,11 @@ def parse_ethtool_i(text: str, ctx: ParseContext) -> Fragment:
         nic["firmware"], psid = split_firmware(nic["firmware"])
         if psid:
             nic["psid"] = psid
-    return {"interfaces": {name: {"nic": nic}}}
+    return {"interfaces": {name: {"nic": cast(HostNic, nic)}}}
 
 
 @text_parser("ethtool FEC parameters ('Active FEC encoding:' line)")
-def parse_ethtool_show_fec(text: str, ctx: ParseContext) -> Fragment:
+def parse_ethtool_show_fec(text: str, ctx: ParseContext) -> StateBody:
     """``ethtool [-I] --show-fec IF``: active FEC (``fec``), configured modes, FEC block counters.
 
     ``fec_configured`` (added) lists the configured modes; with ``-I`` (ethtool >= 5.13) the
@@ -193,7 +192,7 @@ def parse_ethtool_show_fec(text: str, ctx: ParseContext) -> Fragment:
     active = values.get("Active FEC encoding")
     if active is None:
         raise ctx.reject("no 'Active FEC encoding' line")
-    fields: dict[str, Any] = {}
+    fields: Interface = {}
     mode = VOCABULARY.fec_mode(active.split()[0]) if active.split() else None
     if mode:
         fields["fec"] = mode
@@ -209,7 +208,7 @@ def parse_ethtool_show_fec(text: str, ctx: ParseContext) -> Fragment:
         if values.get(key, "").isdigit()
     }
     if counters:
-        fields["counters"] = counters
+        fields["counters"] = cast(Counters, counters)
     if not fields:
         raise ctx.reject(f"unknown FEC encoding {active!r}")
     return {"interfaces": {name: fields}}
@@ -221,7 +220,7 @@ _DBM = re.compile(r"/\s*(-?[0-9.]+|-inf)\s*dBm")
 
 
 @text_parser("ethtool module EEPROM dump ('Identifier', 'Vendor name' lines)")
-def parse_ethtool_m(text: str, ctx: ParseContext) -> Fragment:
+def parse_ethtool_m(text: str, ctx: ParseContext) -> StateBody:
     """``ethtool -m IF``: transceiver identity and DOM (temperature, per-lane rx/tx power in dBm).
 
     SFP modules print one ``Receiver signal average optical power``/``Laser output power``;
@@ -264,7 +263,7 @@ def parse_ethtool_m(text: str, ctx: ParseContext) -> Fragment:
         optics["rx_power_dbm"] = rx
     if tx:
         optics["tx_power_dbm"] = tx
-    return {"interfaces": {name: {"optics": optics}}}
+    return {"interfaces": {name: {"optics": cast(Optics, optics)}}}
 
 
 #: ``ethtool -S`` counter names (mlx5 as documented by NVIDIA, bnxt_en as in the sample) -> state.
@@ -291,7 +290,7 @@ _PRIO_PAUSE = (
 
 
 @text_parser("ethtool statistics ('NIC statistics:' then 'name: value' lines)")
-def parse_ethtool_s(text: str, ctx: ParseContext) -> Fragment:
+def parse_ethtool_s(text: str, ctx: ParseContext) -> StateBody:
     """``ethtool -S IF``: per-priority PFC pauses and discards, FEC, CRC, drop counters (mlx5, bnxt_en).
 
     Per-queue lines (``[0]: rx_ucast_packets``) are skipped; only port-level counters are read.
@@ -317,14 +316,14 @@ def parse_ethtool_s(text: str, ctx: ParseContext) -> Fragment:
             counters[key] = dict(sorted(counters[key].items()))
     if not stats:
         raise ctx.reject("no counter lines")
-    return {"interfaces": {name: {"counters": counters}}}
+    return {"interfaces": {name: {"counters": cast(Counters, counters)}}}
 
 
 # --- host QoS -----------------------------------------------------------------------------------
 
 
 @text_parser("mlnx_qos output ('Priority trust state' / 'PFC configuration')")
-def parse_mlnx_qos(text: str, ctx: ParseContext) -> Fragment:
+def parse_mlnx_qos(text: str, ctx: ParseContext) -> StateBody:
     """``mlnx_qos -i IF`` (read-only form): trust, DSCP -> priority, PFC, priority -> TC.
 
     Feeds ``trust``, ``dscp_to_priority`` (as printed: mlnx_qos prints the map even under trust
@@ -332,10 +331,10 @@ def parse_mlnx_qos(text: str, ctx: ParseContext) -> Fragment:
     ``dcbx_mode`` and ``cable_length_m``.
     """
     name = ctx.require_interface(ctx.expected)
-    fields: dict[str, Any] = {}
+    fields: Interface = {}
     trust = re.search(r"^\s*Priority trust (?:state|mode):\s*(\w+)", text, re.MULTILINE)
     if trust and trust.group(1).lower() in ("dscp", "pcp"):
-        fields["trust"] = trust.group(1).lower()
+        fields["trust"] = "dscp" if trust.group(1).lower() == "dscp" else "pcp"
     dcbx = re.search(r"^\s*DCBX mode:\s*(.+?)\s*$", text, re.MULTILINE)
     if dcbx:
         fields["dcbx_mode"] = dcbx.group(1)
@@ -368,7 +367,7 @@ def parse_mlnx_qos(text: str, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("iproute2 dcb pfc output ('prio-pfc 0:off 1:off ...')")
-def parse_dcb_pfc_show(text: str, ctx: ParseContext) -> Fragment:
+def parse_dcb_pfc_show(text: str, ctx: ParseContext) -> StateBody:
     """``dcb pfc show dev IF`` (iproute2): ``pfc_priorities`` from ``prio-pfc 3:on ...``."""
     name = ctx.require_interface(ctx.expected)
     pairs = re.findall(r"\b([0-7]):(on|off)\b", text.partition("prio-pfc")[2])
@@ -400,7 +399,7 @@ def dscp_code(word: str) -> int | None:
 
 
 @text_parser("iproute2 dcb app output ('dscp-prio 26:3 ...')")
-def parse_dcb_app_show(text: str, ctx: ParseContext) -> Fragment:
+def parse_dcb_app_show(text: str, ctx: ParseContext) -> StateBody:
     """``dcb app show dev IF`` (iproute2): ``dscp_to_priority`` from ``dscp-prio 26:3 48:6`` or ``AF31:3``.
 
     The dcb APP table has no trust state of its own; a host whose APP table maps DSCPs is
@@ -409,7 +408,7 @@ def parse_dcb_app_show(text: str, ctx: ParseContext) -> Fragment:
     name = ctx.require_interface(ctx.expected)
     if not re.search(r"\b(dscp-prio|pcp-prio|default-prio|ethtype-prio|port-prio)\b", text):
         raise ctx.reject("no *-prio list")
-    fields: dict[str, Any] = {}
+    fields: Interface = {}
     dscp_part = re.search(r"dscp-prio((?:\s+\w+:\d)+)", text)
     if dscp_part:
         mapping = {}
@@ -424,7 +423,7 @@ def parse_dcb_app_show(text: str, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("one integer 0..255 (the RDMA-CM default ToS)")
-def parse_roce_tos(text: str, ctx: ParseContext) -> Fragment:
+def parse_roce_tos(text: str, ctx: ParseContext) -> StateBody:
     """``cat /sys/kernel/config/rdma_cm/DEV/ports/1/default_roce_tos``: the RDMA-CM ToS byte."""
     device = ctx.params.get("rdma_device")
     text = text.strip()
@@ -441,7 +440,7 @@ _ECN_LINE = re.compile(
 
 
 @text_parser("grep -H lines '/sys/class/net/IF/ecn/roce_np|roce_rp/enable/P:0|1'")
-def parse_ecn_enable(text: str, ctx: ParseContext) -> Fragment:
+def parse_ecn_enable(text: str, ctx: ParseContext) -> StateBody:
     """``grep -H . /sys/class/net/IF/ecn/roce_np/enable/* .../roce_rp/enable/*``: ECN per priority.
 
     Feeds ``nic.ecn_np_priorities`` (notification point: the receiver sends CNPs) and
@@ -459,7 +458,7 @@ def parse_ecn_enable(text: str, ctx: ParseContext) -> Fragment:
             found[m["role"]].append(int(m["prio"]))
     if not seen:
         raise ctx.reject("no roce_np/roce_rp enable line")
-    nic = {"ecn_np_priorities": sorted(found["np"]), "ecn_rp_priorities": sorted(found["rp"])}
+    nic: HostNic = {"ecn_np_priorities": sorted(found["np"]), "ecn_rp_priorities": sorted(found["rp"])}
     return {"interfaces": {name: {"nic": nic}}}
 
 
@@ -498,7 +497,7 @@ _IOMMU_PARAM = re.compile(
 
 
 @text_parser("grep -H lines '/sys/class/net/IF/...:value' (with /sys/class/net/IF/address)")
-def parse_host_sysfs(text: str, ctx: ParseContext) -> Fragment:
+def parse_host_sysfs(text: str, ctx: ParseContext) -> StateBody:
     """The host-wide sysfs read (:data:`HOST_SYSFS_COMMAND`): PCIe link, NUMA, IOMMU, DCQCN, BIOS.
 
     Per netdev ``IF``: ``nic.pcie`` (``present``: whether the netdev sits on a PCIe device that reports
@@ -558,7 +557,7 @@ def parse_host_sysfs(text: str, ctx: ParseContext) -> Fragment:
         # PCIe link to judge: said explicitly, so a check can tell it from 'not collected'.
         pcie["present"] = "width" in pcie or "max_width" in pcie
     fragment["interfaces"] = {name: {"nic": dict(sorted(nic.items()))} for name, nic in interfaces.items()}
-    return fragment
+    return cast(StateBody, fragment)
 
 
 # --- RDMA ---------------------------------------------------------------------------------------
@@ -588,7 +587,7 @@ _HW_COUNTER_NAMES = {
 
 
 @text_parser("grep -H lines '/sys/class/net/IF/device/infiniband/DEV/ports/1/hw_counters/NAME:N'")
-def parse_rdma_hw_counters(text: str, ctx: ParseContext) -> Fragment:
+def parse_rdma_hw_counters(text: str, ctx: ParseContext) -> StateBody:
     """``grep -H . /sys/class/net/*/device/infiniband/*/ports/*/hw_counters/*``: RDMA counters per netdev.
 
     mlx5 keeps the RoCE congestion counters (np_cnp_sent, rp_cnp_handled,
@@ -620,7 +619,7 @@ def parse_rdma_hw_counters(text: str, ctx: ParseContext) -> Fragment:
     for name, found in devices.items():
         if len(found) == 1:
             interfaces[name]["nic"] = {"rdma_device": found.pop()}
-    return {"interfaces": interfaces}
+    return {"interfaces": cast(dict[str, Interface], interfaces)}
 
 
 _CARRIER = re.compile(r"^/sys/class/net/(?P<if>[^/\s]+)/carrier_changes:(?P<v>\d{1,20})$")
@@ -632,7 +631,7 @@ _CARRIER_PORTS = {
 
 
 @text_parser("grep -H lines '/sys/class/net/IF/carrier_changes:N'")
-def parse_carrier_changes(text: str, ctx: ParseContext) -> Fragment:
+def parse_carrier_changes(text: str, ctx: ParseContext) -> StateBody:
     """``grep -H . /sys/class/net/*/carrier_changes``: link up/down transitions of every netdev at once.
 
     The kernel counts every carrier change (down and up) of a netdev since it was created; on a
@@ -662,7 +661,7 @@ def parse_carrier_changes(text: str, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("ibv_devinfo output ('hca_id:' blocks)")
-def parse_ibv_devinfo(text: str, ctx: ParseContext) -> Fragment:
+def parse_ibv_devinfo(text: str, ctx: ParseContext) -> StateBody:
     """``ibv_devinfo``: per RDMA device firmware, board, port state, link layer, active MTU."""
     devices: dict[str, Any] = {}
     current: dict[str, Any] | None = None
@@ -691,7 +690,7 @@ def parse_ibv_devinfo(text: str, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("show_gids table (DEV PORT INDEX GID IPv4 VER DEV)")
-def parse_show_gids(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_gids(text: str, ctx: ParseContext) -> StateBody:
     """``show_gids``: each RDMA device's netdev (``nic.rdma_device``) and GID table (``nic.gids``).
 
     A table indented as a whole (pasted into a ticket, or printed by a wrapper) is read as printed:
@@ -747,7 +746,7 @@ def _lldpd_neighbor(body: Mapping[str, Any]) -> LldpNeighbor:
 
 
 @json_parser("lldpctl JSON ({'lldp': {'interface': ...}})", may_be_empty=True)
-def parse_lldpctl_json(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_lldpctl_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``lldpctl -f json``: the LLDP neighbour of each host port.
 
     lldpd prints ``interface`` as an object for one port and as a list of one-key objects for
@@ -777,7 +776,7 @@ _PEERMEM_MODULES = ("nvidia_peermem", "nv_peer_mem")
 
 
 @text_parser("lsmod table (header 'Module Size Used by')")
-def parse_lsmod(text: str, ctx: ParseContext) -> Fragment:
+def parse_lsmod(text: str, ctx: ParseContext) -> StateBody:
     """``lsmod``: ``host.kernel_modules`` and ``host.gpudirect_rdma`` (nvidia_peermem loaded)."""
     lines = text.splitlines()
     header = next((i for i, line in enumerate(lines) if re.match(r"^Module\s+Size\s+Used by", line)), None)
@@ -790,7 +789,7 @@ def parse_lsmod(text: str, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("an nccl.conf (NCCL_NAME=value lines)", may_be_empty=True, empty_ok=True)
-def parse_nccl_conf(text: str, ctx: ParseContext) -> Fragment:
+def parse_nccl_conf(text: str, ctx: ParseContext) -> StateBody:
     """``cat /etc/nccl.conf``: ``host.nccl_env`` (``NCCL_X=value`` lines; comments skipped).
 
     An empty file (``cat`` exits 0 and prints nothing) and a file of comments only set nothing: an
@@ -820,7 +819,7 @@ NCCL_ENV_FILE_COMMAND = "sed -n '/NCCL_/p;$s/.*/(end of file)/p' {env_file}"
 
 
 @text_parser("NCCL_NAME=value lines, then '(end of file)'", may_be_empty=True, empty_ok=True)
-def parse_nccl_env_file(text: str, ctx: ParseContext) -> Fragment:
+def parse_nccl_env_file(text: str, ctx: ParseContext) -> StateBody:
     """``sed -n '/NCCL_/p;$s/.*/(end of file)/p' FILE``: the NCCL settings of a declared env file (``host.nccl_env``).
 
     Lines that mention ``NCCL_`` but set nothing (``# NCCL_DEBUG=INFO``, ``X=$NCCL_Y``) are skipped;
@@ -866,7 +865,7 @@ def pci_address(bus_id: str) -> str:
 
 
 @text_parser("nvidia-smi CSV lines 'index, bus id, name, driver, vbios'")
-def parse_nvidia_smi_query(text: str, ctx: ParseContext) -> Fragment:
+def parse_nvidia_smi_query(text: str, ctx: ParseContext) -> StateBody:
     """``nvidia-smi --query-gpu=index,pci.bus_id,name,driver_version,vbios_version --format=csv,noheader``.
 
     Feeds ``host.gpus.N.{pci_address, name, vbios}`` and ``host.gpu_driver`` (the driver version, the
@@ -894,7 +893,7 @@ _TOPO_WORD = re.compile(r"X|PIX|PXB|PHB|NODE|SYS|NV\d{1,3}")
 
 
 @text_parser("nvidia-smi topo -m matrix (header GPU0 ... with GPUn rows)")
-def parse_nvidia_smi_topo(text: str, ctx: ParseContext) -> Fragment:
+def parse_nvidia_smi_topo(text: str, ctx: ParseContext) -> StateBody:
     """``nvidia-smi topo -m``: each GPU's PCIe path to every RDMA NIC, and its NUMA affinity.
 
     Feeds ``host.gpus.N.nic_paths`` (RDMA device -> ``PIX``/``PXB``/``PHB``/``NODE``/``SYS``) and
@@ -946,7 +945,7 @@ _UNIT_PROPERTY = re.compile(r"(LoadState|ActiveState|SubState)=([a-z-]*)")
 
 
 @text_parser("systemctl show lines (LoadState=..., ActiveState=...)")
-def parse_fabric_manager(text: str, ctx: ParseContext) -> Fragment:
+def parse_fabric_manager(text: str, ctx: ParseContext) -> StateBody:
     """``systemctl show --property=LoadState,ActiveState,SubState nvidia-fabricmanager``: ``host.fabric_manager``.
 
     NVSwitch systems (HGX/DGX H100, A100 SXM) need NVIDIA Fabric Manager running before their GPUs
@@ -979,7 +978,7 @@ _CUDA_VERSION = re.compile(r"CUDA Version:\s*(\d+\.\d+|N/A)")
 
 
 @text_parser("nvidia-smi summary table (header 'NVIDIA-SMI ... CUDA Version: X.Y')", may_be_empty=True)
-def parse_nvidia_smi_summary(text: str, ctx: ParseContext) -> Fragment:
+def parse_nvidia_smi_summary(text: str, ctx: ParseContext) -> StateBody:
     """``nvidia-smi``: ``host.cuda_version``, the CUDA version of the driver (its header line).
 
     The header reads ``| NVIDIA-SMI 565.57.01  Driver Version: 565.57.01  CUDA Version: 12.7 |``:
@@ -1010,7 +1009,7 @@ _MLXCONFIG_ROW = re.compile(r"^\*?\s+([A-Z][A-Z0-9_]+)\s+(\S.*?)\s*$")
 
 
 @text_parser("mlxconfig query ('Device #1:' ... 'Configurations: ... Next Boot' rows)", may_be_empty=True)
-def parse_mlxconfig_query(text: str, ctx: ParseContext) -> Fragment:
+def parse_mlxconfig_query(text: str, ctx: ParseContext) -> StateBody:
     """``sudo -n mlxconfig -d DEV query``: ``host.rdma_devices.DEV.cc_config`` (congestion-control firmware settings).
 
     Rows under ``Configurations:`` are ``NAME value`` (one ``Next Boot`` column; with ``-e`` the last
@@ -1043,7 +1042,7 @@ _ACS_CTL = re.compile(r"^\s+ACSCtl:\s*(.*)$")
 
 
 @text_parser("lspci -vvv device blocks ('BB:DD.F description' lines)", may_be_empty=True)
-def parse_lspci_vvv(text: str, ctx: ParseContext) -> Fragment:
+def parse_lspci_vvv(text: str, ctx: ParseContext) -> StateBody:
     """``sudo -n lspci -vvv``: ``host.pcie_bridges``, every PCIe bridge with its bus range and ACS control.
 
     Per bridge (``0000:17:01.0``; lspci leaves the domain out when every device is in domain 0):
@@ -1080,7 +1079,7 @@ def parse_lspci_vvv(text: str, ctx: ParseContext) -> Fragment:
             entry["config_readable"] = False
     if not seen:
         raise ctx.reject("no 'BB:DD.F description' device line")
-    return {"host": {"pcie_bridges": dict(sorted(bridges.items()))}}
+    return {"host": {"pcie_bridges": cast(dict[str, PcieBridge], dict(sorted(bridges.items())))}}
 
 
 #: ``dmidecode --type bios`` (root: it reads the SMBIOS table): the BIOS Information record.
@@ -1093,7 +1092,7 @@ _BIOS_VERSION = re.compile(
 
 
 @text_parser("dmidecode records ('Handle 0x..., DMI type 0' then 'BIOS Information')")
-def parse_dmidecode_bios(text: str, ctx: ParseContext) -> Fragment:
+def parse_dmidecode_bios(text: str, ctx: ParseContext) -> StateBody:
     """``sudo -n dmidecode --type bios``: ``facts.bios_version``, the ``Version:`` of the BIOS Information record.
 
     SMBIOS type 0, the same string as ``/sys/class/dmi/id/bios_version`` (the host sysfs read), for
@@ -1134,7 +1133,7 @@ def _one_value(text: str, ctx: ParseContext, pattern: re.Pattern[str], what: str
 
 
 @text_parser("one hostname line")
-def parse_kernel_hostname(text: str, ctx: ParseContext) -> Fragment:
+def parse_kernel_hostname(text: str, ctx: ParseContext) -> StateBody:
     """``cat /proc/sys/kernel/hostname``: ``facts.hostname``, the name the running kernel has."""
     name = _one_value(text, ctx, _HOSTNAME, "a hostname")
     if name.isdigit():
@@ -1146,13 +1145,13 @@ def parse_kernel_hostname(text: str, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("one kernel release line (e.g. 5.15.0-105-generic)")
-def parse_uname_r(text: str, ctx: ParseContext) -> Fragment:
+def parse_uname_r(text: str, ctx: ParseContext) -> StateBody:
     """``uname -r``: ``facts.kernel``, the kernel release (the inbox NIC driver goes with it)."""
     return {"facts": {"kernel": _one_value(text, ctx, _KERNEL_RELEASE, "a kernel release")}}
 
 
 @text_parser("os-release KEY=value lines with NAME or PRETTY_NAME")
-def parse_os_release(text: str, ctx: ParseContext) -> Fragment:
+def parse_os_release(text: str, ctx: ParseContext) -> StateBody:
     """``cat /etc/os-release``: ``facts.os_version``, the distribution's ``PRETTY_NAME``.
 
     os-release(5): shell-compatible ``KEY=value`` lines, values optionally quoted, ``#`` comments.

@@ -22,9 +22,10 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from fabline.platforms.base import Command, Releases
+from fabline.state_types import Fec, Trust
 
 Finalizer = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -142,10 +143,10 @@ class Vocabulary:
     fec_aliases: Mapping[str, str] = field(default_factory=dict)
     trust: Mapping[str, str] = field(default_factory=dict)
     trust_aliases: Mapping[str, str] = field(default_factory=dict)
-    _fec_words: Mapping[str, str] = field(init=False, repr=False, compare=False, default_factory=dict)
-    _trust_words: Mapping[str, str] = field(init=False, repr=False, compare=False, default_factory=dict)
+    _fec_words: Mapping[str, Fec] = field(init=False, repr=False, compare=False, default_factory=dict)
+    _trust_words: Mapping[str, Trust] = field(init=False, repr=False, compare=False, default_factory=dict)
 
-    def fec_mode(self, word: str) -> str | None:
+    def fec_mode(self, word: str) -> Fec | None:
         """The state FEC mode of a word the platform prints (case-insensitive), or None.
 
         Example:
@@ -154,7 +155,7 @@ class Vocabulary:
         """
         return self._fec_words.get(word.lower())
 
-    def trust_mode(self, word: str) -> str | None:
+    def trust_mode(self, word: str) -> Trust | None:
         """The state trust mode of a word the platform prints (case-insensitive), or None.
 
         Example:
@@ -168,10 +169,18 @@ class Vocabulary:
     def __post_init__(self) -> None:
         trust = {w.lower(): mode for mode, w in self.trust.items()}
         trust.update((w.lower(), mode) for w, mode in self.trust_aliases.items())
-        object.__setattr__(self, "_trust_words", trust)
+        object.__setattr__(self, "_trust_words", _state_words(trust, get_args(Trust)))
         words = {w.lower(): mode for mode, w in self.fec.items()}
         words.update((w.lower(), mode) for w, mode in self.fec_aliases.items())
-        object.__setattr__(self, "_fec_words", words)
+        object.__setattr__(self, "_fec_words", _state_words(words, get_args(Fec)))
+
+
+def _state_words(words: dict[str, str], modes: tuple[str, ...]) -> dict[str, Any]:
+    """``words`` (platform word -> state mode), once every mode is checked to be one of ``modes``."""
+    for word, mode in words.items():
+        if mode not in modes:
+            raise ValueError(f"vocabulary word {word!r} maps to {mode!r}, not one of {', '.join(modes)}")
+    return words
 
 
 #: How a collection can connect: an interactive CLI (netmiko), exec channels (Linux hosts), Arista
