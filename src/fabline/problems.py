@@ -35,12 +35,13 @@ Everything here is a pure function of the results and the :class:`Facts` passed 
 from __future__ import annotations
 
 import hashlib
+import heapq
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabline.results import Result, Severity, Status
+from fabline.results import MAX_ITEMS, Result, Severity, SkipBlock, Status
 
 #: Fact family of each built-in check. Declarative site rules not listed here are grouped by
 #: their first expected state path (``mtu``, ``nic.roce_tos``), other checks by their own id.
@@ -275,8 +276,9 @@ class Problem:
         where: The location in words (``leaf-r1-a swp3 <-> spine-01 Ethernet2/1``).
         severity: The highest severity of its findings.
         status: ``fail`` when any finding failed, else ``error``.
-        location: ``devices`` (sorted), ``ports`` (sorted ``(device, port)`` pairs) and, for
-            fleet problems, ``planes`` and ``roles``.
+        location: ``devices`` (sorted), ``ports`` (sorted ``(device, port)`` pairs, the first
+            :data:`MAX_LOCATION_PORTS`, a block's subjects included; ``ports_total`` counts them all
+            when there are more) and, for fleet problems, ``planes`` and ``roles``.
         next_step: What to do.
         inspect: For physical problems: one entry per port to look at (device, port, peer,
             peer_port, plan_line), at most :data:`MAX_INSPECT`.
@@ -317,6 +319,8 @@ class Problem:
 
 #: Most ports listed under ``inspect`` (a plane-wide problem lists its first ones).
 MAX_INSPECT = 20
+#: Most ports listed in a problem's ``location`` (the first in sorted order; ``ports_total`` counts all).
+MAX_LOCATION_PORTS = MAX_ITEMS
 #: Most devices/ports named in a fleet problem's cause statement.
 _NAMED_IN_CAUSE = 3
 
@@ -666,17 +670,48 @@ def _primary(findings: list[Result], members: Sequence[int]) -> Result:
     return findings[min(members, key=rank)]
 
 
-def _ports(findings: list[Result], members: Sequence[int]) -> list[tuple[str, str]]:
-    return sorted({(findings[i].device, findings[i].subject or "") for i in members if _is_port(findings[i])})
+def _add_ports(out: set[tuple[str, str]], r: Result) -> None:
+    """Add the ports ``r`` is about: its subject, or each subject of a block (a block of skipped or
+    error results on many ports is a port finding on each of them, not a device-level one).
+    """
+    if type(r) is SkipBlock:
+        if r.device != FABRIC:
+            dev, not_port = r.device, _DEVICE_SUBJECTS
+            out.update((dev, s) for s in r.subjects if s is not None and s not in not_port)
+    elif _is_port(r):
+        out.add((r.device, r.subject or ""))
 
 
-def _where_ports(ports: Sequence[tuple[str, str]], limit: int = 6) -> str:
+def _ports(findings: list[Result], members: Sequence[int]) -> set[tuple[str, str]]:
+    out: set[tuple[str, str]] = set()
+    for i in members:
+        _add_ports(out, findings[i])
+    return out
+
+
+def _first_ports(ports: set[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The first :data:`MAX_LOCATION_PORTS` ports in sorted order (all of them when fewer)."""
+    if len(ports) <= MAX_LOCATION_PORTS:
+        return sorted(ports)
+    return heapq.nsmallest(MAX_LOCATION_PORTS, ports)
+
+
+def _location(devices: list[str], ports: list[tuple[str, str]], total: int, **more: Any) -> dict[str, Any]:
+    """A problem's ``location``: ``ports`` bounded, ``ports_total`` when some were left out."""
+    out: dict[str, Any] = {"devices": devices, "ports": ports}
+    if total > len(ports):
+        out["ports_total"] = total
+    out.update(more)
+    return out
+
+
+def _where_ports(ports: Sequence[tuple[str, str]], total: int, limit: int = 6) -> str:
     """``gpu-001 eth0, eth1; leaf-r0-a Ethernet0`` (the first ``limit`` ports, then a count)."""
     by_dev: dict[str, list[str]] = {}
     for dev, port in ports[:limit]:
         by_dev.setdefault(dev, []).append(port)
     text = "; ".join(f"{dev} {', '.join(ps)}" for dev, ps in by_dev.items())
-    return text + (f" and {len(ports) - limit} more" if len(ports) > limit else "")
+    return text + (f" and {total - limit} more" if total > limit else "")
 
 
 def _single(findings: list[Result], families: list[str], members: list[int], facts: Facts) -> Problem:
@@ -684,7 +719,9 @@ def _single(findings: list[Result], families: list[str], members: list[int], fac
     primary = _primary(findings, members)
     fam = family_of(primary)
     devs = sorted({r.device for r in rs})
-    ports = _ports(findings, members)
+    port_set = _ports(findings, members)
+    n_ports = len(port_set)
+    ports = _first_ports(port_set)
     unreadable = [d for d in devs if d in facts.devices and not facts.devices[d].readable]
     if unreadable:
         dev = unreadable[0]
@@ -704,16 +741,18 @@ def _single(findings: list[Result], families: list[str], members: list[int], fac
                 ", ".join(devs[:3]) + (f" and {len(devs) - 3} more" if len(devs) > 3 else ""),
             )
             pid = _pid("device", fam, anchor)
-        elif len(ports) == 1:
+        elif n_ports == 1:
             kind, where = "port", f"{ports[0][0]} {ports[0][1]}"
             pid = _pid("port", fam, anchor)
-        elif len(ports) == 2 and ports[0][0] != ports[1][0]:
+        elif n_ports == 2 and ports[0][0] != ports[1][0]:
             kind, where = "link", f"{ports[0][0]} {ports[0][1]} <-> {ports[1][0]} {ports[1][1]}"
             pid = _pid("link", fam, anchor)
         else:
-            kind, where = "ports", _where_ports(ports)
+            kind, where = "ports", _where_ports(ports, n_ports)
             pid = _pid("ports", fam, anchor)
-        here = primary.device + (f" {primary.subject}" if _is_port(primary) else "")
+        here = primary.device + (
+            f" {primary.subject_text(3)}" if _is_port(primary) or type(primary) is SkipBlock else ""
+        )
         cause = f"{_FAMILY_TEXT.get(fam, (fam, ''))[0]}: {here}: {deviation(primary) or primary.message}"
     return Problem(
         id=pid,
@@ -723,7 +762,7 @@ def _single(findings: list[Result], families: list[str], members: list[int], fac
         where=where,
         severity=max(r.severity for r in rs),
         status=Status.FAIL if any(r.status is Status.FAIL for r in rs) else Status.ERROR,
-        location={"devices": devs, "ports": ports},
+        location=_location(devs, ports, n_ports),
         next_step=_FAMILY_TEXT.get(fam, ("", "see the findings"))[1] or "see the findings",
         inspect=_inspect(fam, ports, facts),
         findings=rs,
@@ -764,9 +803,11 @@ def _fleet(
             subject = r.subject
             if subject is not None and subject not in not_port:
                 where_ports.add((dev, subject))
+            elif type(r) is SkipBlock:
+                _add_ports(where_ports, r)
     devs = sorted(devs_set)
-    # The ports of the deviation itself (the other findings' ports are in their result ids).
-    ports = sorted(where_ports)
+    # The ports of the deviation itself (the other findings' ports are in their result ids), bounded.
+    ports = _first_ports(where_ports)
     # Where: the devices of the primary finding's check, by plane and role.
     where_devs = sorted(where_set)
     planes = sorted({p for d in where_devs if (p := _plane(facts, d)) is not None})
@@ -793,7 +834,7 @@ def _fleet(
         where=f"{plane_text}{count} ({named})",
         severity=max(r.severity for r in rs),
         status=Status.FAIL if any(r.status is Status.FAIL for r in rs) else Status.ERROR,
-        location={"devices": devs, "ports": ports, "planes": planes, "roles": roles},
+        location=_location(devs, ports, len(where_ports), planes=planes, roles=roles),
         next_step=_FAMILY_TEXT.get(fam, ("", "see the findings"))[1] or "see the findings",
         inspect=_inspect(fam, ports, facts),
         findings=rs,

@@ -309,6 +309,11 @@ def test_a_field_a_platform_lacks_is_one_row_per_device_on_thousands_of_links(tm
     assert uplinks == {(d, s) for _, d, s in table(out, Status.PASS, "link-trust")}
     assert len(uplinks) == 2 * (len(BIG.links) - host_links)
     assert out.results.summary()["by_status"]["error"] == 2 * host_links
+    # grouped: the hosts' blocks and the leaves' blocks, each problem listing its ports (bounded)
+    (at_hosts, at_leaves) = sorted((p for p in out.problems if p.family == "fec-mode"), key=lambda p: p.where)
+    for p, devices in ((at_hosts, BIG_HOSTS), (at_leaves, leaves)):
+        assert p.kind == "fleet" and p.location["ports_total"] == host_links
+        assert len(p.location["ports"]) == 64 and len(p.location["devices"]) == len(devices)
 
 
 def test_links_to_unreadable_devices_fold_at_both_ends(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from fabline import synthetic
 from fabline.problems import (
     FAMILIES,
+    MAX_LOCATION_PORTS,
     DeviceFacts,
     Facts,
     Problem,
@@ -31,7 +32,7 @@ from fabline.problems import (
     group,
 )
 from fabline.reports import Report
-from fabline.results import Result, Severity, Status
+from fabline.results import Result, Severity, SkipBlock, Status
 from fabline.runner import run_check
 from fabline.synthetic import Fault
 from tests.conftest import REPO_ROOT
@@ -479,3 +480,48 @@ def test_history_keeps_problems_and_regroups_old_runs(
     check_partition(store_findings := [r for p in regrouped for r in p.findings], regrouped)
     assert len(store_findings) == sum(len(p.findings) for p in report.problems)
     assert len(regrouped) >= 12
+
+
+# ----------------------------------------------------------- blocks of errors (issue 14 noticed item)
+
+
+def _error_block(
+    device: str, ports: Sequence[str], message: str = "fec not collected at the peer"
+) -> SkipBlock:
+    return SkipBlock("link-fec", device, Severity.MAJOR, list(ports), message, Status.ERROR)
+
+
+def test_a_blocks_subjects_are_the_problems_ports() -> None:
+    """A block of errors on three ports is a problem at those ports, not a device-level one."""
+    (p,) = group([_error_block("leaf1", ["Ethernet0", "Ethernet4", "Ethernet8"])])
+    assert p.kind == "ports"
+    assert p.location == {"devices": ["leaf1"], "ports": [("leaf1", "Ethernet0"), ("leaf1", "Ethernet4"),
+                                                          ("leaf1", "Ethernet8")]}  # fmt: skip
+    assert p.where == "leaf1 Ethernet0, Ethernet4, Ethernet8"
+    assert p.cause == "FEC mode: leaf1 Ethernet0..Ethernet8/4 (3): fec not collected at the peer"
+    # with a port finding of the same fact on the device, the block joins it: all their ports are listed
+    one = Result("switch-fec-rs", "leaf1", "Ethernet9", Status.FAIL, Severity.MAJOR, None, None, "fec is fc")
+    (q,) = group([_error_block("leaf1", ["Ethernet0", "Ethernet4"]), one])
+    assert q.location["ports"] == [("leaf1", "Ethernet0"), ("leaf1", "Ethernet4"), ("leaf1", "Ethernet9")]
+
+
+def test_a_large_blocks_ports_are_bounded_with_a_count() -> None:
+    ports = [f"Ethernet{n}" for n in range(0, 4000, 4)]  # 1,000 ports of one device
+    (p,) = group([_error_block("leaf1", ports)])
+    assert p.kind == "ports" and len(p.location["ports"]) == MAX_LOCATION_PORTS == 64
+    assert p.location["ports_total"] == 1000
+    assert p.location["ports"] == sorted(("leaf1", s) for s in ports)[:64]
+    assert p.where.endswith(" and 994 more")
+    doc = json.loads(json.dumps(p.to_dict()))
+    assert doc["location"]["ports_total"] == 1000 and doc["location"]["ports"][0] == ["leaf1", "Ethernet0"]
+    assert len(json.dumps(doc)) < 5000
+
+
+def test_blocks_on_many_devices_are_one_fleet_problem_listing_their_ports_bounded() -> None:
+    blocks = [_error_block(f"leaf{i:03}", [f"Ethernet{n}" for n in range(0, 128, 4)]) for i in range(100)]
+    facts = Facts({b.device: DeviceFacts("leaf", plane=0) for b in blocks})
+    (p,) = group(blocks, facts)
+    assert p.kind == "fleet" and p.cause.startswith("FEC mode: plane 0: 100 leaves (3200 ports): ")
+    assert p.location["ports_total"] == 3200 and len(p.location["ports"]) == 64
+    assert p.location["ports"][0] == ("leaf000", "Ethernet0")
+    check_partition(blocks, [p])
