@@ -172,3 +172,52 @@ def test_queuing_drops_of_the_lossless_group_reach_the_lossless_drop_checks() ->
     dropped = got["interfaces"]["Ethernet1/1"]["counters"]["queue_dropped"]
     assert dropped["3"] == 512 and dropped["0"] == 0
     assert got["interfaces"]["Ethernet1/2"]["counters"]["queue_dropped"]["3"] == 0
+
+
+def test_pfc_watchdog_storms_planted_on_the_simulator_read_back_and_unlisted_ports_had_none() -> None:
+    """'show queuing pfc-queue detail | json': shutdowns per qos-group; the finalize hook fills the rest."""
+    from fabline import synthetic
+    from fabline.sim.render import render
+    from fabline.sim.server import Simulator
+    from fabline.synthetic import Fault
+
+    command = "show queuing pfc-queue detail | json"
+    faults = [
+        Fault("leaf-r3-a", "counters.pfcwd_storms_detected", {"3": 4}, "Ethernet1/2"),
+        Fault("leaf-r3-a", "counters.pfcwd_storms_restored", {"3": 3}, "Ethernet1/2"),
+    ]
+    dev = Simulator(synthetic.lab_fabric(), faults).devices["leaf-r3-a"]
+    got = parse_output("cisco_nxos", command, dev.answer(command, render).out)
+    assert got["qos"] == {"pfc_watchdog": {"stats_collected": True}}
+    assert got["interfaces"]["Ethernet1/2"]["counters"] == {
+        "pfcwd_storms_detected": {"3": 4},
+        "pfcwd_storms_restored": {"3": 3},
+    }
+    running = parse_output("cisco_nxos", "show running-config", dev.answer("show running-config", render).out)
+    state = cisco_nxos.PLATFORM.finish(merge_fragments([running, got]))
+    quiet = [n for n, b in state["interfaces"].items() if n.startswith("Ethernet") and n != "Ethernet1/2"]
+    assert quiet and all(
+        sum(state["interfaces"][n]["counters"]["pfcwd_storms_detected"].values()) == 0 for n in quiet
+    )
+    assert "pfcwd_stormed_queues" not in state["interfaces"]["Ethernet1/2"]  # no current-storm view
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ({"if_name_str": "Ethernet1/1 Interface PFC watchdog", "TABLE_qosgrp_stats": {"ROW_qosgrp_stats": {
+            "eq-qosgrp": 3, "TABLE_qosgrp_stats_entry": {"ROW_qosgrp_stats_entry": {"q-shutdown": "many"}}}}},
+         r"Ethernet1/1 qos-group 3 q-shutdown: 'many' is not a count"),
+        ({"if_name_str": "Ethernet1/1", "TABLE_qosgrp_stats": {"ROW_qosgrp_stats": {"eq-qosgrp": 9}}},
+         r"Ethernet1/1: qos-group 9 is not 0-7"),
+        ({"if_name_str": "Interface PFC watchdog"}, r"'if_name_str' names no port"),
+    ],
+)  # fmt: skip
+def test_pfc_watchdog_json_that_does_not_fit_is_a_parse_error_naming_the_place(
+    row: dict[str, Any], message: str
+) -> None:
+    import json
+
+    doc = {"TABLE_module": {"ROW_module": {"TABLE_queuing_interface": {"ROW_queuing_interface": row}}}}
+    with pytest.raises(ParseError, match=message):
+        parse_output("cisco_nxos", "show queuing pfc-queue detail | json", json.dumps(doc))

@@ -29,11 +29,13 @@ from fabline.platforms.cisco_nxos_config import parse_show_running_config
 from fabline.platforms.cisco_nxos_counters import (
     parse_show_interface_pfc_detail,
     parse_show_queuing_interface,
+    parse_show_queuing_pfc_queue_json,
 )
 from fabline.platforms.cisco_nxos_names import VOCABULARY, canonical_name, kept
 from fabline.platforms.routing import parse_nxos_bgp_summary_json, parse_nxos_route_text
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
 from fabline.platforms.toolkit import (
+    fill_storm_counters,
     lldp_entry,
     port_blocks,
     search_lines,
@@ -425,6 +427,12 @@ COMMANDS: tuple[Command, ...] = (
         parse_show_queuing_interface,
         "interfaces.*.counters.queue_dropped (per qos-group), pfc_rx_pause, pfc_tx_pause (per CoS)",
     ),
+    Command(
+        "show queuing pfc-queue detail | json",
+        parse_show_queuing_pfc_queue_json,
+        "interfaces.*.counters.pfcwd_storms_detected, pfcwd_storms_restored (per qos-group); "
+        "qos.pfc_watchdog.stats_collected",
+    ),
     Command("show bgp ipv4 unicast summary | json", parse_nxos_bgp_summary_json, _BGP_FEEDS),
     Command("show bgp all summary vrf all | json", parse_nxos_bgp_summary_json, _BGP_FEEDS),
     Command("show ip route {prefix}", parse_nxos_route_text, _ROUTE_FEEDS),
@@ -447,9 +455,13 @@ PLATFORM = PlatformSpec(
             "show interface transceiver details",
             "show interface priority-flow-control detail",
             "show queuing interface",
+            # PFC watchdog storms of every port (issue 15 item 4): one switch-wide JSON table.
+            "show queuing pfc-queue detail | json",
             "show bgp ipv4 unicast summary | json",
         ),
         route_commands=("show ip route {prefix}",),
+        # Ports the watchdog table leaves out had no storm.
+        finalize=fill_storm_counters,
     ),
     network_os=("cisco_nxos", "nxos", "cisco.nxos.nxos"),
     port_name=lambda index: f"Ethernet1/{index + 1}",

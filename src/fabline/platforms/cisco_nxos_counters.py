@@ -1,6 +1,6 @@
-"""Cisco NX-OS per-class counters: queue drops and per-priority PFC pauses (issue 15 items 2 and 4).
+"""Cisco NX-OS per-class counters: queue drops, per-priority PFC pauses, PFC watchdog storms (issue 15).
 
-Two show commands of the Nexus 9000 print what ``show interface`` does not (its ``Rx pause`` /
+Three show commands of the Nexus 9000 print what ``show interface`` does not (its ``Rx pause`` /
 ``Tx pause`` count every pause frame of the port, 802.3x and PFC alike, no priority):
 
 - ``show interface priority-flow-control detail``: per port, the PFC frames received and sent on
@@ -13,6 +13,9 @@ Two show commands of the Nexus 9000 print what ``show interface`` does not (its 
   templates tie them, :mod:`fabline.platforms.cisco_nxos_config`); and, under ``Ingress Queuing
   for ...``, the ``PFC Statistics`` table's ``TxCount``/``RxCount`` per PFC CoS -> the same
   ``pfc_tx_pause``/``pfc_rx_pause``.
+- ``show queuing pfc-queue detail | json``: the PFC watchdog's shutdowns and restores per port and
+  qos-group -> ``counters.pfcwd_storms_detected`` / ``pfcwd_storms_restored`` (keys from Cisco's
+  show-command reference; no capture, see :func:`parse_show_queuing_pfc_queue_json`).
 
 Layouts: a Nexus 93180FX2 capture (``tests/samples/cisco_nxos/zartbot-n93180fx2-*``; filtered
 with ``grep`` by its author, so the egress block there has no interface line) and the Nexus 9300
@@ -24,9 +27,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from fabline.platforms.base import Fragment, ParseContext, text_parser
+from fabline.platforms.base import Fragment, ParseContext, json_parser, text_parser
 from fabline.platforms.cisco_nxos_names import canonical_name, kept
-from fabline.platforms.toolkit import port_blocks, text_blocks
+from fabline.platforms.toolkit import nxapi_rows, port_blocks, text_blocks
 
 # --- show interface priority-flow-control detail --------------------------------------------
 
@@ -160,4 +163,84 @@ def parse_show_queuing_interface(text: str, ctx: ParseContext) -> Fragment:
     return {"interfaces": interfaces}
 
 
-__all__ = ["parse_show_interface_pfc_detail", "parse_show_queuing_interface"]
+# --- show queuing pfc-queue detail | json -----------------------------------------------------
+
+_IF_NAME = re.compile(r"\s*((?:Ethernet|Eth)\d\S*)")
+
+
+def _wd_count(value: Any, ctx: ParseContext, where: str) -> int | None:
+    """A watchdog counter: NX-API prints counts as numbers or digit strings; absent is None."""
+    if value is None:
+        return None
+    if type(value) is int and value >= 0:
+        return value
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 20:
+        return int(value.strip())
+    raise ctx.reject(f"{where}: {value!r} is not a count")
+
+
+@json_parser(
+    "NX-OS 'show queuing pfc-queue detail | json' (TABLE_queuing_interface rows with TABLE_qosgrp_stats)",
+    may_be_empty=True,
+)
+def parse_show_queuing_pfc_queue_json(doc: Any, ctx: ParseContext) -> Fragment:
+    """``show queuing pfc-queue detail | json``: PFC watchdog storms per port and qos-group.
+
+    The keys are the NX-API ones Cisco's Nexus 9000 show-command reference (9.3(x), ``show queuing
+    pfc-queue``) documents, under ``TABLE_module``/``ROW_module`` as a public NX-API poller reads
+    them from a live switch (``docs/platforms/cisco_nxos.md``; no device capture was found): per
+    ``ROW_queuing_interface`` the port (``if_name_str``, which starts with the interface name),
+    per ``ROW_qosgrp_stats`` the qos-group (``eq-qosgrp``) and its stat rows
+    (``ROW_qosgrp_stats_entry``) with ``q-shutdown`` (the watchdog shut the stuck queue: a storm)
+    -> ``counters.pfcwd_storms_detected`` and ``q-restored`` -> ``pfcwd_storms_restored``, keyed by
+    the qos-group (== priority under the 8-queue templates). The stat rows' ``q-stat-type`` words
+    are not documented: the largest count of the rows (the cumulative one) is kept. The output
+    marks ``qos.pfc_watchdog.stats_collected``, so a port not listed gets no storm
+    (:func:`~fabline.platforms.toolkit.fill_storm_counters`).
+    """
+    if not isinstance(doc, dict):
+        raise ctx.reject()
+    modules = nxapi_rows(doc.get("TABLE_module"), "ROW_module") if "TABLE_module" in doc else [doc]
+    if not any("TABLE_queuing_interface" in m or any(k.startswith("glb-wd") for k in m) for m in modules):
+        raise ctx.reject("no 'TABLE_queuing_interface' and no 'glb-wd-*' field")
+    interfaces: dict[str, Any] = {}
+    for module in modules:
+        for row in nxapi_rows(module.get("TABLE_queuing_interface"), "ROW_queuing_interface"):
+            m = _IF_NAME.match(str(row.get("if_name_str", "")))
+            if not m:
+                raise ctx.reject(
+                    f"an interface row whose 'if_name_str' names no port: {row.get('if_name_str')!r}"
+                )
+            name = canonical_name(m[1])
+            if not kept(name):
+                continue
+            counters: dict[str, dict[str, int]] = {}
+            for group in nxapi_rows(row.get("TABLE_qosgrp_stats"), "ROW_qosgrp_stats"):
+                qosgrp = group.get("eq-qosgrp")
+                key = str(qosgrp).strip() if qosgrp is not None else ""
+                if not (key.isdigit() and int(key) <= 7):
+                    raise ctx.reject(f"{name}: qos-group {qosgrp!r} is not 0-7")
+                for field, state_key in (
+                    ("q-shutdown", "pfcwd_storms_detected"),
+                    ("q-restored", "pfcwd_storms_restored"),
+                ):
+                    values = [
+                        v
+                        for entry in nxapi_rows(
+                            group.get("TABLE_qosgrp_stats_entry"), "ROW_qosgrp_stats_entry"
+                        )
+                        if (v := _wd_count(entry.get(field), ctx, f"{name} qos-group {key} {field}"))
+                        is not None
+                    ]
+                    if values:
+                        counters.setdefault(state_key, {})[key] = max(values)
+            if counters:
+                interfaces[name] = {"counters": {k: dict(sorted(v.items())) for k, v in counters.items()}}
+    return {"interfaces": interfaces, "qos": {"pfc_watchdog": {"stats_collected": True}}}
+
+
+__all__ = [
+    "parse_show_interface_pfc_detail",
+    "parse_show_queuing_interface",
+    "parse_show_queuing_pfc_queue_json",
+]

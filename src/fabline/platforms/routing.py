@@ -25,7 +25,7 @@ from typing import Any
 
 from fabline.platforms.base import Fragment, ParseContext, json_parser, text_parser
 from fabline.platforms.cisco_nxos_names import canonical_name as nxos_name
-from fabline.platforms.toolkit import ValueProblem, dash_tables
+from fabline.platforms.toolkit import ValueProblem, dash_tables, nxapi_rows
 from fabline.state_types import Bgp, BgpNeighbor, BgpSessionState, Ecmp
 
 #: BGP FSM states as the platforms print them -> the state word (lower case, RFC 4271 names).
@@ -287,16 +287,6 @@ def parse_eos_route_json(doc: Any, ctx: ParseContext) -> Fragment:
 # Cisco NX-OS (NX-API JSON through '| json', route text)
 
 
-def _rows(table: Any, row: str) -> list[dict[str, Any]]:
-    """NX-OS ``TABLE_x``/``ROW_x``: one row is an object, several a list."""
-    if not isinstance(table, dict):
-        return []
-    rows = table.get(row)
-    if isinstance(rows, dict):
-        return [rows]
-    return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
-
-
 @json_parser("an NX-OS BGP summary object with 'TABLE_vrf'", may_be_empty=True)
 def parse_nxos_bgp_summary_json(doc: Any, ctx: ParseContext) -> Fragment:
     """``show bgp ipv4 unicast summary | json`` (NX-OS): the default VRF's IPv4 unicast neighbours.
@@ -305,16 +295,16 @@ def parse_nxos_bgp_summary_json(doc: Any, ctx: ParseContext) -> Fragment:
     """
     if not isinstance(doc, dict) or "TABLE_vrf" not in doc:
         raise ctx.reject()
-    vrfs = [v for v in _rows(doc["TABLE_vrf"], "ROW_vrf") if v.get("vrf-name-out") == "default"]
+    vrfs = [v for v in nxapi_rows(doc["TABLE_vrf"], "ROW_vrf") if v.get("vrf-name-out") == "default"]
     if not vrfs:
         return {"bgp": {"neighbors": {}}}
     neighbors: dict[str, BgpNeighbor] = {}
     for vrf in vrfs:
-        for af in _rows(vrf.get("TABLE_af"), "ROW_af"):
-            for saf in _rows(af.get("TABLE_saf"), "ROW_saf"):
+        for af in nxapi_rows(vrf.get("TABLE_af"), "ROW_af"):
+            for saf in nxapi_rows(af.get("TABLE_saf"), "ROW_saf"):
                 if str(saf.get("af-name", "")).lower() != "ipv4 unicast":
                     continue
-                for row in _rows(saf.get("TABLE_neighbor"), "ROW_neighbor"):
+                for row in nxapi_rows(saf.get("TABLE_neighbor"), "ROW_neighbor"):
                     peer = row.get("neighborid")
                     if not peer or "state" not in row:
                         raise ctx.reject("a neighbor row without 'neighborid' or 'state'")

@@ -578,3 +578,20 @@ def fill_storm_counters(state: dict[str, Any], *, stormed_queues: bool = False) 
         if stormed_queues:
             body.setdefault("pfcwd_stormed_queues", [])
     return state
+
+
+def nxapi_rows(table: Any, row: str) -> list[dict[str, Any]]:
+    """The rows of an NX-OS JSON ``TABLE_x``/``ROW_x`` pair: one row is an object, several a list.
+
+    Example:
+        >>> nxapi_rows({"ROW_vrf": {"vrf-name-out": "default"}}, "ROW_vrf")
+        [{'vrf-name-out': 'default'}]
+        >>> nxapi_rows({"ROW_vrf": [{"a": 1}, "junk", {"b": 2}]}, "ROW_vrf"), nxapi_rows(None, "ROW_vrf")
+        ([{'a': 1}, {'b': 2}], [])
+    """
+    if not isinstance(table, dict):
+        return []
+    rows = table.get(row)
+    if isinstance(rows, dict):
+        return [rows]
+    return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []

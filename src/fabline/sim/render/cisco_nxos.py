@@ -431,6 +431,41 @@ def _show_queuing(ports: dict[str, dict[str, Any]]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _one_or_list(rows: list[dict[str, Any]]) -> dict[str, Any] | list[dict[str, Any]]:
+    """NX-API prints a ``ROW_x`` of one row as the object itself, of several as a list."""
+    return rows[0] if len(rows) == 1 else rows
+
+
+def _pfc_queue_json(ports: dict[str, dict[str, Any]]) -> str:
+    """``show queuing pfc-queue detail | json``: the PFC watchdog's shutdowns/restores per qos-group.
+
+    Keys as Cisco's Nexus 9000 show-command reference (9.3(x)) documents them, under
+    ``TABLE_module``/``ROW_module`` as a public NX-API poller reads them from a switch; only keys
+    whose values those sources show are printed (``docs/platforms/cisco_nxos.md``). A port running
+    PFC is listed with its lossless qos-groups (qos-group == priority), and any group with storms.
+    """
+    rows: list[dict[str, Any]] = []
+    for name, b in ports.items():
+        c = b.get("counters", {})
+        stuck, restored = c.get("pfcwd_storms_detected", {}), c.get("pfcwd_storms_restored", {})
+        groups = sorted({*map(str, b.get("pfc_priorities") or []), *stuck, *restored}, key=int)
+        stats = []
+        for g in groups:
+            entry = {
+                "q-shutdown": int(stuck.get(g, 0)),
+                "q-restored": int(restored.get(g, 0)),
+                "q-pkt-dropped": 0,
+            }
+            stats.append(
+                {"eq-qosgrp": int(g), "TABLE_qosgrp_stats_entry": {"ROW_qosgrp_stats_entry": [entry]}}
+            )
+        if stats:
+            row = {"if_name_str": f"{name} Interface PFC watchdog"}
+            rows.append({**row, "TABLE_qosgrp_stats": {"ROW_qosgrp_stats": _one_or_list(stats)}})
+    body = {"TABLE_queuing_interface": {"ROW_queuing_interface": _one_or_list(rows) if rows else []}}
+    return json.dumps({"TABLE_module": {"ROW_module": body}}, indent=2) + "\n"
+
+
 def render(dev: SimView, line: str) -> Answer:
     """Run one NX-OS CLI command (``| no-more`` already removed by the session)."""
     state = dev.state()
@@ -448,6 +483,7 @@ def render(dev: SimView, line: str) -> Answer:
         "show interface transceiver": lambda: _transceiver(ports, False),
         "show interface priority-flow-control detail": lambda: _pfc_detail(ports),
         "show queuing interface": lambda: _show_queuing(ports),
+        "show queuing pfc-queue detail | json": lambda: _pfc_queue_json(ports),
         "show hostname": lambda: f"{dev.name}\n",
         "show clock": lambda: "08:00:00.000 UTC Sun Nov 29 2026\nTime source is NTP\n",
         "show bgp ipv4 unicast summary | json": lambda: routing.nxos_summary_json(state),
