@@ -19,7 +19,7 @@ import pytest
 from fabline.collect.reparse import reparse_snapshot
 from fabline.collect.writer import read_manifest, write_device
 from fabline.inventory import load_inventory
-from fabline.paths import MAX_STATE_BYTES, SnapshotPathError, create_files, read_regular, under
+from fabline.paths import MAX_STATE_BYTES, SnapshotPathError, create_files, read_regular, read_under, under
 from fabline.snapshot import Snapshot
 from fabline.state import StateError
 from tests.conftest import REPO_ROOT
@@ -278,3 +278,76 @@ def test_resume_skips_nothing_it_cannot_read(tmp_path: Path) -> None:
     from fabline.collect.collector import _done_devices
 
     assert _done_devices(snap) == {}
+
+
+# -- read_under: every read stays inside the snapshot, also when the folders change between reads ----
+
+
+def _state_in(folder: Path, name: str = "leaf1") -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.json").write_text(json.dumps({**STATE, "name": name}))
+
+
+def test_a_state_file_linked_out_is_refused(tmp_path: Path, victim: Path) -> None:
+    _state_in(victim, "leaf2")
+    _state_in(tmp_path / "snap" / "state")
+    (tmp_path / "snap" / "state" / "leaf2.json").symlink_to(victim / "leaf2.json")
+    snap = Snapshot(tmp_path / "snap")
+    assert snap.load("leaf1") == STATE
+    with pytest.raises(StateError, match="leads outside the snapshot"):
+        snap.load("leaf2")
+    with pytest.raises(SnapshotPathError, match="leads outside the snapshot"):
+        read_under(tmp_path / "snap", "state", "leaf2.json", limit=MAX_STATE_BYTES)
+
+
+def test_a_folder_swapped_for_a_link_out_after_a_read_is_refused(tmp_path: Path, victim: Path) -> None:
+    """What was read before proves nothing about the folder now: a state/ replaced by a link out of
+    the snapshot between two reads is refused, and so is a device's raw folder."""
+    snap = tmp_path / "snap"
+    _state_in(snap / "state")
+    (snap / "raw" / "leaf1").mkdir(parents=True)
+    (snap / "raw" / "leaf1" / "show_version.txt").write_text("inside\n")
+    assert json.loads(read_under(snap, "state", "leaf1.json", limit=MAX_STATE_BYTES)) == STATE
+    assert read_under(snap, "raw", "leaf1", "show_version.txt", limit=100) == b"inside\n"
+    _state_in(victim)
+    (victim / "show_version.txt").write_text("precious\n")
+    (snap / "state").rename(snap / "state.old")
+    (snap / "state").symlink_to(victim)
+    with pytest.raises(SnapshotPathError, match="leads outside the snapshot"):
+        read_under(snap, "state", "leaf1.json", limit=MAX_STATE_BYTES)
+    shutil.rmtree(snap / "raw" / "leaf1")
+    (snap / "raw" / "leaf1").symlink_to(victim)
+    with pytest.raises(SnapshotPathError, match="leads outside the snapshot"):
+        read_under(snap, "raw", "leaf1", "show_version.txt", limit=100)
+    # the folder moved out of the snapshot and linked back in: still outside
+    (snap / "state").unlink()
+    (snap / "state.old").rename(tmp_path / "moved")
+    (snap / "state").symlink_to(tmp_path / "moved")
+    with pytest.raises(SnapshotPathError, match="leads outside the snapshot"):
+        read_under(snap, "state", "leaf1.json", limit=MAX_STATE_BYTES)
+
+
+def test_a_snapshot_made_again_at_the_same_path_is_read_afresh(tmp_path: Path) -> None:
+    snap = tmp_path / "snap"
+    _state_in(snap / "state")
+    assert json.loads(read_under(snap, "state", "leaf1.json", limit=MAX_STATE_BYTES))["name"] == "leaf1"
+    shutil.rmtree(snap)
+    (snap / "state").mkdir(parents=True)
+    (snap / "state" / "leaf1.json").write_text(json.dumps({**STATE, "status": "partial"}))
+    assert json.loads(read_under(snap, "state", "leaf1.json", limit=MAX_STATE_BYTES))["status"] == "partial"
+    (snap / "state" / "leaf1.json").unlink()
+    with pytest.raises(FileNotFoundError):
+        read_under(snap, "state", "leaf1.json", limit=MAX_STATE_BYTES)
+
+
+def test_links_inside_the_snapshot_are_followed_at_any_depth(tmp_path: Path) -> None:
+    snap = tmp_path / "snap"
+    _state_in(snap / "keep")
+    (snap / "state").symlink_to(snap / "keep")  # a folder linked inside the snapshot
+    assert json.loads(read_under(snap, "state", "leaf1.json", limit=MAX_STATE_BYTES)) == STATE
+    (snap / "keep" / "leaf9.json").symlink_to(snap / "keep" / "leaf1.json")  # a file linked inside
+    assert json.loads(read_under(snap, "state", "leaf9.json", limit=MAX_STATE_BYTES)) == STATE
+    (snap / "keep" / "leaf8.json").symlink_to("../../outside.json")  # relative, out
+    (tmp_path / "outside.json").write_text(json.dumps(STATE))
+    with pytest.raises(SnapshotPathError, match="leads outside the snapshot"):
+        read_under(snap, "state", "leaf8.json", limit=MAX_STATE_BYTES)
