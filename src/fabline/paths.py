@@ -9,7 +9,9 @@ fabline writes or reads:
 - :func:`under` is the one way to build a path inside a snapshot: every part is one plain path
   component and the result, with every existing symbolic link resolved, lies inside the snapshot;
 - :func:`read_regular` reads a regular file only (never a FIFO, a device, a folder), without
-  following a symbolic link in its last component, and at most a given number of bytes.
+  following a symbolic link in its last component, and at most a given number of bytes;
+  :func:`read_under` reads one inside a snapshot with the guarantee of :func:`under`, resolving
+  nothing when no link is on the way.
 
 See ``docs/security.md`` for the threat model these serve.
 """
@@ -32,6 +34,10 @@ MAX_STATE_BYTES = 64 * 1024 * 1024
 MAX_MANIFEST_BYTES = 512 * 1024 * 1024
 #: A raw output file larger than this is refused by ``--reparse`` (collection caps outputs lower).
 MAX_RAW_BYTES = 256 * 1024 * 1024
+
+#: Opening a file to read: never blocking (a FIFO), never through a link as the last component.
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 # Letters, digits and the punctuation host names, FQDNs and IP addresses (v4, v6 with zone) use.
 # No separator, no shell or glob character, no whitespace or control character; the first
@@ -123,13 +129,17 @@ def read_regular(path: Path, limit: int) -> bytes:
         SnapshotPathError: Not a regular file, a symbolic link, or larger than ``limit``.
         OSError: The file cannot be opened or read (missing, no permission).
     """
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags)
+        fd = os.open(path, _READ_FLAGS)
     except OSError as exc:
         if path.is_symlink():
             raise SnapshotPathError(f"{path}: is a symbolic link (not read)") from None
         raise exc from None
+    return _read_fd(fd, path, limit)
+
+
+def _read_fd(fd: int, path: Path, limit: int) -> bytes:
+    """The bytes of the open file ``fd`` (closed here) if it is a regular file of at most ``limit``."""
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -155,15 +165,51 @@ def read_regular(path: Path, limit: int) -> bytes:
 def read_under(root: Path, *parts: str, limit: int) -> bytes:
     """:func:`read_regular` of :func:`under` (``root/parts``): a bounded read inside a snapshot.
 
+    The common case resolves nothing (resolving two paths per file was about 15 % of a 100k-GPU
+    diff's CPU): when every folder between ``root`` and the file is a real folder, not a symbolic
+    link (one ``lstat`` each), and the file itself opens with ``O_NOFOLLOW``, the file is an entry
+    of folders inside ``root``, so it is read from that descriptor. Anything else (a link on the
+    way, a link as the file, a file that does not open) takes the checked path: :func:`under`
+    resolves it, a link that stays inside the snapshot is read through its target, one leading
+    out is refused. Nothing is cached: a folder swapped for a link between two reads is seen.
+
     Raises:
         SnapshotPathError: The path leaves the snapshot, or is not a regular file within ``limit``.
         OSError: The file cannot be opened or read (missing, no permission).
     """
+    path = root.joinpath(*parts)
+    if _NOFOLLOW and _plain_folders(path, parts):
+        try:
+            fd = os.open(path, _READ_FLAGS)
+        except OSError:
+            pass  # a link, or missing: the checked path below says which, as it always did
+        else:
+            return _read_fd(fd, path, limit)
     path = under(root, *parts)
     if path.is_symlink():
         # A link that stays inside the snapshot (checked above) is read through its target.
         path = path.resolve()
     return read_regular(path, limit)
+
+
+def _plain_folders(path: Path, parts: tuple[str, ...]) -> bool:
+    """Whether ``path`` (``root/parts``) cannot leave ``root``: each of ``parts`` is one plain name
+    and each folder among them (all but the last) is a real folder, not a symbolic link.
+    """
+    if not parts:
+        return False
+    for part in parts:
+        if _component_problem(part):
+            return False
+    parent = path.parent
+    for _ in range(len(parts) - 1):
+        try:
+            if not stat.S_ISDIR(os.lstat(parent).st_mode):
+                return False
+        except OSError:
+            return False
+        parent = parent.parent
+    return True
 
 
 def create_files(folder: Path, files: Mapping[str, str]) -> None:

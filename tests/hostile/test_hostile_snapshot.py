@@ -351,3 +351,40 @@ def test_links_inside_the_snapshot_are_followed_at_any_depth(tmp_path: Path) -> 
     (tmp_path / "outside.json").write_text(json.dumps(STATE))
     with pytest.raises(SnapshotPathError, match="leads outside the snapshot"):
         read_under(snap, "state", "leaf8.json", limit=MAX_STATE_BYTES)
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [("raw", "../../outside/important/keep.txt"), ("raw", "leaf1/../../../outside/important/keep.txt"),
+     ("..", "outside", "important", "keep.txt"), ("raw", "/etc/hostname"), ("state", ""), ("state", "."), ()],
+)  # fmt: skip
+def test_read_under_refuses_names_that_are_not_one_component(
+    tmp_path: Path, victim: Path, parts: tuple[str, ...]
+) -> None:
+    (tmp_path / "snap" / "raw" / "leaf1").mkdir(parents=True)
+    (tmp_path / "snap" / "state").mkdir()
+    with pytest.raises(SnapshotPathError):
+        read_under(tmp_path / "snap", *parts, limit=100)
+
+
+def test_read_under_resolves_nothing_on_plain_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cost side of the guarantee: reading 200 states of plain folders resolves no path (it
+    resolved two per file: ~15 % of a 100k-GPU diff's CPU); a link on the way is still resolved."""
+    snap = tmp_path / "snap"
+    for i in range(200):
+        _state_in(snap / "state", f"leaf{i}")
+    resolved: list[Path] = []
+    real_resolve = Path.resolve
+
+    def counting(self: Path, strict: bool = False) -> Path:
+        resolved.append(self)
+        return real_resolve(self, strict)
+
+    monkeypatch.setattr(Path, "resolve", counting)
+    docs = [json.loads(read_under(snap, "state", f"leaf{i}.json", limit=MAX_STATE_BYTES)) for i in range(200)]
+    assert [d["name"] for d in docs] == [f"leaf{i}" for i in range(200)] and resolved == []
+    (snap / "state" / "alias.json").symlink_to(snap / "state" / "leaf7.json")
+    assert json.loads(read_under(snap, "state", "alias.json", limit=MAX_STATE_BYTES))["name"] == "leaf7"
+    assert resolved
