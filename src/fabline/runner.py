@@ -20,7 +20,7 @@ from fabline.checks.registry import load_checks
 from fabline.engine import Engine
 from fabline.errors import ConfigError
 from fabline.paths import MAX_STATE_BYTES, SnapshotPathError, read_under
-from fabline.perf import paused_gc
+from fabline.perf import keep_until_exit, paused_gc
 from fabline.record import CounterDeltas, FabricLinks, Link, Report, ReportContext, TrendPoint
 from fabline.reports import needs_of, write_reports
 from fabline.results import Severity, capped_join, exit_code
@@ -135,6 +135,8 @@ def run_check(
         written = []
         if out is not None:
             written = write_reports(report, formats, out, context=report_context(report, formats, devices))
+        # What the run built is freed when the process ends (or when the caller drops it).
+        keep_until_exit(inv, devices, engine, snap, outcome)
         if failed is not None:
             # The run itself is done and reported; only the history step failed.
             raise ConfigError(

@@ -375,3 +375,46 @@ def test_init_creates_a_workspace_that_checks(tmp_path: Path) -> None:
     again = fabline("init", ws)
     assert again.returncode == 2
     assert "not empty" in one_line_error(again)
+
+
+def test_a_command_line_process_ends_without_teardown_but_flushes_and_runs_exit_handlers(
+    tmp_path: Path,
+) -> None:
+    """The ``fabline`` process ends with ``os._exit`` after a check (no freeing of the run's objects),
+    yet everything a normal exit does for the user still happens: piped output complete, exit
+    handlers run, the exit code kept; a caller that passes arguments keeps its process."""
+    marker = tmp_path / "atexit-ran"
+    script = (
+        "import atexit, sys\n"
+        f"atexit.register(lambda: open({str(marker)!r}, 'w').write('yes'))\n"
+        "from fabline.cli import main\n"
+        f"sys.argv = ['fabline', 'check', '-i', {str(INVENTORY)!r}, '--snapshot', {str(EXAMPLE)!r},"
+        f" '--out', {str(tmp_path / 'out')!r}, '--format', 'json,md']\n"
+        "main()\n"
+        "print('not reached')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO_ROOT, env={**os.environ, "COLUMNS": "200"},
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 4, proc.stderr
+    assert "verdict: FAIL (exit 4)" in proc.stdout
+    assert proc.stdout.rstrip().endswith("report.md"), proc.stdout  # the last line flushed
+    assert marker.read_text() == "yes"
+    assert json.loads((tmp_path / "out" / "report.json").read_text())["summary"]["by_status"]["fail"] > 0
+    caller = (
+        "from fabline.cli import main\n"
+        "try:\n"
+        f"    main(['check', '-i', {str(INVENTORY)!r}, '--snapshot', {str(EXAMPLE)!r}, '-q'])\n"
+        "except SystemExit as exc:\n"
+        "    print('caller goes on', exc.code)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", caller],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.stdout.strip() == "caller goes on 4", proc.stderr

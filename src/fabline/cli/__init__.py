@@ -10,12 +10,13 @@ import datetime as dt
 import json
 import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from fabline import __version__
+from fabline import __version__, perf
 from fabline.cli.common import (
     baseline_option,
     baseline_paths,
@@ -81,6 +82,19 @@ class _FablineGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         self._load_all()
         return super().list_commands(ctx)
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        # No arguments: the command line of this process (the ``fabline`` script, ``python -m
+        # fabline``); a caller that passes them (tests, CliRunner) keeps its process.
+        perf.own_process(args is None and standalone_mode)
+        return super().main(args, prog_name, complete_var, standalone_mode, **extra)
 
 
 @click.group(
@@ -168,7 +182,7 @@ def check(
         print_summary(report, console)
         for path in written:
             console.print(f"wrote {path}", highlight=False)
-    sys.exit(report.exit_code)
+    perf.finish(report.exit_code)
 
 
 @main.command()
