@@ -478,8 +478,8 @@ def parse_show_interfaces_transceiver_dom_thresholds_json(doc: Any, ctx: ParseCo
         for key, field in (("rxPower", "rx_power_dbm"), ("txPower", "tx_power_dbm")):
             param = _obj(params.get(key))
             channels = _obj(param.get("channels"))
-            values = [channels[c] for c in sorted(channels, key=lambda c: int(c) if c.isdigit() else 99)]
-            if values and all(isinstance(v, int | float) for v in values):
+            values = [channels[c] for c in sorted(channels, key=_channel_order)]
+            if values and all(type(v) in _READING_TYPES for v in values):
                 optics[field] = values
         flags = _dom_flags(params)
         if optics and flags is not None:
@@ -514,20 +514,32 @@ def _dom_flags(params: Mapping[str, Any]) -> list[str] | None:
         param = _obj(params.get(key))
         limits = _obj(param.get("threshold"))
         channels = _obj(param.get("channels"))
-        readings = [(c, v) for c, v in sorted(channels.items()) if isinstance(v, int | float)]
+        readings = [(c, v) for c, v in sorted(channels.items()) if type(v) in _READING_TYPES]
         if not readings or not limits:
             continue
         judged = True
+        # The numeric thresholds, tested once per parameter rather than once per channel.
+        bounds = [
+            (limit, word, sign)
+            for limit_key, word, sign in _THRESHOLDS
+            if type(limit := limits.get(limit_key)) in _NUMBER_TYPES
+        ]
         for channel, value in readings:
-            for limit_key, word, sign in _THRESHOLDS:
-                limit = limits.get(limit_key)
-                if (
-                    isinstance(limit, int | float)
-                    and not isinstance(limit, bool)
-                    and (value - limit) * sign > 0
-                ):
+            for limit, word, sign in bounds:
+                if (value - limit) * sign > 0:
                     flags.append(f"{key} {word} on channel {channel}")
     return flags if judged else None
+
+
+#: JSON numbers as orjson and the standard reader load them (exact types: no subclass in a document).
+_NUMBER_TYPES = frozenset({int, float})
+#: What a DOM reading may be (a boolean counts as 0/1, as it always did).
+_READING_TYPES = frozenset({int, float, bool})
+
+
+def _channel_order(channel: str) -> int:
+    """Lanes in numeric order; a name that is not a number after them."""
+    return int(channel) if channel.isdigit() else 99
 
 
 _DETAIL_SECTIONS = {"Temperature": "temperature_c", "Tx Power": "tx_power_dbm", "Rx Power": "rx_power_dbm"}

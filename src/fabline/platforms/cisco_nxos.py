@@ -296,6 +296,19 @@ def _dom_values(block: str) -> dict[str, list[float]]:
     return out
 
 
+_TRANSCEIVER_HEAD = re.compile(r"^(Ethernet\S+)\s*$", re.MULTILINE)
+#: The identity rows of a transceiver block: (pattern, the words every such line holds, state key).
+_IDENTITY_ROWS = tuple(
+    (re.compile(rf"^\s*{label} is (.+?)\s*$", re.MULTILINE), f"{label} is", key)
+    for label, key in (
+        ("name", "vendor"),
+        ("part number", "part_number"),
+        ("serial number", "serial"),
+        ("type", "type"),
+    )
+)
+
+
 @text_parser(
     "NX-OS 'show interface transceiver' text ('EthernetX/Y' / 'transceiver is present' blocks)",
     may_be_empty=True,
@@ -308,21 +321,16 @@ def parse_show_interface_transceiver(text: str, ctx: ParseContext) -> Fragment:
     ``temperature_c``; the alarm/warning marks after a reading feed the added
     ``optics.active_flags`` (:func:`dom_flags`). Ports without a transceiver are left out.
     """
-    blocks = text_blocks(text, r"^(Ethernet\S+)\s*$")
+    blocks = text_blocks(text, _TRANSCEIVER_HEAD, "Ethernet")
     if not blocks or "transceiver is" not in text:
         raise ctx.reject()
     interfaces: dict[str, Any] = {}
     for head, block in blocks:
-        if not re.search(r"transceiver is present", block):
+        if "transceiver is present" not in block:
             continue
         optics: dict[str, Any] = {}
-        for label, key in (
-            ("name", "vendor"),
-            ("part number", "part_number"),
-            ("serial number", "serial"),
-            ("type", "type"),
-        ):
-            if m := re.search(rf"^\s*{label} is (.+?)\s*$", block, re.MULTILINE):
+        for row, needle, key in _IDENTITY_ROWS:
+            if m := search_lines(row, block, needle):
                 optics[key] = m.group(1)
         dom = _dom_values(block)
         temps = dom.get("Temperature")
@@ -361,10 +369,12 @@ def dom_flags(block: str) -> list[str] | None:
     if "high-alarm" not in block:
         return None
     flags: list[str] = []
-    lanes = list(_LANE.finditer(block))
+    lanes: list[re.Match[str]] | None = None  # read at the first mark: most modules raise none
     for m in _DOM_MARK_ROW.finditer(block):
         if not m["mark"]:
             continue
+        if lanes is None:
+            lanes = list(_LANE.finditer(block))
         lane = next((int(x[1]) for x in reversed(lanes) if x.start() < m.start()), None)
         where = f" on lane {lane}" if lane is not None else ""
         flags.append(f"{m['what']} {_MARKS[m['mark']]}{where}")

@@ -320,21 +320,42 @@ def search_lines(rx: re.Pattern[str], text: str, needle: str) -> re.Match[str] |
 # --- LLDP ---------------------------------------------------------------------------------------
 
 
-def text_blocks(text: str, head: re.Pattern[str] | str) -> list[tuple[re.Match[str], str]]:
+def text_blocks(
+    text: str, head: re.Pattern[str] | str, needle: str | None = None
+) -> list[tuple[re.Match[str], str]]:
     """Split text into blocks, each starting at a match of ``head`` (``re.MULTILINE`` for ``str``).
 
     Returns (head match, the text after it up to the next head) pairs; empty when no head matches.
+    With ``needle`` (words every head line holds), ``head`` is tried only on the lines holding it,
+    as :func:`search_lines` does: a ``^``-anchored head scanned over a 250 KB output costs more
+    than the parser's work on its blocks. A head then ends at its line's end.
 
     Example:
         >>> [(m[1], b.strip()) for m, b in text_blocks("Et1 is up\\n mtu 9214\\nEt2 is up\\n", r"^(\\S+) is up")]
         [('Et1', 'mtu 9214'), ('Et2', '')]
+        >>> [(m[1], b.strip()) for m, b in text_blocks("Et1 is up\\n mtu 9214\\nEt2 is up\\n", r"^(\\S+) is up", " is up")]
+        [('Et1', 'mtu 9214'), ('Et2', '')]
         >>> text_blocks("no heads here", r"^(\\S+) is up")
         []
     """
-    heads = list(re.finditer(head, text, re.MULTILINE) if isinstance(head, str) else head.finditer(text))
+    rx = re.compile(head, re.MULTILINE) if isinstance(head, str) else head
+    heads = list(rx.finditer(text) if needle is None else _heads_on_lines(rx, text, needle))
     ends = [h.start() for h in heads[1:]] + [len(text)]
     # With no head, ends is [len(text)] and zip yields nothing: no blocks.
     return [(h, text[h.end() : end]) for h, end in zip(heads, ends, strict=False)]
+
+
+def _heads_on_lines(rx: re.Pattern[str], text: str, needle: str) -> Iterator[re.Match[str]]:
+    """The first match of ``rx`` on each line holding ``needle``, in order."""
+    start = 0
+    while (i := text.find(needle, start)) >= 0:
+        first = text.rfind("\n", 0, i) + 1
+        end = text.find("\n", i)
+        if end < 0:
+            end = len(text)
+        if m := rx.search(text, first, end):
+            yield m
+        start = end + 1
 
 
 def port_blocks(
