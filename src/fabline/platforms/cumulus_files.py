@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any
+from typing import Any, cast
 
 from fabline.platforms.base import Fragment, ParseContext, text_parser
 from fabline.platforms.cumulus_values import expand_ports, flag, trust_fields
 from fabline.platforms.toolkit import DSCP, PCP, PRIORITY, int_in
+from fabline.state_types import Facts, StateBody
 
 _TLV_ROW = re.compile(
     r"^(?P<name>[A-Za-z][A-Za-z0-9 ./-]*?)\s+0x(?P<code>[0-9A-Fa-f]{2})\s+\d+\s(?P<value>.*)$"
@@ -20,7 +21,7 @@ _TLV_ROW = re.compile(
 
 
 @text_parser("an ONIE TlvInfo EEPROM dump (TLV Name / Code / Len / Value rows)")
-def parse_decode_syseeprom(text: str, ctx: ParseContext) -> Fragment:
+def parse_decode_syseeprom(text: str, ctx: ParseContext) -> StateBody:
     """``decode-syseeprom``: model (Product Name), serial, vendor, part number, base MAC (ONIE TLVs)."""
     tlvs = {m["name"].strip(): m["value"].strip() for m in map(_TLV_ROW.match, text.splitlines()) if m}
     if not tlvs:
@@ -35,7 +36,7 @@ def parse_decode_syseeprom(text: str, ctx: ParseContext) -> Fragment:
     ):
         if tlvs.get(tlv):
             facts[field] = tlvs[tlv]
-    return {"facts": facts}
+    return {"facts": cast(Facts, facts)}
 
 
 # --- /etc/cumulus/datapath/traffic.conf ----------------------------------------------------------
@@ -49,7 +50,7 @@ def _conf_value(raw: str) -> Any:
 
 
 @text_parser("a Cumulus traffic.conf (traffic.* = ... lines)")
-def parse_traffic_conf(text: str, ctx: ParseContext) -> Fragment:  # noqa: C901 - one branch per traffic.conf key family
+def parse_traffic_conf(text: str, ctx: ParseContext) -> StateBody:  # noqa: C901 - one branch per traffic.conf key family
     """``cat /etc/cumulus/datapath/traffic.conf`` (Cumulus 3.x/4.x): classification, PFC, ECN.
 
     Classification (``packet_priority_source_set`` and the ``cos_N.priority_source`` lists) is
@@ -123,4 +124,4 @@ def parse_traffic_conf(text: str, ctx: ParseContext) -> Fragment:  # noqa: C901 
         fragment["interfaces"] = interfaces
     if not fragment:
         raise ctx.reject("no classification, PFC or ECN settings")
-    return fragment
+    return cast(StateBody, fragment)

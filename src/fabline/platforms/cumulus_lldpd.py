@@ -12,9 +12,11 @@ Vendor semantics: :mod:`fabline.platforms.cumulus`.
 from __future__ import annotations
 
 import re
+from typing import cast
 
-from fabline.platforms.base import Fragment, ParseContext, text_parser
+from fabline.platforms.base import ParseContext, text_parser
 from fabline.platforms.toolkit import add_neighbor, lldp_entry
+from fabline.state_types import Interface, StateBody
 
 #: A neighbour block starts at ``Interface:    swp1`` (NVUE) or ``Interface:    swp1, via: LLDP, ...``.
 _INTERFACE = re.compile(r"^\s*Interface:\s+(?P<name>[^\s,]+)\s*(?:,.*)?$")
@@ -39,7 +41,7 @@ def _typed_id(value: str) -> tuple[str | None, str | None]:
 
 
 @text_parser("lldpd's neighbour detail ('LLDP neighbors:' and 'Interface:' blocks)", may_be_empty=True)
-def parse_lldp_detail(text: str, ctx: ParseContext) -> Fragment:
+def parse_lldp_detail(text: str, ctx: ParseContext) -> StateBody:
     """``nv show interface lldp-detail`` (lldpd detail layout): every port's LLDP neighbours.
 
     Per neighbour: ``device`` (``SysName``), ``port`` (``PortID``; a MAC id, as hosts running
@@ -86,4 +88,4 @@ def parse_lldp_detail(text: str, ctx: ParseContext) -> Fragment:
     close()
     if not interfaces and not _BANNER.search(text):
         raise ctx.reject("no 'LLDP neighbors:' banner and no 'Interface:' block")
-    return {"interfaces": {n: b for n, b in interfaces.items() if b}}
+    return {"interfaces": {n: cast(Interface, b) for n, b in interfaces.items() if b}}

@@ -7,18 +7,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from fabline.platforms.base import Fragment, ParseContext, json_parser, text_parser
 from fabline.platforms.cumulus_values import expand_ports, fec_mode, flag
 from fabline.platforms.toolkit import add_neighbor, lldp_entry, mbps_to_gbps, speed_gbps
-from fabline.state_types import Facts, LldpNeighbor
+from fabline.state_types import Facts, LldpNeighbor, StateBody
 
 # --- net show interface all json (NCLU) ----------------------------------------------------------
 
 
 @json_parser("NCLU interface JSON (an object of interfaces with iface_obj)")
-def parse_net_show_interface_all_json(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_net_show_interface_all_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``net show interface all json`` (NCLU, Cumulus 3.x/4.x): link state, MTU, speed, LLDP.
 
     NCLU lists every neighbour heard on a port; the first is ``lldp``, any others go to the
@@ -71,7 +71,7 @@ _NCLU_IFACE = re.compile(r"^net add (?:interface|bond|loopback) (?P<ports>\S+) (
 
 
 @text_parser("an NCLU command list ('net add ...' lines)")
-def parse_net_show_configuration_commands(text: str, ctx: ParseContext) -> Fragment:
+def parse_net_show_configuration_commands(text: str, ctx: ParseContext) -> StateBody:
     """``net show configuration commands`` (NCLU): hostname and configured port MTU/alias/link.
 
     The MTU is the configured value (NCLU has no operational column). QoS is not in NCLU on
@@ -111,4 +111,4 @@ def parse_net_show_configuration_commands(text: str, ctx: ParseContext) -> Fragm
         fragment["interfaces"] = interfaces
     if not fragment:
         raise ctx.reject("no hostname, mtu, alias or link line")
-    return fragment
+    return cast(StateBody, fragment)

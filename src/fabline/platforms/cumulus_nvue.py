@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from fabline.platforms.base import Fragment, ParseContext, split_dashed_table, text_parser
+from fabline.platforms.base import ParseContext, split_dashed_table, text_parser
 from fabline.platforms.cumulus_values import fec_mode, flag, size_bytes, trust_fields
 from fabline.platforms.toolkit import (
     DSCP,
@@ -25,6 +25,7 @@ from fabline.platforms.toolkit import (
     speed_gbps,
     uptime_seconds,
 )
+from fabline.state_types import Counters, Facts, Interface, Optics, Qos, StateBody
 
 _DASHES = re.compile(r"^\s*-+(\s+-+)*\s*$")
 _UNDERLINE = re.compile(r"^\s*=+\s*$")
@@ -166,7 +167,7 @@ def record(
 
 
 @text_parser("an NVUE link table (operational/applied columns with mtu, speed, fec)")
-def parse_nv_show_interface_link(text: str, ctx: ParseContext) -> Fragment:
+def parse_nv_show_interface_link(text: str, ctx: ParseContext) -> StateBody:
     """``nv show interface <if> link``: admin state, speed, FEC, autoneg, MTU (L2 frame).
 
     Example:
@@ -190,7 +191,7 @@ def parse_nv_show_interface_link(text: str, ctx: ParseContext) -> Fragment:
     if not set(fields) - {"admin_up"}:
         # A lone 'state' row is the PFC watchdog view (or another knob's), not the link.
         raise ctx.reject("none of speed, fec, mtu, auto-negotiate, oper-status found")
-    return {"interfaces": {name: with_applied(fields, applied)}}
+    return {"interfaces": {name: cast(Interface, with_applied(fields, applied))}}
 
 
 def _int_or_none(text: str) -> int | None:
@@ -278,7 +279,7 @@ def _roce_profile(table: TreeTable) -> dict[str, Any]:
 
 
 @text_parser("the NVUE RoCE profile table (mode, pfc, congestion-control, trust)")
-def parse_nv_show_qos_roce(text: str, ctx: ParseContext) -> Fragment:
+def parse_nv_show_qos_roce(text: str, ctx: ParseContext) -> StateBody:
     """``nv show qos roce``: the switch-wide RoCE profile.
 
     Feeds ``qos.roce`` (enabled, mode, priority_to_tc, tc_scheduler, ...), ``qos.buffer_mode``,
@@ -301,11 +302,11 @@ def parse_nv_show_qos_roce(text: str, ctx: ParseContext) -> Fragment:
         qos["lossless_priorities"] = list(defaults["pfc_priorities"])
     if defaults:
         qos["port_defaults"] = defaults
-    return {"qos": qos}
+    return {"qos": cast(Qos, qos)}
 
 
 @text_parser("the NVUE per-port RoCE status table (congestion-control, pfc, trust, mode)")
-def parse_nv_show_interface_qos_roce_status(text: str, ctx: ParseContext) -> Fragment:
+def parse_nv_show_interface_qos_roce_status(text: str, ctx: ParseContext) -> StateBody:
     """``nv show interface <if> qos roce status``: the RoCE settings one port actually runs with.
 
     Feeds the port's trust, dscp_to_priority/pcp_to_priority (only the RoCE and CNP rows NVUE
@@ -321,14 +322,14 @@ def parse_nv_show_interface_qos_roce_status(text: str, ctx: ParseContext) -> Fra
         fields["roce_mode"] = mode.value
     if not fields:
         raise ctx.reject("no pfc, trust or congestion-control rows")
-    return {"interfaces": {name: fields}}
+    return {"interfaces": {name: cast(Interface, fields)}}
 
 
 # --- nv show interface <if> qos roce counters ----------------------------------------------------
 
 
 @text_parser("the NVUE per-port RoCE counter table (rx-stats, tx-stats)")
-def parse_nv_show_interface_qos_roce_counters(text: str, ctx: ParseContext) -> Fragment:
+def parse_nv_show_interface_qos_roce_counters(text: str, ctx: ParseContext) -> StateBody:
     """``nv show interface <if> qos roce counters``: ECN marks, CNPs and RoCE PFC pauses of a port.
 
     NVUE counts PFC pauses for "RoCE traffic" without naming the priority, so they go to the
@@ -351,14 +352,14 @@ def parse_nv_show_interface_qos_roce_counters(text: str, ctx: ParseContext) -> F
             counters[field] = count
     if not counters:
         raise ctx.reject("no ecn-marked-packets, cnp-packets or pause-packets rows")
-    return {"interfaces": {name: {"counters": counters}}}
+    return {"interfaces": {name: {"counters": cast(Counters, counters)}}}
 
 
 # --- nv show interface <if> qos pfc-watchdog -----------------------------------------------------
 
 
 @text_parser("the NVUE per-port PFC watchdog table (a 'state' row, PFC WD Status per traffic class)")
-def parse_nv_show_interface_qos_pfc_watchdog(text: str, ctx: ParseContext) -> Fragment:
+def parse_nv_show_interface_qos_pfc_watchdog(text: str, ctx: ParseContext) -> StateBody:
     """``nv show interface <if> qos pfc-watchdog`` (CL 5.6+): watchdog state and deadlocks of a port.
 
     NVUE runs the PFC watchdog per port (``nv set interface <if> qos pfc-watchdog state``;
@@ -401,7 +402,7 @@ def parse_nv_show_interface_qos_pfc_watchdog(text: str, ctx: ParseContext) -> Fr
         # A deadlock the watchdog detected is a PFC storm: the same counter the other platforms
         # feed, so pfc-storms-delta reads one field.
         body["counters"] = {"pfcwd_storms_detected": dict(deadlocks)}
-    return {"interfaces": {name: body}}
+    return {"interfaces": {name: cast(Interface, body)}}
 
 
 #: The words NVUE prints for the watchdog knob (a link's ``state`` says up/down instead).
@@ -417,7 +418,7 @@ _DBM = re.compile(r"(?P<value>[-+]?\d{1,4}(?:\.\d{1,6})?)\s*dBm\s*$")
 
 
 @text_parser("the NVUE transceiver summary ('key : value' rows such as vendor-name, ch-1-rx-power)")
-def parse_nv_show_interface_transceiver(text: str, ctx: ParseContext) -> Fragment:
+def parse_nv_show_interface_transceiver(text: str, ctx: ParseContext) -> StateBody:
     """``nv show interface <if> transceiver`` (CL 5.11+): the module of a port, condensed.
 
     Feeds ``optics.{vendor, part_number, serial, temperature_c, rx_power_dbm, tx_power_dbm}``
@@ -463,7 +464,7 @@ def parse_nv_show_interface_transceiver(text: str, ctx: ParseContext) -> Fragmen
             optics[field] = [lanes[direction][k] for k in sorted(lanes[direction])]
     if not optics:
         raise ctx.reject("no identifier, vendor-name, status or ch-N-rx-power row")
-    return {"interfaces": {name: {"optics": optics}}}
+    return {"interfaces": {name: {"optics": cast(Optics, optics)}}}
 
 
 # --- nv show interface <if> link phy-detail -------------------------------------------------------
@@ -473,7 +474,7 @@ _BER = re.compile(r"\d{1,6}(?:\.\d{1,6})?[Ee][-+]?\d{1,3}|\d{1,6}\.\d{1,12}|0")
 
 
 @text_parser("the NVUE per-port physical layer table (effective-errors, raw-ber, rs-num-corr-err-binN)")
-def parse_nv_show_interface_link_phy_detail(text: str, ctx: ParseContext) -> Fragment:
+def parse_nv_show_interface_link_phy_detail(text: str, ctx: ParseContext) -> StateBody:
     """``nv show interface <if> link phy-detail`` (CL 5.10+, not on Spectrum-1): FEC health of a port.
 
     - ``counters.fec_uncorrectable``: ``effective-errors``, the errors left after FEC (what the
@@ -516,7 +517,7 @@ def parse_nv_show_interface_link_phy_detail(text: str, ctx: ParseContext) -> Fra
         raise ctx.reject("no effective-errors, raw-ber or rs-num-corr-err-binN row")
     if counters:
         body = {"counters": counters, **body}
-    return {"interfaces": {name: body}}
+    return {"interfaces": {name: cast(Interface, body)}}
 
 
 # --- nv show interface <if> link phy-diag ---------------------------------------------------------
@@ -532,7 +533,7 @@ _HEX = re.compile(r"0x[0-9a-fA-F]{1,16}")
 @text_parser(
     "the NVUE per-port physical layer diagnostics table (the module's flag rows: temp-flags, rx-los, ...)"
 )
-def parse_nv_show_interface_link_phy_diag(text: str, ctx: ParseContext) -> Fragment:
+def parse_nv_show_interface_link_phy_diag(text: str, ctx: ParseContext) -> StateBody:
     """``nv show interface <if> link phy-diag`` (CL 5.10+, not on Spectrum-1): the module's flags.
 
     ``optics.active_flags``: each of the module's flag rows (:data:`PHY_DIAG_FLAGS`: temperature and
@@ -587,7 +588,7 @@ def build_version(build: str) -> str | None:
 
 
 @text_parser("the NVUE system table (hostname, build)")
-def parse_nv_show_system(text: str, ctx: ParseContext) -> Fragment:
+def parse_nv_show_system(text: str, ctx: ParseContext) -> StateBody:
     """``nv show system``: hostname, Cumulus Linux release (``os_version``), full build, uptime.
 
     ``os_version`` is the release number (``5.9.1``), as EOS, NX-OS and SONiC report theirs;
@@ -602,4 +603,4 @@ def parse_nv_show_system(text: str, ctx: ParseContext) -> Fragment:
     record(facts, applied, "uptime_s", table.get("uptime"), uptime_seconds)
     if "hostname" not in facts and "os_version" not in facts:
         raise ctx.reject("no hostname or build row")
-    return {"facts": with_applied(facts, applied)}
+    return {"facts": cast(Facts, with_applied(facts, applied))}

@@ -6,13 +6,14 @@ Vendor semantics: :mod:`fabline.platforms.cumulus`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from fabline.platforms.base import Fragment, ParseContext, json_parser
 from fabline.platforms.cumulus_values import fec_mode, flag, size_bytes, trust_fields
 from fabline.platforms.loadbalance import nvue_load_balance
 from fabline.platforms.routing import nvue_bgp_config
 from fabline.platforms.toolkit import clip, speed_gbps
+from fabline.state_types import StateBody
 
 #: Interface types NVUE reports (``nv show interface -o json``: ``type``).
 _NVUE_TYPES = frozenset(
@@ -49,7 +50,7 @@ def _link_fields(link: Any) -> dict[str, Any]:
 
 
 @json_parser("NVUE interface JSON (an object of interfaces with link/type)")
-def parse_nv_show_interface_json(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_nv_show_interface_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``nv show interface -o json``: every interface's operational link state, speed, MTU."""
     if not isinstance(doc, dict) or not doc:
         raise ctx.reject("not a non-empty JSON object")
@@ -129,7 +130,7 @@ def _nvue_qos_profiles(qos: Mapping[str, Any], profile: Mapping[str, str]) -> di
 
 
 @json_parser("the NVUE configuration as JSON (a 'set' document with interface/system/qos)")
-def parse_nv_config_show_json(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_nv_config_show_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``nv config show -o json``: the applied NVUE configuration (configured, not operational).
 
     Feeds ``facts.hostname``; per interface the configured link (mtu, speed, fec, autoneg,
@@ -187,4 +188,4 @@ def parse_nv_config_show_json(doc: Any, ctx: ParseContext) -> Fragment:
         fragment["interfaces"] = interfaces
     fragment.update(nvue_bgp_config(root))
     fragment.update(nvue_load_balance(root))
-    return fragment
+    return cast(StateBody, fragment)
