@@ -37,19 +37,21 @@ def test_command_set_is_read_only_and_each_template_matches_itself() -> None:
     templates = [c.template for c in sonic.COMMANDS]
     assert len(templates) == len(set(templates))
     for cmd in sonic.COMMANDS:
-        # Read-only by construction: show commands, a cat, the two CONFIG_DB printers and a grep
-        # of the kernel's sysfs (the netdevs' carrier_changes).
-        # Read-only by construction: show commands, a cat, the two CONFIG_DB printers, and FRR's
-        # shell running one show command.
-        assert cmd.template.startswith(
-            (
-                "show ",
-                "cat /etc/sonic/",
-                "sonic-cfggen -d --print-data",
-                "sonic-db-dump -n CONFIG_DB",
-                "grep -H . /sys/class/net/",
-                "vtysh -c 'show ",
+        # Read-only by construction: show commands, a cat, the two CONFIG_DB printers, a grep of
+        # the kernel's sysfs (the netdevs' carrier_changes), FRR's shell running one show command
+        # and one redis read (HGETALL) of APPL_DB's switch table.
+        assert (
+            cmd.template.startswith(
+                (
+                    "show ",
+                    "cat /etc/sonic/",
+                    "sonic-cfggen -d --print-data",
+                    "sonic-db-dump -n CONFIG_DB",
+                    "grep -H . /sys/class/net/",
+                    "vtysh -c 'show ",
+                )
             )
+            or cmd.template == "redis-cli -n 0 HGETALL SWITCH_TABLE:switch"
         ), cmd.template
         assert cmd.parser.__name__.startswith("parse_")
         line = cmd.render(**dict.fromkeys(cmd.parameters, "Ethernet0"))
@@ -305,3 +307,24 @@ def test_ports_show_pfcwd_stats_leaves_out_had_no_storm_and_are_in_none_now() ->
     # Without 'show pfcwd stats' nothing is assumed.
     alone = sonic.PLATFORM.finish(merge_fragments([status]))
     assert all("pfcwd_stormed_queues" not in b for b in alone["interfaces"].values())
+
+
+def test_the_ecmp_hash_seed_comes_from_appl_db_and_the_simulator_follows() -> None:
+    """APPL_DB SWITCH_TABLE:switch: numbered (terminal) and bare (piped) replies; a planted seed reads back."""
+    from fabline import synthetic
+    from fabline.sim.render import render
+    from fabline.sim.server import Simulator
+    from fabline.synthetic import Fault
+
+    command = "redis-cli -n 0 HGETALL SWITCH_TABLE:switch"
+    bare = "ecmp_hash_seed\n10\nlag_hash_seed\n10\nfdb_aging_time\n600\n"
+    assert parse_output("sonic", command, bare) == {"load_balance": {"hash_seed": 10}}
+    assert parse_output("sonic", command, "(empty array)\n") == {}
+    with pytest.raises(ParseError, match="numbered and bare reply lines mixed"):
+        parse_output("sonic", command, '1) "ecmp_hash_seed"\n10\n')
+    dev = Simulator(synthetic.lab_fabric(), [Fault("leaf-r0-a", "load_balance.hash_seed", 7)]).devices[
+        "leaf-r0-a"
+    ]
+    answer = dev.answer(command, render).out
+    assert answer.startswith('1) "ecmp_hash_seed"\n2) "7"\n')
+    assert parse_output("sonic", command, answer) == {"load_balance": {"hash_seed": 7}}

@@ -7,7 +7,8 @@ seed and algorithm, and adaptive routing (or DLB / packet spraying). Field names
 platform page (``docs/platforms/*.md``) says what its configuration exposes and what it does not.
 
 - SONiC: CONFIG_DB ``SWITCH_HASH|GLOBAL`` (``ecmp_hash``, ``ecmp_hash_algorithm``; the generic
-  hash of SONiC 202305+, its YANG model ``sonic-hash``);
+  hash of SONiC 202305+, its YANG model ``sonic-hash``) and the seed orchagent programs, APPL_DB
+  ``SWITCH_TABLE:switch`` ``ecmp_hash_seed``;
 - Cumulus Linux 5.x: NVUE ``system forwarding ecmp-hash`` / ``hash-seed`` and ``router
   adaptive-routing`` (NVIDIA's NVUE object model);
 - Arista EOS: ``load-balance policies`` / ``load-balance <chip> profile`` ``fields ip ...``;
@@ -72,6 +73,25 @@ def sonic_load_balance(switch_hash: Mapping[str, Any]) -> Fragment:
     if glob.get("ecmp_hash_algorithm"):
         out["hash_algorithm"] = str(glob["ecmp_hash_algorithm"]).lower()
     return {"load_balance": out} if out else {}
+
+
+def sonic_switch_table(fields: Mapping[str, str]) -> Fragment:
+    """APPL_DB ``SWITCH_TABLE:switch``: the ECMP hash seed orchagent programs (``ecmp_hash_seed``).
+
+    sonic-buildimage's ``switch.json.j2`` writes it at start-up: ``DEVICE_METADATA|localhost``'s
+    ``ecmp_hash_seed`` when set, else a value per device type (ToR 0, LeafRouter 10, SpineRouter 25,
+    ...) plus the ASIC namespace id; it is not in CONFIG_DB's ``SWITCH_HASH``.
+
+    Example:
+        >>> sonic_switch_table({"ecmp_hash_seed": "10", "lag_hash_seed": "10", "fdb_aging_time": "600"})
+        {'load_balance': {'hash_seed': 10}}
+        >>> sonic_switch_table({"fdb_aging_time": "600"})
+        {}
+    """
+    seed = fields.get("ecmp_hash_seed", "")
+    if seed.isdigit() and len(seed) <= 10:
+        return {"load_balance": {"hash_seed": int(seed)}}
+    return {}
 
 
 def nvue_load_balance(root: Mapping[str, Any]) -> Fragment:
@@ -148,4 +168,5 @@ __all__ = [
     "nvue_load_balance",
     "nxos_load_balance",
     "sonic_load_balance",
+    "sonic_switch_table",
 ]

@@ -19,6 +19,7 @@ from fabline.platforms.routing import (
 )
 from fabline.platforms.sonic_configdb import parse_show_runningconfiguration_all
 from fabline.platforms.sonic_show import (
+    parse_redis_hgetall_switch_table,
     parse_show_ecn,
     parse_show_interfaces_autoneg_status,
     parse_show_interfaces_counters,
@@ -132,6 +133,13 @@ COMMANDS: tuple[Command, ...] = (
         releases=FLAP_RELEASES,
     ),
     Command("show ecn", parse_show_ecn, "qos.wred_profiles"),
+    # The ECMP hash seed orchagent programs (issue 15 item 7): APPL_DB, not CONFIG_DB.
+    Command(
+        "redis-cli -n 0 HGETALL SWITCH_TABLE:switch",
+        parse_redis_hgetall_switch_table,
+        "load_balance.hash_seed",
+        unavailable=("Could not connect to Redis",),
+    ),
     Command(
         "show interfaces transceiver eeprom --dom", parse_show_interfaces_transceiver_eeprom, _OPTICS_FEEDS
     ),
@@ -235,6 +243,8 @@ PLATFORM = PlatformSpec(
             "show interfaces flap",
             # DOM alarm and warning flags of every module (issue 15 item 5).
             "show interfaces transceiver status",
+            # The ECMP hash seed (APPL_DB SWITCH_TABLE:switch; switch.json derives it per device type).
+            "redis-cli -n 0 HGETALL SWITCH_TABLE:switch",
             "vtysh -c 'show bgp summary json'",
         ),
         route_commands=("vtysh -c 'show ip route {prefix} json'",),

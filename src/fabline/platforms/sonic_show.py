@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from fabline.platforms.base import Fragment, ParseContext, text_parser
+from fabline.platforms.loadbalance import sonic_switch_table
 from fabline.platforms.sonic_configdb import watchdog_summary, wred_profile_state
 from fabline.platforms.toolkit import (
     DASHES,
@@ -416,6 +417,43 @@ def parse_show_pfcwd_config(text: str, ctx: ParseContext) -> Fragment:
         "qos": {"pfc_watchdog": summary},
         "interfaces": {port: {"pfc_watchdog": wd} for port, wd in per_port.items()},
     }
+
+
+# redis-cli on a terminal (netmiko's SSH session has one) numbers each reply item and quotes it.
+_REDIS_ITEM = re.compile(r'^\s*\d{1,6}\) "((?:[^"\\]|\\.)*)"\s*$')
+_REDIS_EMPTY = ("(empty array)", "(empty list or set)")
+_HASH_FIELD = re.compile(r"[a-z][a-z0-9_]{0,63}")
+
+
+@text_parser(
+    "a redis-cli HGETALL reply (field/value items) of APPL_DB SWITCH_TABLE:switch", may_be_empty=True
+)
+def parse_redis_hgetall_switch_table(text: str, ctx: ParseContext) -> Fragment:
+    """``redis-cli -n 0 HGETALL SWITCH_TABLE:switch``: the ECMP hash seed orchagent programs.
+
+    APPL_DB (redis database 0) ``SWITCH_TABLE:switch`` holds what orchagent's ``switch.json``
+    set at start-up (``ecmp_hash_seed``, ``lag_hash_seed``, ``fdb_aging_time``, ...): the seed is
+    the one ECMP input CONFIG_DB does not show (:func:`~fabline.platforms.loadbalance.sonic_switch_table`).
+    On a terminal redis-cli prints ``1) "ecmp_hash_seed"`` / ``2) "0"`` (a public capture in a SONiC
+    design document); piped, the bare items one per line: both are read. A missing key prints
+    ``(empty array)`` (older redis ``(empty list or set)``) or nothing: no seed, not an error.
+    """
+    lines = [line for line in command_lines(text) if line.strip()]
+    if len(lines) == 1 and lines[0].strip() in _REDIS_EMPTY:
+        return {}
+    numbered = [_REDIS_ITEM.match(line) for line in lines]
+    if all(numbered):
+        items = [m[1].replace('\\"', '"') for m in numbered if m]
+    elif not any(numbered):
+        items = [line.strip() for line in lines]
+    else:
+        raise ctx.reject("numbered and bare reply lines mixed")
+    if not items or len(items) % 2:
+        raise ctx.reject(f"{len(items)} reply items: not field/value pairs")
+    fields = dict(zip(items[::2], items[1::2], strict=True))
+    if not all(_HASH_FIELD.fullmatch(k) for k in fields):
+        raise ctx.reject("a field name that is not a SWITCH_TABLE field")
+    return sonic_switch_table(fields)
 
 
 @text_parser("a PFC watchdog stats table (QUEUE, STATUS, STORM DETECTED/RESTORED)", may_be_empty=True)

@@ -379,6 +379,25 @@ def _pfcwd_stats(ports: dict[str, dict[str, Any]]) -> str:
     return simple_table(headers, rows) + "\n"
 
 
+def _redis_cli(state: dict[str, Any], args: list[str]) -> Answer:
+    """``redis-cli -n 0 HGETALL SWITCH_TABLE:switch`` as on a terminal (netmiko's session has one).
+
+    APPL_DB's switch table as sonic-buildimage's ``switch.json.j2`` writes it (the seed, the LAG
+    seed equal to it, the FDB aging time), in redis-cli's numbered, quoted reply form (the public
+    capture in a SONiC design document). The seed is the state's ``load_balance.hash_seed`` (else
+    0, the template's ToR value); any other key is an empty hash.
+    """
+    if len(args) != 4 or args[:3] != ["-n", "0", "HGETALL"]:
+        return Answer("(error) ERR wrong number of arguments or unknown command\n")
+    if args[3] != "SWITCH_TABLE:switch":
+        return Answer("(empty array)\n")
+    seed = (state.get("load_balance") or {}).get("hash_seed")
+    seed = seed if type(seed) is int else 0
+    items = ["ecmp_hash_seed", str(seed), "lag_hash_seed", str(seed), "fdb_aging_time", "600"]
+    width = len(str(len(items)))  # redis-cli pads the item numbers to the widest one
+    return Answer("".join(f'{i:>{width}}) "{item}"\n' for i, item in enumerate(items, 1)))
+
+
 def _pg_drops(ports: dict[str, dict[str, Any]]) -> str:
     """``show priority-group drop counters`` as the SONiC Command Reference prints it."""
     rows = []
@@ -624,6 +643,8 @@ def render(dev: SimView, line: str) -> Answer:
         )
     if argv[0] == "vtysh":
         return _vtysh(dev, state, argv[1:])
+    if argv[0] == "redis-cli":
+        return _redis_cli(state, argv[1:])
     if argv[0] != "show":
         return linux.not_found(argv[0])
     words = argv[1:]
