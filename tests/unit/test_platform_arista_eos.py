@@ -249,3 +249,28 @@ def test_route_json_whose_vias_is_not_a_list_is_a_parse_error() -> None:
     doc = '{"vrfs": {"default": {"routes": {"1.0.4.0/24": {"vias": true, "routeType": "eBGP"}}}}}'
     with pytest.raises(ParseError, match=r"route 1.0.4.0/24: 'vias' is not a list"):
         parse_output("arista_eos", "show ip route 1.0.4.0/24 | json", doc)
+
+
+def test_two_no_drop_priorities_read_back_from_the_simulator_in_every_list_form() -> None:
+    """Priorities 3 and 4 print as '3 4' (the header's list form) and read back as [3, 4], never 34."""
+    from fabline import synthetic
+    from fabline.sim.render import render
+    from fabline.sim.server import Simulator
+    from fabline.synthetic import Fault
+
+    sim = Simulator(synthetic.lab_fabric())
+    port = next(
+        n for n, b in sim.devices["leaf-r2-a"].state()["interfaces"].items() if b.get("pfc_priorities")
+    )
+    dev = Simulator(synthetic.lab_fabric(), [Fault("leaf-r2-a", "pfc_priorities", [3, 4], port)]).devices[
+        "leaf-r2-a"
+    ]
+    text = dev.answer("show priority-flow-control", render).out
+    row = next(line for line in text.splitlines() if line.startswith(port.replace("Ethernet", "Et") + " "))
+    assert " 3 4 " in row
+    got = parse_output("arista_eos", "show priority-flow-control", text)
+    assert got["interfaces"][port]["pfc_priorities"] == [3, 4]
+    for form in ("3,4", "3-4", "34"):
+        assert parse_output(
+            "arista_eos", "show priority-flow-control", text.replace(row, row.replace("3 4", form, 1))
+        )["interfaces"][port]["pfc_priorities"] == [3, 4], form

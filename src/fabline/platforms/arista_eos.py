@@ -32,6 +32,8 @@ from fabline.platforms.base import (
 from fabline.platforms.routing import parse_eos_bgp_summary_json, parse_eos_route_json
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
 from fabline.platforms.toolkit import (
+    PRIORITY,
+    expand_ints,
     fill_storm_counters,
     gbps,
     lldp_entry,
@@ -751,12 +753,37 @@ def parse_show_qos_interfaces_ecn_counters_queue_json(doc: Any, ctx: ParseContex
     return {"interfaces": interfaces}
 
 
+def _pfc_priorities(cells: list[str]) -> list[int]:
+    """The priorities at the head of a ``show priority-flow-control`` row's cells (Action follows).
+
+    Example:
+        >>> [_pfc_priorities(c.split()) for c in ("3 4 drop -", "3,4 drop", "3-4 -", "34 drop", "- -")]
+        [[3, 4], [3, 4], [3, 4], [3, 4], []]
+    """
+    out: set[int] = set()
+    for cell in cells:
+        if _PRIO_LIST.fullmatch(cell):
+            out.update(expand_ints(cell, PRIORITY))
+        elif _PRIO_RUN.fullmatch(cell):
+            out.update(int(d) for d in cell)
+        else:
+            break  # the Action column ('drop', 'errdisable', '-'): never a digit
+    return sorted(out)
+
+
+_PRIO_LIST = re.compile(r"[0-7](?:[,-][0-7])*")
+_PRIO_RUN = re.compile(r"[0-7]{2,8}")
+
+
 @text_parser("EOS 'show priority-flow-control' text with a 'Port  Status  Priorities' table")
 def parse_show_priority_flow_control(text: str, ctx: ParseContext) -> Fragment:
     """``show priority-flow-control`` (text): pfc_priorities, pfc_watchdog per port; watchdog action.
 
     A port whose status is ``D`` (PFC disabled) has no lossless priority (``[]``); an ``E``
-    port's priorities are the ``Priorities`` column. ``W`` in the status is the per-port
+    port's priorities are the ``Priorities`` column: the leading tokens of a priority list, read
+    as space-separated (the form this command's header prints its lists in), comma-separated,
+    ranges or a run of digits (``3 4``, ``3,4``, ``3-4``, ``34`` are all 3 and 4: a priority is one
+    digit, 0-7; no public capture shows a port with two). ``W`` in the status is the per-port
     watchdog (``pfc_watchdog.enabled``). The global watchdog action goes to
     ``qos.pfc_watchdog.action``; whether the watchdog is enabled is a per-port property on
     EOS, so ``qos.pfc_watchdog.enabled`` is not set from this command.
@@ -772,10 +799,9 @@ def parse_show_priority_flow_control(text: str, ctx: ParseContext) -> Fragment:
         if not m:
             continue
         name = canonical_name(m.group(1))
-        rest = m.group(5).split()
         prios: list[int] = []
         if m.group(2) == "E":
-            prios = sorted(int(p) for p in rest[0].split(",") if p.isdigit()) if rest else []
+            prios = _pfc_priorities(m.group(5).split())
         interfaces[name] = {"pfc_priorities": prios, "pfc_watchdog": {"enabled": m.group(4) == "W"}}
     if not interfaces:
         raise ctx.reject("no port rows")

@@ -372,6 +372,12 @@ def _transceiver(ports: dict[str, dict[str, Any]], kind: str) -> str:
 
 
 def _pfc(state: dict[str, Any], ports: dict[str, dict[str, Any]]) -> str:
+    """``show priority-flow-control``: the layout of the real capture (one port, PFC disabled).
+
+    A port's no-drop priorities are printed space-separated, as the same output's header prints
+    its priority lists (``... on priorities 0 1 2 3 4 5 6 7``); no public capture shows a port
+    with two (the parser reads spaces, commas, ranges and digit runs alike).
+    """
     wd = state.get("qos", {}).get("pfc_watchdog", {})
     out = [
         "The hardware supports PFC on priorities 0 1 2 3 4 5 6 7",
@@ -397,7 +403,7 @@ def _pfc(state: dict[str, Any], ports: dict[str, dict[str, Any]]) -> str:
             flags = "E A W" if wd.get("enabled") else "E A -"
             action = wd.get("action", "drop") if wd.get("enabled") else "-"
             out.append(
-                f"{_short(n):<10} {flags:<7} {''.join(str(p) for p in prios):<11} {action:<11} -        - / -           - / -"
+                f"{_short(n):<10} {flags:<7} {' '.join(map(str, prios)):<11} {action:<11} -        - / -           - / -"
             )
         else:
             out.append(f"{_short(n):<10} {'D - -':<7} {'':<11} {'-':<11} -        - / -           - / -")
