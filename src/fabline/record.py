@@ -79,14 +79,24 @@ class Report:
     def summary(self) -> dict[str, Any]:
         """Counts by status, severity and device (computed once)."""
         if self._summary is None:
-            self._summary = self.outcome.results.summary()
+            self._tally()
+        assert self._summary is not None
         return self._summary
 
     def pass_counts(self) -> PassCounts:
         """Passes per check and device (report.json's ``passes``; computed once)."""
         if self._pass_counts is None:
-            self._pass_counts = self.outcome.results.passes().counts()
+            self._tally()
+        assert self._pass_counts is not None
         return self._pass_counts
+
+    def _tally(self) -> None:
+        """Both counts in one pass over the results (a count already known is kept)."""
+        summary, passes = self.outcome.results.tally()
+        if self._summary is None:
+            self._summary = summary
+        if self._pass_counts is None:
+            self._pass_counts = passes
 
     def passes_by_check(self) -> dict[str, tuple[int, int]]:
         """Per check: (devices with passes, passes), in run order.

@@ -932,40 +932,78 @@ class ResultStore:
                 out.add(run[0], run[1], run[4])
         return out
 
+    def not_passes(self) -> Iterator[Result]:
+        """Every result that is not a pass (a :class:`SkipBlock` whole), in run order.
+
+        What :meth:`runs` yields without the passes (the rows of a report that counts passes),
+        without slicing the pass runs.
+        """
+        for block in self._blocks:
+            if type(block) is tuple:
+                problems = block[5]
+                if problems:
+                    for i in sorted(problems):
+                        r = problems[i]
+                        if r.status is not Status.PASS:
+                            yield r
+            elif block.status is not Status.PASS:
+                yield block
+
     def summary(self) -> dict[str, Any]:
         """Counts by status, by severity of failures and by device, without materialising passes.
 
         A :class:`SkipBlock` counts once per subject.
         """
-        by_device: dict[str, Counter[str]] = {}
+        return self.tally()[0]
+
+    def tally(self) -> tuple[dict[str, Any], PassCounts]:
+        """:meth:`summary` and the passes per check and device (what ``passes().counts()`` gives),
+        in one pass over the blocks.
+        """
+        pass_ = Status.PASS
+        column = {s: i for i, s in enumerate(Status)}
+        by_device: dict[str, list[int]] = {}
+        passes: PassCounts = {}
         for block in self._blocks:
-            if isinstance(block, Result):
-                counter = by_device.setdefault(block.device, Counter())
-                if block.status is Status.PASS:
-                    counter["pass"] += 1
-                continue
-            subjects, problems = block[4], block[5]
-            n_pass = len(subjects) - (
-                sum(1 for r in problems.values() if r.status is not Status.PASS) if problems else 0
-            )
-            by_device.setdefault(block[1], Counter())["pass"] += n_pass
-        by_status: Counter[str] = Counter()
-        by_severity: Counter[str] = Counter()
+            if type(block) is tuple:
+                check, device, _, _, subjects, problems = block
+                n = len(subjects)
+                if problems:
+                    n -= sum(1 for r in problems.values() if r.status is not pass_)
+            else:
+                check, device = block.check, block.device
+                n = 1 if block.status is pass_ else 0
+            row = by_device.get(device)
+            if row is None:
+                row = by_device[device] = [0] * len(column)
+            if n:
+                row[0] += n
+                by_check = passes.get(check)
+                if by_check is None:
+                    by_check = passes[check] = {}
+                by_check[device] = by_check.get(device, 0) + n
+        by_status = dict.fromkeys(Status, 0)
+        by_severity = dict.fromkeys(Severity, 0)
         not_pass = 0
         for r in self.problems:
             n = block_count(r)
             not_pass += n
-            by_device.setdefault(r.device, Counter())[r.status.value] += n
-            by_status[r.status.value] += n
+            row = by_device.get(r.device)
+            if row is None:
+                row = by_device[r.device] = [0] * len(column)
+            row[column[r.status]] += n
+            by_status[r.status] += n
             if r.status is Status.FAIL:
-                by_severity[r.severity.label] += n
-        by_status["pass"] = self._count - not_pass
-        return {
+                by_severity[r.severity] += n
+        by_status[pass_] = self._count - not_pass
+        names = [s.value for s in Status]
+        summary = {
             "total": self._count,
-            "by_status": {s.value: by_status.get(s.value, 0) for s in Status},
-            "failures_by_severity": {s.label: by_severity.get(s.label, 0) for s in reversed(Severity)},
-            "by_device": {d: {s.value: c.get(s.value, 0) for s in Status} for d, c in by_device.items()},
+            "by_status": {s.value: by_status[s] for s in Status},
+            "failures_by_severity": {s.label: by_severity[s] for s in reversed(Severity)},
+            "by_device": {d: dict(zip(names, row, strict=True)) for d, row in by_device.items()},
         }
+        return summary, passes
 
 
 def _fold(

@@ -446,3 +446,43 @@ def test_a_block_row_is_its_results_row_with_subjects_and_count_after_subject() 
         "count": 3,
     }
     assert list(row)[-1] == "waiver"
+
+
+def _mixed_store() -> ResultStore:
+    """_store() plus folded skip blocks, a pass inside a rule block's problems, a waived block and
+    devices whose only results are not passes."""
+    store = _store()
+    ok = Result("mtu", "leaf3", "swp2", Status.PASS, Severity.MAJOR, None, 9100, "")
+    store.add_block(
+        "mtu", "leaf3", Severity.MAJOR, None, ("swp1", "swp2", "swp3", "swp4"),
+        {0: _skip("leaf3", "swp1", check="mtu"), 1: ok, 3: _skip("leaf3", "swp4", check="mtu")},
+    )  # fmt: skip
+    store.extend(_skip("leaf4", f"Ethernet{n}", "not collected", Status.ERROR) for n in range(5))
+    store.add_block("only-problems", "leaf5", Severity.INFO, None, ("a",), {0: _skip("leaf5", "a")})
+    waived = SkipBlock("py", "leaf6", Severity.MINOR, ["x", "y"], "m", Status.WAIVED)
+    store.append(waived)
+    store.append(Result("py", "host1", "eth1", Status.PASS, Severity.MINOR, None, None, ""))
+    return store
+
+
+@pytest.mark.parametrize("make", [_store, _mixed_store, lambda: _plain(_mixed_store()), ResultStore])
+def test_tally_and_not_passes_are_what_one_result_at_a_time_gives(make: object) -> None:
+    """The one-pass tally (summary and pass counts) and the rows of a report that counts passes
+    equal what iterating every result gives (``summarize``, a count per check and device, the
+    non-pass runs), orders included."""
+    from fabline.results import summarize
+
+    store = make()  # type: ignore[operator]
+    summary, passes = store.tally()
+    assert json.dumps(summary) == json.dumps(summarize(store))  # same keys in the same order
+    assert store.summary() == summary
+    counted: dict[str, dict[str, int]] = {}
+    for r in store:
+        if r.status is Status.PASS:
+            counted.setdefault(r.check, {}).setdefault(r.device, 0)
+            counted[r.check][r.device] += 1
+    assert json.dumps(passes) == json.dumps(counted) and passes == store.passes().counts()
+    runs = [r for r in store.runs() if isinstance(r, Result) and r.status is not Status.PASS]
+    assert list(store.not_passes()) == runs
+    report = _report(store)
+    assert (report.summary, report.pass_counts()) == (summary, passes)

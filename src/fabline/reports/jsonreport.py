@@ -114,7 +114,15 @@ def write(report: Report, context: ReportContext | None, out: IO[bytes]) -> None
     first = True
     pending: list[bytes] = []
     size = 0
-    for part in _rows(report.results.runs(), passes, every=report.passes == "results"):
+    every = report.passes == "results"
+    # Counting the passes (the default), the rows are the results that are not passes; their counts
+    # come from the report's one tally. The other modes walk the passes too.
+    rows = (
+        _rows(report.results.runs(), passes, every=every)
+        if every or report.passes == "subjects"
+        else (_dump_row(r.to_dict()) for r in report.results.not_passes())
+    )
+    for part in rows:
         pending.append(b"\n" if first else b",\n")
         pending.append(part)
         first = False
