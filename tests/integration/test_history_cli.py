@@ -304,3 +304,46 @@ def test_runs_with_mismatched_inventories(tmp_path: Path) -> None:
     # spine-02 had no state in the first run (errors there), so its errors are not new.
     assert all(r["device"] != "spine-02" for r in doc["new_errors"])
     assert doc["devices_compared"] == 6
+
+
+def test_run_id_diff_judges_counters_by_the_baseline_recorded_with_the_run(
+    tmp_path: Path, nights: dict[str, Path]
+) -> None:
+    """The CRC burst (120 errors) is past the default limit (0) but within the site's (500), which
+    the runs were checked with: ``diff last~1 last`` judges by the recorded baseline, ``-b`` overrides."""
+    site = tmp_path / "site.yml"
+    site.write_text("rules:\n  - {id: crc-errors-delta, params: {max_delta: 500}}\n")
+    for snap in (nights["mtu"], nights["worse"]):
+        proc = fabline("check", "-i", INV, "-b", BASE, "-b", "site.yml", "--snapshot", snap, "-q",
+                       "--history", "h.sqlite", cwd=tmp_path)  # fmt: skip
+        assert proc.returncode in (0, 4), proc.stderr
+    elsewhere = tmp_path / "elsewhere"  # the recorded paths hold from another folder
+    elsewhere.mkdir()
+    db = tmp_path / "h.sqlite"
+
+    def crc(*extra: Any) -> tuple[dict[str, Any], str]:
+        proc = fabline("diff", "last~1", "last", "--db", db, "-f", "json", *extra, cwd=elsewhere)
+        assert proc.returncode == 4, proc.stderr  # new failures either way (the watchdog)
+        doc = json.loads(proc.stdout)
+        (stats,) = [s for s in doc["counters"]["by_counter"] if s["counter"] == "crc_errors"]
+        return {"limit": stats["limit"]["max_delta"], "over": stats["over_limit"],
+                "findings": len(doc["counters"]["findings"]), "warnings": doc["warnings"]}, doc["counters"]["limits_from"]  # fmt: skip
+
+    got, source = crc()
+    assert got == {"limit": 500, "over": 0, "findings": 0, "warnings": []}
+    runs = json.loads(fabline("history", "--json", "--db", db, cwd=tmp_path).stdout)
+    run_id = max(r["run_id"] for r in runs)  # the AFTER side: last
+    assert source == f"the baseline recorded with run {run_id} ({BASE}, {site})"
+    got, source = crc("-b", BASE)  # -b overrides
+    assert (got["limit"], got["over"], got["findings"], source) == (0, 1, 1, f"-b {BASE}")
+    console = fabline("diff", "last~1", "last", "--db", db, cwd=elsewhere)
+    assert f"counter limits from the baseline recorded with run {run_id}" in console.stdout
+    site.write_text("rules:\n  - {id: crc-errors-delta, params: {max_delta: 50}}\n")  # changed since
+    got, _ = crc()
+    assert (got["limit"], got["over"]) == (50, 1) and "changed since the run was recorded" in got["warnings"][
+        0
+    ]
+    site.unlink()  # gone: the default baseline, said so
+    got, source = crc()
+    assert (got["limit"], got["over"]) == (0, 1) and source.startswith("the default baseline (")
+    assert f"baseline {site} is gone" in got["warnings"][0]

@@ -50,9 +50,42 @@ def _counter_rows_option(func: Any) -> Any:
     )(func)  # fmt: skip
 
 
-def _counter_limits(baselines: tuple[Path, ...]) -> CounterLimits:
-    """The counter checks' limits from the baselines given (else the default baseline)."""
-    return CounterLimits.from_baseline(baseline_paths(baselines))
+def _limits_text(paths: list[Path] | tuple[Path, ...]) -> str:
+    return ", ".join(str(p) for p in paths)
+
+
+def diff_limits(given: tuple[Path, ...], after: Side) -> tuple[CounterLimits, str, list[str]]:
+    """The limits a diff judges counters against, where they come from, and warnings.
+
+    ``-b`` when given; else, when AFTER is a recorded run, the baseline files recorded with it (the
+    limits it was checked with; a warning when a file changed since); else the default baseline
+    (also when a recorded file is gone, with a warning).
+
+    Raises:
+        ConfigError: A baseline that does not load.
+    """
+    if given:
+        return CounterLimits.from_baseline(list(given)), f"-b {_limits_text(given)}", []
+    warnings: list[str] = []
+    if after.run_id is not None and after.baselines:
+        recorded = [Path(b) for b in after.baselines]
+        gone = [p for p in recorded if not p.is_file()]
+        if not gone:
+            from fabline.history.store import digest_paths
+
+            if after.baseline_digest and digest_paths(recorded) != after.baseline_digest:
+                warnings.append(
+                    f"run {after.run_id}'s baseline ({_limits_text(recorded)}) changed since the run was "
+                    "recorded: counters are judged by the limits it sets now (give -b to choose)"
+                )
+            text = f"the baseline recorded with run {after.run_id} ({_limits_text(recorded)})"
+            return CounterLimits.from_baseline(recorded), text, warnings
+        warnings.append(
+            f"run {after.run_id}'s baseline {_limits_text(gone)} is gone: counters are judged by the "
+            "default baseline's limits (give -b to choose)"
+        )
+    default = baseline_paths(())
+    return CounterLimits.from_baseline(default), f"the default baseline ({_limits_text(default)})", warnings
 
 
 def _ignore_option(func: Any) -> Any:
@@ -325,7 +358,10 @@ def resolve_side(ref: str, which: str, db: Path) -> Side:
     snap = Path(row.snapshot)
     if not (snap / "state").is_dir():
         raise ConfigError(f"{which}: run {row.run_id}'s snapshot is gone", file=snap)
-    return Side(row.run_id, snap, problems, row.run_id, row.inventory_digest, devices, groups, passes)
+    return Side(
+        row.run_id, snap, problems, row.run_id, row.inventory_digest, devices, groups, passes,
+        row.baselines, row.baseline_digest,
+    )  # fmt: skip
 
 
 def _emit_diff(result: DiffResult, fmt: str, out: Path | None) -> None:
@@ -378,8 +414,9 @@ def diff(
 
     BEFORE and AFTER are snapshot folders or run ids (a unique prefix, last, last~1, or a pin
     name such as golden). Counters are summarized per counter and judged against the limits of
-    the checks that read them (from the baseline, -b). Exit code 4 when there are new errors, new
-    failures, or counters past their check's limit.
+    the checks that read them: from -b, else from the baseline recorded with AFTER when it is a
+    run, else from the default baseline (the output says which). Exit code 4 when there are new
+    errors, new failures, or counters past their check's limit.
     """
     side_b = resolve_side(before, "BEFORE", db)
     side_a = resolve_side(after, "AFTER", db)
@@ -391,12 +428,14 @@ def diff(
             _check_side(side_a, inventory, paths, cdir, fail_on, side_b.snapshot)
     elif (side_b.problems is None) != (side_a.problems is None):
         raise ConfigError("comparing a snapshot with a run needs -i INVENTORY to check the snapshot")
-    limits = _counter_limits(baselines)
+    limits, limits_from, warnings = diff_limits(baselines, side_a)
     if counter_rows is not None:
         counter_rows.parent.mkdir(parents=True, exist_ok=True)
     result = diff_sides(
         side_b, side_a, ignore=(*DEFAULT_VOLATILE, *ignore), limits=limits, counter_rows=counter_rows
     )
+    result.limits_from = limits_from
+    result.warnings.extend(warnings)
     _emit_diff(result, fmt, out)
     sys.exit(result.exit_code(Severity.parse(fail_on)))
 
@@ -514,10 +553,12 @@ def drift(
         )  # fmt: skip
         if counter_rows is not None:
             counter_rows.parent.mkdir(parents=True, exist_ok=True)
+        limits, limits_from, warnings = diff_limits(baselines, side_a)  # the limits this run was checked with
         result = diff_sides(
-            side_b, side_a, ignore=(*DEFAULT_VOLATILE, *ignore), limits=_counter_limits(baselines),
-            counter_rows=counter_rows,
-        )  # fmt: skip
+            side_b, side_a, ignore=(*DEFAULT_VOLATILE, *ignore), limits=limits, counter_rows=counter_rows
+        )
+        result.limits_from = limits_from
+        result.warnings.extend(warnings)
     console = Console()
     if out is not None:
         written = write_reports(report, fmts, out, context=report_context(report, fmts, diff=result))

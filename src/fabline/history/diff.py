@@ -153,6 +153,8 @@ class Side:
         devices: The devices the check covered (None: unknown).
         problem_groups: The run's problems as report.json entries (None: not known).
         passes: The run's passes per check and device (None: not known).
+        baselines: The baseline files the run was checked with, as recorded (runs only).
+        baseline_digest: Their digest when the run was recorded (runs only).
     """
 
     label: str
@@ -163,6 +165,8 @@ class Side:
     devices: set[str] | None = None
     problem_groups: list[dict[str, Any]] | None = None
     passes: PassCounts | None = None
+    baselines: list[str] | None = None
+    baseline_digest: str | None = None
 
 
 @dataclass
@@ -193,6 +197,8 @@ class DiffResult:
     pass_totals: dict[str, dict[str, int]] = field(default_factory=dict)
     pass_changes: list[dict[str, Any]] = field(default_factory=list)
     pass_changes_total: int = 0
+    #: Where the counter limits come from, for a person (``-b FILE``, the baseline recorded with a run, ...).
+    limits_from: str = ""
 
     def exit_code(self, fail_on: Severity = Severity.MINOR) -> ExitCode:
         """4 when there are new errors, new failures or counters past their check's limit at or
@@ -216,7 +222,10 @@ class DiffResult:
             "unreadable": self.unreadable,
             "warnings": self.warnings,
             "changes": [c.to_dict() for c in self.changes],
-            "counters": self.counters.to_dict(str(self.counter_rows) if self.counter_rows else None),
+            "counters": {
+                **self.counters.to_dict(str(self.counter_rows) if self.counter_rows else None),
+                "limits_from": self.limits_from,
+            },
             "new_failures": self.new_failures,
             "resolved": self.resolved,
             "persisting": self.persisting,

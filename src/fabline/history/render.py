@@ -131,6 +131,8 @@ def render_markdown(result: DiffResult) -> str:
         verdict(result) + f"; {result.devices_compared} devices compared.",
         "",
     ]
+    if result.limits_from:
+        out += [f"Counter limits from {result.limits_from}.", ""]
     for w in result.warnings:
         out.append(f"> warning: {w}")
     if result.only_before or result.only_after:
@@ -291,6 +293,8 @@ def print_diff(result: DiffResult, console: Console) -> None:
             t.add_row(c.device, c.path, _value(c.before), _value(c.after))
         console.print(t)
     _print_counters(result, console)
+    if result.limits_from:
+        console.print(f"counter limits from {result.limits_from}", highlight=False)
     console.print(verdict(result), highlight=False)
 
 

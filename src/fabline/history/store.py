@@ -369,7 +369,8 @@ class HistoryStore:
             time.time(),
             str(inventory.resolve()) if inventory.exists() else report.inventory,
             digest_paths([inventory]),
-            json.dumps([str(b) for b in baselines]),
+            # absolute, so that a diff run from another folder finds them (counter limits)
+            json.dumps([str(b.resolve()) if b.exists() else str(b) for b in baselines]),
             digest_paths(baselines),
             str(snapshot.resolve()),
             report.limit,
