@@ -30,6 +30,7 @@ from fabline.platforms.base import Fragment, ParseContext, text_parser
 from fabline.platforms.loadbalance import eos_load_balance
 from fabline.platforms.routing import eos_bgp_config
 from fabline.platforms.toolkit import DSCP, expand_ints, gbps, mbps_to_gbps, on_line
+from fabline.state_types import StateBody
 
 _BYTE_UNITS = {"bytes": 1, "kbytes": 1000, "mbytes": 1_000_000}
 _TIME_UNITS = {"microseconds": 1, "milliseconds": 1000}
@@ -219,8 +220,8 @@ def parse_show_running_config(text: str, ctx: ParseContext) -> Fragment:
     watchdog: dict[str, Any] = {}
     global_pfc_off = False
     hostname: str | None = None
-    bgp: Fragment = {}
-    balance: Fragment = {}
+    bgp: StateBody = {}
+    balance: StateBody = {}
     for node in tree:
         line = node.text
         if m := re.fullmatch(r"hostname (\S+)", line):
@@ -253,13 +254,15 @@ def parse_show_running_config(text: str, ctx: ParseContext) -> Fragment:
         raise ctx.reject()
 
     interfaces: dict[str, Any] = {}
+    # Sorted once; each port gets its own copy (a C-level dict copy).
+    dscp_ordered = dict(sorted(dscp_map.items(), key=lambda kv: int(kv[0])))
     for name, own in interfaces_raw.items():
         if not kept(name):
             continue
         settings = profiles[own.profile].overlay(own) if own.profile in profiles else own
         entry = _interface_state(settings, global_pfc_off)
         if dscp_map and name.startswith("Ethernet"):
-            entry["dscp_to_priority"] = dict(sorted(dscp_map.items(), key=lambda kv: int(kv[0])))
+            entry["dscp_to_priority"] = dict(dscp_ordered)
         if entry:
             interfaces[name] = entry
     fragment: Fragment = {}
@@ -267,7 +270,7 @@ def parse_show_running_config(text: str, ctx: ParseContext) -> Fragment:
         fragment["facts"] = {"hostname": hostname}
     qos: dict[str, Any] = {}
     if dscp_map:
-        qos["dscp_to_priority"] = dict(sorted(dscp_map.items(), key=lambda kv: int(kv[0])))
+        qos["dscp_to_priority"] = dscp_ordered
     port_watchdogs = [e["pfc_watchdog"]["enabled"] for e in interfaces.values() if "pfc_watchdog" in e]
     pfc_ports = [e for e in interfaces.values() if e.get("pfc_priorities")]
     if any(port_watchdogs):

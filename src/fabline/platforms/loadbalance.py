@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from fabline.platforms.base import Fragment
+from fabline.state_types import LoadBalance, StateBody
 
 #: SONiC hash field names (YANG ``sonic-hash``) -> neutral names.
 SONIC_FIELDS = {
@@ -54,7 +54,7 @@ def _fields(names: Iterable[str], vocabulary: Mapping[str, str]) -> list[str]:
     return sorted({vocabulary.get(n, n.lower().replace("-", "_")) for n in names})
 
 
-def sonic_load_balance(switch_hash: Mapping[str, Any]) -> Fragment:
+def sonic_load_balance(switch_hash: Mapping[str, Any]) -> StateBody:
     """``SWITCH_HASH|GLOBAL`` of CONFIG_DB: the ECMP hash fields and algorithm.
 
     Example:
@@ -64,7 +64,7 @@ def sonic_load_balance(switch_hash: Mapping[str, Any]) -> Fragment:
     glob = switch_hash.get("GLOBAL")
     if not isinstance(glob, Mapping):
         return {}
-    out: dict[str, Any] = {}
+    out: LoadBalance = {}
     fields = glob.get("ecmp_hash")
     if isinstance(fields, str):  # a flat dump writes a list as 'a,b' (or 'ecmp_hash@' lists)
         fields = [f for f in re.split(r"[,\s]+", fields) if f]
@@ -75,7 +75,7 @@ def sonic_load_balance(switch_hash: Mapping[str, Any]) -> Fragment:
     return {"load_balance": out} if out else {}
 
 
-def sonic_switch_table(fields: Mapping[str, str]) -> Fragment:
+def sonic_switch_table(fields: Mapping[str, str]) -> StateBody:
     """APPL_DB ``SWITCH_TABLE:switch``: the ECMP hash seed orchagent programs (``ecmp_hash_seed``).
 
     sonic-buildimage's ``switch.json.j2`` writes it at start-up: ``DEVICE_METADATA|localhost``'s
@@ -94,7 +94,7 @@ def sonic_switch_table(fields: Mapping[str, str]) -> Fragment:
     return {}
 
 
-def nvue_load_balance(root: Mapping[str, Any]) -> Fragment:
+def nvue_load_balance(root: Mapping[str, Any]) -> StateBody:
     """NVUE: ``system forwarding ecmp-hash`` (fields on), ``hash-seed``, ``router adaptive-routing``.
 
     Adaptive routing is off unless configured (NVIDIA's object model: "disabled by default");
@@ -106,7 +106,7 @@ def nvue_load_balance(root: Mapping[str, Any]) -> Fragment:
         ...     "hash-seed": 11}}, "router": {"adaptive-routing": {"enable": "on"}}})
         {'load_balance': {'hash_fields': ['src_ip'], 'hash_seed': 11, 'adaptive_routing': True}}
     """
-    out: dict[str, Any] = {}
+    out: LoadBalance = {}
     system = root.get("system")
     forwarding = system.get("forwarding") if isinstance(system, Mapping) else None
     if isinstance(forwarding, Mapping):
@@ -123,7 +123,7 @@ def nvue_load_balance(root: Mapping[str, Any]) -> Fragment:
     return {"load_balance": out}
 
 
-def eos_load_balance(head: str, children: Iterable[tuple[str, list[str]]]) -> Fragment:
+def eos_load_balance(head: str, children: Iterable[tuple[str, list[str]]]) -> StateBody:
     """``load-balance policies`` of an EOS running-config: the profile's ``fields ip``.
 
     Example:
@@ -140,7 +140,7 @@ def eos_load_balance(head: str, children: Iterable[tuple[str, list[str]]]) -> Fr
     return {}
 
 
-def nxos_load_balance(line: str) -> Fragment:
+def nxos_load_balance(line: str) -> StateBody:
     """``ip load-sharing address ... [port ...] [universal-id N] [rotate N]`` (NX-OS).
 
     Example:
@@ -149,7 +149,7 @@ def nxos_load_balance(line: str) -> Fragment:
     """
     words = line.split()[2:]
     fields: list[str] = []
-    out: dict[str, Any] = {}
+    out: LoadBalance = {}
     for key, value in zip(words[::2], words[1::2], strict=False):
         if (key, value) in _NXOS_PARTS:
             fields += _NXOS_PARTS[(key, value)]

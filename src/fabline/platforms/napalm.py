@@ -21,19 +21,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from fabline.errors import CommandUnavailable
 from fabline.platforms.base import (
     Command,
-    Fragment,
     ParseContext,
     load_json,
     text_parser,
 )
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
 from fabline.platforms.toolkit import lldp_entry
-from fabline.state_types import Optics
+from fabline.state_types import Facts, Optics, StateBody
 
 #: The first line of a getter's evidence when the driver does not implement it.
 NOT_IMPLEMENTED = "NotImplementedError:"
@@ -98,7 +97,7 @@ def _number(value: Any) -> float | None:
 
 
 @text_parser("NAPALM get_facts (an object with os_version)")
-def parse_get_facts(text: str, ctx: ParseContext) -> Fragment:
+def parse_get_facts(text: str, ctx: ParseContext) -> StateBody:
     """``get_facts``: ``facts.hostname, vendor, model, serial, os_version, uptime_s``.
 
     ``os_version`` is what the driver reports (EOS: the internal version, e.g.
@@ -118,11 +117,11 @@ def parse_get_facts(text: str, ctx: ParseContext) -> Fragment:
         facts["uptime_s"] = int(uptime)
     if not facts:
         raise ctx.reject("no known key")
-    return {"facts": facts}
+    return {"facts": cast(Facts, facts)}
 
 
 @text_parser("NAPALM get_interfaces (interface -> object with is_up, is_enabled)", may_be_empty=True)
-def parse_get_interfaces(text: str, ctx: ParseContext) -> Fragment:
+def parse_get_interfaces(text: str, ctx: ParseContext) -> StateBody:
     """``get_interfaces``: ``admin_up`` (is_enabled), ``oper_up`` (is_up), ``description``, ``mtu``,
     ``speed_gbps`` (NAPALM's ``speed`` is Mbit/s; 0 or negative = unknown).
     """
@@ -156,7 +155,7 @@ _COUNTERS = ("rx_errors", "tx_errors", "rx_discards", "tx_discards", "rx_octets"
 @text_parser(
     "NAPALM get_interfaces_counters (interface -> counters with rx_octets, tx_octets)", may_be_empty=True
 )
-def parse_get_interfaces_counters(text: str, ctx: ParseContext) -> Fragment:
+def parse_get_interfaces_counters(text: str, ctx: ParseContext) -> StateBody:
     """``get_interfaces_counters``: added ``counters.rx_errors, tx_errors, rx_discards, tx_discards,
     rx_octets, tx_octets`` (NAPALM's -1 = not supported: absent).
     """
@@ -173,7 +172,7 @@ def parse_get_interfaces_counters(text: str, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("NAPALM get_lldp_neighbors_detail (interface -> list of neighbours)", may_be_empty=True)
-def parse_get_lldp_neighbors_detail(output: str, ctx: ParseContext) -> Fragment:
+def parse_get_lldp_neighbors_detail(output: str, ctx: ParseContext) -> StateBody:
     """``get_lldp_neighbors_detail``: ``lldp.device, port, port_description, chassis_id`` (first
     neighbour of a port; a MAC or numeric (ifIndex) port id gives way to the port description).
     """
@@ -201,7 +200,7 @@ def parse_get_lldp_neighbors_detail(output: str, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("NAPALM get_optics (interface -> physical_channels)", may_be_empty=True)
-def parse_get_optics(text: str, ctx: ParseContext) -> Fragment:
+def parse_get_optics(text: str, ctx: ParseContext) -> StateBody:
     """``get_optics``: ``optics.rx_power_dbm`` and ``tx_power_dbm``, one value per channel (the
     ``instant`` reading, in channel-index order).
     """
@@ -233,7 +232,7 @@ def parse_get_optics(text: str, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("NAPALM get_environment (fans, temperature, power, cpu, memory)", may_be_empty=True)
-def parse_get_environment(text: str, ctx: ParseContext) -> Fragment:
+def parse_get_environment(text: str, ctx: ParseContext) -> StateBody:
     """``get_environment``: the added facet ``environment`` (temperatures in C, alerts, fans and
     power supplies failed, CPU and memory use).
     """

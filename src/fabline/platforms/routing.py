@@ -21,12 +21,12 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
-from fabline.platforms.base import Fragment, ParseContext, json_parser, text_parser
+from fabline.platforms.base import ParseContext, json_parser, text_parser
 from fabline.platforms.cisco_nxos_names import canonical_name as nxos_name
 from fabline.platforms.toolkit import ValueProblem, dash_tables, nxapi_rows
-from fabline.state_types import Bgp, BgpNeighbor, BgpSessionState, Ecmp
+from fabline.state_types import Bgp, BgpNeighbor, BgpSessionState, Ecmp, StateBody
 
 #: BGP FSM states as the platforms print them -> the state word (lower case, RFC 4271 names).
 _STATES: dict[str, BgpSessionState] = {
@@ -108,7 +108,7 @@ def _neighbor(
     return entry
 
 
-def _bgp(local_as: Any, router_id: Any, neighbors: dict[str, BgpNeighbor]) -> Fragment:
+def _bgp(local_as: Any, router_id: Any, neighbors: dict[str, BgpNeighbor]) -> StateBody:
     bgp: Bgp = {"neighbors": neighbors}
     if local_as is not None and str(local_as) not in ("", "0"):
         bgp["asn"] = asn(local_as)
@@ -122,7 +122,7 @@ def _bgp(local_as: Any, router_id: Any, neighbors: dict[str, BgpNeighbor]) -> Fr
 
 
 @json_parser("FRR 'show bgp summary json' (an object with 'ipv4Unicast' or 'peers')", may_be_empty=True)
-def parse_frr_bgp_summary_json(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_frr_bgp_summary_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``vtysh -c 'show bgp summary json'`` (FRR): the IPv4 unicast sessions of the default VRF.
 
     FRR wraps the address families (``ipv4Unicast``, ``ipv6Unicast``, ...); ``show bgp ipv4
@@ -157,7 +157,7 @@ _FRR_ROW = re.compile(
 
 
 @text_parser("FRR 'show bgp summary' text with a 'BGP router identifier' line", may_be_empty=True)
-def parse_frr_bgp_summary_text(text: str, ctx: ParseContext) -> Fragment:
+def parse_frr_bgp_summary_text(text: str, ctx: ParseContext) -> StateBody:
     """FRR's text summary (``vtysh -c 'show bgp ipv4 unicast summary'``, ``show ip bgp summary``).
 
     ``State/PfxRcd`` is a prefix count for an established session and the state otherwise. A
@@ -198,7 +198,7 @@ def _probe(ctx: ParseContext) -> str:
         raise ctx.reject(f"{prefix!r} is not an IP prefix") from None
 
 
-def _ecmp(prefix: str, hops: Iterable[tuple[str | None, str | None]], protocol: str | None) -> Fragment:
+def _ecmp(prefix: str, hops: Iterable[tuple[str | None, str | None]], protocol: str | None) -> StateBody:
     pairs = list(hops)
     ecmp: Ecmp = {"prefix": prefix, "paths": len(pairs)}
     if pairs:
@@ -212,7 +212,7 @@ def _ecmp(prefix: str, hops: Iterable[tuple[str | None, str | None]], protocol: 
 
 
 @json_parser("FRR 'show ip route PREFIX json' (prefix -> list of route entries)")
-def parse_frr_route_json(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_frr_route_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``vtysh -c 'show ip route PREFIX json'`` (FRR zebra): the installed route's active next hops.
 
     The selected entry counts; ``paths`` is its active next hops (0 and no entry: no route, FRR
@@ -238,7 +238,7 @@ def parse_frr_route_json(doc: Any, ctx: ParseContext) -> Fragment:
 
 
 @json_parser("an eAPI 'show ip bgp summary' object with 'vrfs'", may_be_empty=True)
-def parse_eos_bgp_summary_json(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_eos_bgp_summary_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``show ip bgp summary | json`` (EOS): the default VRF's IPv4 sessions."""
     if not isinstance(doc, dict) or not isinstance(doc.get("vrfs"), dict):
         raise ctx.reject()
@@ -262,7 +262,7 @@ def parse_eos_bgp_summary_json(doc: Any, ctx: ParseContext) -> Fragment:
 
 
 @json_parser("an eAPI 'show ip route' object with 'vrfs'")
-def parse_eos_route_json(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_eos_route_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``show ip route PREFIX | json`` (EOS): the vias of the default VRF's route (none: no route)."""
     prefix = _probe(ctx)
     if not isinstance(doc, dict) or not isinstance(doc.get("vrfs"), dict):
@@ -288,7 +288,7 @@ def parse_eos_route_json(doc: Any, ctx: ParseContext) -> Fragment:
 
 
 @json_parser("an NX-OS BGP summary object with 'TABLE_vrf'", may_be_empty=True)
-def parse_nxos_bgp_summary_json(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_nxos_bgp_summary_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``show bgp ipv4 unicast summary | json`` (NX-OS): the default VRF's IPv4 unicast neighbours.
 
     Also reads ``show bgp all summary vrf all | json`` (the same tables, every VRF and family).
@@ -320,7 +320,7 @@ _NXOS_VIA = re.compile(r"^\s+\*via ([^,\s]+),(?: ([A-Za-z][\w/.-]*),)?")
 
 
 @text_parser("NX-OS 'show ip route' text with an 'IP Route Table for VRF' header")
-def parse_nxos_route_text(text: str, ctx: ParseContext) -> Fragment:
+def parse_nxos_route_text(text: str, ctx: ParseContext) -> StateBody:
     """``show ip route PREFIX`` (NX-OS text): the best unicast next hops (``*via``) of the prefix."""
     prefix = _probe(ctx)
     if "IP Route Table for VRF" not in text:
@@ -346,7 +346,7 @@ def parse_nxos_route_text(text: str, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("an NVUE BGP neighbor table with 'Neighbor', 'AS' and 'State' columns", may_be_empty=True)
-def parse_nvue_bgp_neighbors(text: str, ctx: ParseContext) -> Fragment:
+def parse_nvue_bgp_neighbors(text: str, ctx: ParseContext) -> StateBody:
     """``nv show vrf default router bgp neighbor`` (NVUE table): AS, state and IPv4 prefixes per peer.
 
     The local AS is not in this view (``nv config show`` has it). A peer row may continue on the
@@ -370,7 +370,7 @@ def parse_nvue_bgp_neighbors(text: str, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("an NVUE route-entry table with 'Protocol' and 'ResolvedViaIntf' columns")
-def parse_nvue_rib_route(text: str, ctx: ParseContext) -> Fragment:
+def parse_nvue_rib_route(text: str, ctx: ParseContext) -> StateBody:
     """``nv show vrf default router rib ipv4 route PREFIX`` (NVUE): the route entry's resolved next hops.
 
     Each next hop is a row with a ``ResolvedViaIntf``; ``A`` in its flags marks it active. A
@@ -411,7 +411,7 @@ def _as_or_none(value: Any) -> int | None:
 
 def config_bgp(
     local_as: Any, router_id: Any, neighbors: Mapping[str, Mapping[str, Any]], maximum_paths: Any = None
-) -> Fragment:
+) -> StateBody:
     """The ``bgp`` fragment of a configuration: AS, router id, multipath, configured neighbours.
 
     ``neighbors`` maps the peer to ``remote_as``, ``description`` and ``shutdown`` as the
@@ -443,13 +443,13 @@ def config_bgp(
         found[str(peer)] = entry
     if found:
         bgp["neighbors"] = found
-    return {"bgp": bgp} if bgp else {}
+    return {"bgp": cast(Bgp, bgp)} if bgp else {}
 
 
 _EOS_NEIGHBOR = re.compile(r"neighbor (\S+) (remote-as|description|peer group|peer-group|shutdown)\s*(.*)")
 
 
-def eos_bgp_config(head: str, children: Iterable[str]) -> Fragment:
+def eos_bgp_config(head: str, children: Iterable[str]) -> StateBody:
     """``router bgp N`` of an EOS running-config (default VRF): peer groups lend their remote AS.
 
     Example:
@@ -489,7 +489,7 @@ def eos_bgp_config(head: str, children: Iterable[str]) -> Fragment:
     return config_bgp(local, router_id, neighbors, maximum)
 
 
-def nxos_bgp_config(head: str, children: Iterable[tuple[str, list[str]]]) -> Fragment:
+def nxos_bgp_config(head: str, children: Iterable[tuple[str, list[str]]]) -> StateBody:
     """``router bgp N`` of an NX-OS running-config (default VRF): ``neighbor X`` blocks, ``template peer``.
 
     ``children`` are the section's lines with their own indented lines.
@@ -530,7 +530,7 @@ def nxos_bgp_config(head: str, children: Iterable[tuple[str, list[str]]]) -> Fra
     return config_bgp(local, router_id, neighbors, maximum)
 
 
-def nvue_bgp_config(root: Mapping[str, Any]) -> Fragment:
+def nvue_bgp_config(root: Mapping[str, Any]) -> StateBody:
     """The BGP of an NVUE configuration (``nv config show -o json`` / a rendered ``startup.yaml``).
 
     ``router bgp`` has the AS and router id; ``vrf default router bgp`` the neighbours (a peer
@@ -571,7 +571,7 @@ def nvue_bgp_config(root: Mapping[str, Any]) -> Fragment:
     return config_bgp(local, bgp.get("router-id", vbgp.get("router-id")), neighbors, maximum)
 
 
-def sonic_bgp_config(meta: Mapping[str, Any], neighbors: Mapping[str, Mapping[str, Any]]) -> Fragment:
+def sonic_bgp_config(meta: Mapping[str, Any], neighbors: Mapping[str, Mapping[str, Any]]) -> StateBody:
     """CONFIG_DB's BGP: ``DEVICE_METADATA|localhost`` ``bgp_asn`` and the ``BGP_NEIGHBOR`` table.
 
     A neighbour key may carry its VRF (``default|10.0.0.1``); ``admin_status: down`` is a shut

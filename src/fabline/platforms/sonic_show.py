@@ -31,6 +31,7 @@ from fabline.platforms.toolkit import (
     speed_gbps,
     uptime_seconds,
 )
+from fabline.state_types import StateBody
 
 _PROMPT = re.compile(r"^\s*[\w.\-]+@[\w.\-]+:\S*\s*[$#]")
 _IFNAME = re.compile(r"^[A-Za-z][\w./:\-]*$")
@@ -428,7 +429,7 @@ _HASH_FIELD = re.compile(r"[a-z][a-z0-9_]{0,63}")
 @text_parser(
     "a redis-cli HGETALL reply (field/value items) of APPL_DB SWITCH_TABLE:switch", may_be_empty=True
 )
-def parse_redis_hgetall_switch_table(text: str, ctx: ParseContext) -> Fragment:
+def parse_redis_hgetall_switch_table(text: str, ctx: ParseContext) -> StateBody:
     """``redis-cli -n 0 HGETALL SWITCH_TABLE:switch``: the ECMP hash seed orchagent programs.
 
     APPL_DB (redis database 0) ``SWITCH_TABLE:switch`` holds what orchagent's ``switch.json``
