@@ -37,7 +37,7 @@ from fabline.platforms.spec import (
     RunPlan,
     Vocabulary,
 )
-from fabline.platforms.toolkit import lldp_entry, mbps_to_gbps, text_field
+from fabline.platforms.toolkit import lldp_entry, mbps_to_gbps, search_lines, text_field
 from fabline.state_types import Counters, HostNic, Interface, LldpNeighbor, Optics, PcieBridge, StateBody
 
 #: ``ethtool``'s words for state values (``Active FEC encoding: RS``), shared with the simulator.
@@ -282,11 +282,18 @@ _COUNTER_NAMES = {
 }
 #: mlx5 ``rx_prioN_discards``: packets of priority N dropped for lack of port buffer (kernel commit
 #: 827a8cb2dd2b "net/mlx5e: Add discard counters per priority").
-_PRIO_DISCARDS = re.compile(r"^rx_prio(?P<prio>[0-7])_discards$")
-_PRIO_PAUSE = (
-    re.compile(r"^(?P<dir>rx|tx)_prio(?P<prio>[0-7])_pause$"),  # mlx5
-    re.compile(r"^(?P<dir>rx|tx)_pfc_ena_frames_pri(?P<prio>[0-7])$"),  # bnxt_en
-)
+#: Per-priority counter names -> (state counter, priority): PFC pauses (mlx5 ``rx_prio3_pause``,
+#: bnxt_en ``rx_pfc_ena_frames_pri3``) and mlx5's ``rx_prio3_discards``. A table, not patterns:
+#: every counter line of the output is looked up.
+_PRIO_STATS: dict[str, tuple[str, str]] = {
+    **{
+        name.format(d=d, p=p): ("pfc_rx_pause" if d == "rx" else "pfc_tx_pause", str(p))
+        for name in ("{d}_prio{p}_pause", "{d}_pfc_ena_frames_pri{p}")
+        for d in ("rx", "tx")
+        for p in range(8)
+    },
+    **{f"rx_prio{p}_discards": ("rx_prio_discards", str(p)) for p in range(8)},
+}
 
 
 @text_parser("ethtool statistics ('NIC statistics:' then 'name: value' lines)")
@@ -304,13 +311,9 @@ def parse_ethtool_s(text: str, ctx: ParseContext) -> StateBody:
         if stat in stats:
             counters[field] = stats[stat]
     for stat, value in stats.items():
-        for rx in _PRIO_PAUSE:
-            m = rx.match(stat)
-            if m:
-                key = "pfc_rx_pause" if m["dir"] == "rx" else "pfc_tx_pause"
-                counters.setdefault(key, {})[m["prio"]] = value
-        if (m := _PRIO_DISCARDS.match(stat)) is not None:
-            counters.setdefault("rx_prio_discards", {})[m["prio"]] = value
+        if (hit := _PRIO_STATS.get(stat)) is not None:
+            key, prio = hit
+            counters.setdefault(key, {})[prio] = value
     for key in ("pfc_rx_pause", "pfc_tx_pause", "rx_prio_discards"):
         if key in counters:
             counters[key] = dict(sorted(counters[key].items()))
@@ -320,6 +323,14 @@ def parse_ethtool_s(text: str, ctx: ParseContext) -> StateBody:
 
 
 # --- host QoS -----------------------------------------------------------------------------------
+
+
+_MLNX_TRUST = re.compile(r"^\s*Priority trust (?:state|mode):\s*(\w+)", re.MULTILINE)
+_MLNX_DCBX = re.compile(r"^\s*DCBX mode:\s*(.+?)\s*$", re.MULTILINE)
+_MLNX_CABLE = re.compile(r"^\s*Cable len:\s*(\d+)", re.MULTILINE)
+_MLNX_DSCP = re.compile(r"^\s*prio:(\d)\s+dscp:([\d,]+)", re.MULTILINE)
+_MLNX_PFC = re.compile(r"^[ \t]*priority((?:[ \t]+\d)+)[ \t]*\n[ \t]*enabled((?:[ \t]+[01])+)", re.MULTILINE)
+_MLNX_TC = re.compile(r"^tc:\s*(\d+)[^\n]*\n\s+priority:\s*([\d ]+)", re.MULTILINE)
 
 
 @text_parser("mlnx_qos output ('Priority trust state' / 'PFC configuration')")
@@ -332,31 +343,29 @@ def parse_mlnx_qos(text: str, ctx: ParseContext) -> StateBody:
     """
     name = ctx.require_interface(ctx.expected)
     fields: Interface = {}
-    trust = re.search(r"^\s*Priority trust (?:state|mode):\s*(\w+)", text, re.MULTILINE)
+    trust = search_lines(_MLNX_TRUST, text, "Priority trust ")
     if trust and trust.group(1).lower() in ("dscp", "pcp"):
         fields["trust"] = "dscp" if trust.group(1).lower() == "dscp" else "pcp"
-    dcbx = re.search(r"^\s*DCBX mode:\s*(.+?)\s*$", text, re.MULTILINE)
+    dcbx = search_lines(_MLNX_DCBX, text, "DCBX mode:")
     if dcbx:
         fields["dcbx_mode"] = dcbx.group(1)
-    cable = re.search(r"^\s*Cable len:\s*(\d+)", text, re.MULTILINE)
+    cable = search_lines(_MLNX_CABLE, text, "Cable len:")
     if cable:
         fields["cable_length_m"] = int(cable.group(1))
-    dscp: dict[str, int] = {}
-    for prio, codes in re.findall(r"^\s*prio:(\d)\s+dscp:([\d,]+)", text, re.MULTILINE):
+    dscp: dict[int, int] = {}
+    for prio, codes in _MLNX_DSCP.findall(text):
         for code in codes.split(","):
             if code:
-                dscp[str(int(code))] = int(prio)
+                dscp[int(code)] = int(prio)
     if dscp:
-        fields["dscp_to_priority"] = dict(sorted(dscp.items(), key=lambda kv: int(kv[0])))
-    pfc = re.search(
-        r"^[ \t]*priority((?:[ \t]+\d)+)[ \t]*\n[ \t]*enabled((?:[ \t]+[01])+)", text, re.MULTILINE
-    )
+        fields["dscp_to_priority"] = {str(code): prio for code, prio in sorted(dscp.items())}
+    pfc = _MLNX_PFC.search(text)
     if pfc:
         prios = pfc.group(1).split()
         enabled = pfc.group(2).split()
         fields["pfc_priorities"] = sorted(int(p) for p, e in zip(prios, enabled, strict=False) if e == "1")
     tc_map: dict[str, int] = {}
-    for tc, prios in re.findall(r"^tc:\s*(\d+)[^\n]*\n\s+priority:\s*([\d ]+)", text, re.MULTILINE):
+    for tc, prios in _MLNX_TC.findall(text):
         for prio in prios.split():
             tc_map[prio] = int(tc)
     if tc_map:
