@@ -291,6 +291,27 @@ def test_optics_firmware_skew_by_part_number(tmp_path: Path) -> None:
     }
 
 
+def test_optics_firmware_skew_compares_a_part_number_within_each_platform(tmp_path: Path) -> None:
+    """Cumulus prints module firmware as NVUE's hex word: compared with Cumulus modules only."""
+    pn = "MMA4Z00-NS"
+    faults = [
+        Fault("leaf-r0-a", "optics.firmware", "2.4.0", p) for p in ("Ethernet0", "Ethernet8", "Ethernet16")
+    ]
+    for port, word in (("swp1", "0x2e820043"), ("swp2", "0x2e820043"), ("swp3", "0x2e820044")):
+        faults += [
+            Fault("leaf-r1-a", "optics.part_number", pn, port),
+            Fault("leaf-r1-a", "optics.firmware", word, port),
+        ]
+    out = run_fabric(tmp_path, LAB, faults, checks=["optics-firmware-skew"])
+    assert table(out, Status.FAIL) == {("optics-firmware-skew", "leaf-r1-a", "swp3")}
+    assert one(out, "optics-firmware-skew", "leaf-r1-a", "swp3").message == (
+        "leaf-r1-a swp3: MMA4Z00-NS runs firmware 0x2e820044; the majority of its cumulus modules run "
+        "0x2e820043 (0x2e820043 (2), 0x2e820044 (1))"
+    )
+    for device, port in (("leaf-r0-a", "Ethernet0"), ("leaf-r1-a", "swp1")):
+        assert one(out, "optics-firmware-skew", device, port).status is Status.PASS
+
+
 def test_link_optics_compares_rate_and_media_across_platform_wordings(tmp_path: Path) -> None:
     faults = [
         Fault("leaf-r2-a", "optics.type", "400GBASE-SR8", "Ethernet3/1"),  # uplink to spine-01

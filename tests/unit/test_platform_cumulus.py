@@ -360,3 +360,21 @@ def test_nv_config_show_json_sections_of_the_wrong_type_are_ignored(qos: dict[st
     assert "interfaces" not in fragment or fragment["interfaces"] == {}
     pfc = fragment.get("qos", {}).get("port_defaults", {}).get("pfc_priorities")
     assert pfc in (None, [3])
+
+
+def test_module_firmware_word_planted_on_a_5_10_switch_reads_back_as_printed() -> None:
+    """'nv show interface IF link phy-diag' prints the state's hex firmware word; parsed lower case."""
+    from fabline import synthetic
+    from fabline.platforms import parse_output
+    from fabline.sim.render import render
+    from fabline.sim.server import Simulator
+    from fabline.synthetic import Fault
+
+    faults = [
+        Fault("leaf-r1-a", "facts.os_version", "5.10.1"),
+        Fault("leaf-r1-a", "optics.firmware", "0x2e820044", "swp3"),
+    ]
+    dev = Simulator(synthetic.lab_fabric(), faults).devices["leaf-r1-a"]
+    command = "nv show interface swp3 link phy-diag"
+    got = parse_output("cumulus", command, dev.answer(command, render).out)
+    assert got["interfaces"]["swp3"]["optics"]["firmware"] == "0x2e820044"

@@ -34,7 +34,7 @@ COVERED: dict[str, set[str]] = {
         "counters.fec_corrected", "counters.fec_uncorrectable",
         "qos.pfc_watchdog.enabled", "facts.os_version", "facts.serial", "facts.hostname",
         "bgp.asn", "bgp.router_id", "bgp.neighbors", "bgp.ecmp",
-        "load_balance.hash_fields", "load_balance.hash_algorithm",
+        "load_balance.hash_fields", "load_balance.hash_algorithm", "load_balance.hash_seed",
     },
     "arista_eos": {
         "admin_up", "oper_up", "mtu", "speed_gbps", "fec", "autoneg", "trust", "dscp_to_priority",

@@ -200,7 +200,7 @@ PHY_DIAG = Releases(
     since="5.10",
     source=f"{_REF}/Interface.md: 'nv show interface <interface-id> link phy-diag' introduced in 5.10.0 "
     "(not on Spectrum-1)",
-    feeds=("interfaces.*.optics.active_flags",),
+    feeds=("interfaces.*.optics.active_flags", "interfaces.*.optics.firmware"),
 )
 CLASSIC = Releases(
     until="5.0",
@@ -288,7 +288,8 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "nv show interface {interface} link phy-diag",
         parse_nv_show_interface_link_phy_diag,
-        "interfaces.IF.optics.active_flags (the module's non-zero flag rows)",
+        "interfaces.IF.optics.active_flags (the module's non-zero flag rows), optics.firmware "
+        "(module-fw-version, the hex word as printed)",
         releases=PHY_DIAG,
     ),
     Command(

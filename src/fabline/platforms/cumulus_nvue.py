@@ -539,18 +539,19 @@ def parse_nv_show_interface_link_phy_diag(text: str, ctx: ParseContext) -> State
     ``optics.active_flags``: each of the module's flag rows (:data:`PHY_DIAG_FLAGS`: temperature and
     supply-voltage alarm/warning flags, firmware faults, tx fault / LOS / CDR loss of lock, rx LOS /
     CDR loss of lock) that is not ``0x0``, as ``rx-los 0x1``; ``[]`` when all are clear.
-    ``module-fw-version`` is not read: NVUE prints it as one hex word (``0x2e820043``) whose
-    encoding NVIDIA does not document, and the other platforms print a version string, so a
-    fleet-wide comparison would take the two forms of one firmware for skew.
+    ``optics.firmware``: ``module-fw-version`` as NVUE prints it, one hex word (``0x2e820043``,
+    lower case); NVIDIA does not document how it maps to the version strings other platforms
+    print, so it is kept as printed and ``optics-firmware-skew`` compares it only with other
+    Cumulus switches' modules of the same part number. ``0x0`` (no module answer) is not a version.
 
     Example:
         >>> parse_nv_show_interface_link_phy_diag('''                  operational
         ... ----------------  -----------
-        ... module-fw-version 0x2e820043
+        ... module-fw-version 0x2E820043
         ... temp-flags        0x0
         ... rx-los            0x4
         ... ''', ParseContext("cumulus", "x", {"interface": "swp1"}))
-        {'interfaces': {'swp1': {'optics': {'active_flags': ['rx-los 0x4']}}}}
+        {'interfaces': {'swp1': {'optics': {'active_flags': ['rx-los 0x4'], 'firmware': '0x2e820043'}}}}
     """
     name = ctx.require_interface(ctx.expected)
     table = read_tree_table(text, ctx, ctx.expected)
@@ -565,7 +566,11 @@ def parse_nv_show_interface_link_phy_diag(text: str, ctx: ParseContext) -> State
             flags.append(f"{row} {cell.value}")
     if not seen:
         raise ctx.reject("no module flag row (temp-flags, rx-los, ...)")
-    return {"interfaces": {name: {"optics": {"active_flags": flags}}}}
+    optics: Optics = {"active_flags": flags}
+    version = table.get("module-fw-version")
+    if version is not None and _HEX.fullmatch(version.value) and int(version.value, 16):
+        optics["firmware"] = version.value.lower()
+    return {"interfaces": {name: {"optics": optics}}}
 
 
 # --- nv show system / decode-syseeprom -----------------------------------------------------------

@@ -534,10 +534,12 @@ class OpticsFirmwareSkewCheck(Check[OpticsFirmwareParams]):
 
     Module firmware changes how an optic trains its lanes and reports its DOM: an 800G/400G
     module on an old firmware is a classic "one flaky link" cause (DOMAIN "Firmware": transceiver
-    firmware pinned, no skew). Modules are grouped by part number, fleet-wide; each port whose
-    module runs another firmware than the group's majority (or than the pinned list) fails, a
-    tie names every version. Reads ``optics.part_number`` and ``optics.firmware`` (CMIS modules
-    on SONiC print it; the other platforms' commands do not show module firmware).
+    firmware pinned, no skew). Modules are grouped by part number and platform, fleet-wide (the
+    platforms spell one firmware differently: SONiC prints CMIS's version string, Cumulus NVUE's
+    ``module-fw-version`` hex word); each port whose module runs another firmware than its group's
+    majority (or than the pinned list) fails, a tie names every version. Reads
+    ``optics.part_number`` and ``optics.firmware`` (SONiC, Cumulus 5.10+; the other platforms'
+    commands do not show module firmware).
     """
 
     id = "optics-firmware-skew"
@@ -545,7 +547,7 @@ class OpticsFirmwareSkewCheck(Check[OpticsFirmwareParams]):
     scope = "fabric"
 
     @override
-    def collect(self, device: DeviceContext) -> tuple[tuple[str, str, str], ...]:
+    def collect(self, device: DeviceContext) -> tuple[str, tuple[tuple[str, str, str], ...]]:
         out = []
         for name, body in device.interfaces.items():
             optics = body.get("optics") if isinstance(body, Mapping) else None
@@ -554,17 +556,18 @@ class OpticsFirmwareSkewCheck(Check[OpticsFirmwareParams]):
             pn, fw = optics.get("part_number"), optics.get("firmware")
             if isinstance(pn, str) and pn and isinstance(fw, str) and fw:
                 out.append((name, pn, fw))
-        return tuple(out)
+        return (device.platform, tuple(out))
 
     @override
     def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
-        by_pn: dict[str, list[tuple[str, str, str]]] = {}
-        for device, rows in fabric.collected.items():
+        by_pn: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
+        for device, (platform, rows) in fabric.collected.items():
             for port, pn, fw in rows:
-                by_pn.setdefault(pn, []).append((device, port, fw))
+                by_pn.setdefault((pn, platform), []).append((device, port, fw))
+        several = Counter(pn for pn, _ in by_pn)
         passes: dict[str, list[str | None]] = {}
-        for pn in sorted(by_pn):
-            members = by_pn[pn]
+        for pn, platform in sorted(by_pn):
+            members = by_pn[(pn, platform)]
             counts = Counter(fw for _, _, fw in members)
             top = counts.most_common(2)
             tie = len(top) == 2 and top[0][1] == top[1][1]
@@ -582,9 +585,8 @@ class OpticsFirmwareSkewCheck(Check[OpticsFirmwareParams]):
                     message = f"{device} {port}: {pn} modules disagree on firmware with no majority: {spread}"
                     expected = "one version"
                 else:
-                    message = (
-                        f"{device} {port}: {pn} runs firmware {fw}; the majority run {majority} ({spread})"
-                    )
+                    whose = f"of its {platform} modules " if several[pn] > 1 else ""
+                    message = f"{device} {port}: {pn} runs firmware {fw}; the majority {whose}run {majority} ({spread})"
                     expected = majority
                 yield self.failed(
                     device, port, message, expected=expected, actual={"part_number": pn, "firmware": fw}
