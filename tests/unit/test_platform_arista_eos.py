@@ -274,3 +274,32 @@ def test_two_no_drop_priorities_read_back_from_the_simulator_in_every_list_form(
         assert parse_output(
             "arista_eos", "show priority-flow-control", text.replace(row, row.replace("3 4", form, 1))
         )["interfaces"][port]["pfc_priorities"] == [3, 4], form
+
+
+def test_dlb_line_is_the_one_arista_s_data_model_renders_and_the_simulator_prints_it() -> None:
+    """'ip hardware fib load-balance distribution dynamic' = adaptive routing; no line = off."""
+    pyavd = pytest.importorskip("pyavd", reason="pyavd is in the dev extra")
+    from fabline import synthetic
+    from fabline.sim.render import render
+    from fabline.sim.server import Simulator
+    from fabline.synthetic import Fault
+
+    structured = {
+        "hostname": "leaf1-dlb",
+        "ip_hardware": {
+            "fib": {"load_balance_distribution": {"dynamic": {"enabled": True, "flow_set_size": 4}}}
+        },
+    }
+    fixture = (
+        Path(__file__).parents[1]
+        / "parsers"
+        / "local"
+        / "arista_eos"
+        / "avd-generated-ip-hardware-fib-dlb.cfg"
+    )
+    assert pyavd.get_device_config(structured) == fixture.read_text("utf-8")
+    for on in (True, False):
+        fault = Fault("leaf-r2-a", "load_balance.adaptive_routing", on)
+        dev = Simulator(synthetic.lab_fabric(), [fault]).devices["leaf-r2-a"]
+        got = parse_output("arista_eos", "show running-config", dev.answer("show running-config", render).out)
+        assert got["load_balance"]["adaptive_routing"] is on

@@ -42,6 +42,7 @@ COVERED: dict[str, set[str]] = {
         "optics.tx_power_dbm", "counters.crc_errors", "counters.ecn_marked", "qos.pfc_watchdog.enabled",
         "facts.os_version", "facts.serial", "facts.hostname",
         "bgp.asn", "bgp.router_id", "bgp.neighbors", "bgp.ecmp", "load_balance.hash_fields",
+        "load_balance.adaptive_routing",
     },
     "cumulus": {
         "admin_up", "oper_up", "mtu", "speed_gbps", "fec", "autoneg", "trust", "dscp_to_priority",

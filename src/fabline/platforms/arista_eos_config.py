@@ -206,9 +206,18 @@ def _interface_state(s: PortSettings, global_pfc_off: bool) -> dict[str, Any]:
     return entry
 
 
+#: Dynamic load balancing of ECMP groups, as pyavd's ``eos_cli_config_gen`` renders
+#: ``ip_hardware.fib.load_balance_distribution.dynamic`` (``enabled``, ``flow_set_size`` 1-7).
+_DYNAMIC_LB = re.compile(r"ip hardware fib load-balance distribution dynamic(?: flow-set-size [1-7])?")
+
+
 @text_parser("an EOS running-config with 'interface' sections or a 'hostname' line")
 def parse_show_running_config(text: str, ctx: ParseContext) -> Fragment:
-    """``show running-config``: interface settings, QoS chain, PFC watchdog, hostname.
+    """``show running-config``: interface settings, QoS chain, PFC watchdog, hostname, load balancing.
+
+    ``load_balance.hash_fields`` from ``load-balance policies``; ``load_balance.adaptive_routing``
+    is whether ``ip hardware fib load-balance distribution dynamic`` (DLB on ECMP groups) is
+    configured: a running-config leaves the off default out, so no line is ``false``.
 
     Raises:
         ParseError: The output has neither ``interface`` sections nor a ``hostname`` line.
@@ -284,5 +293,8 @@ def parse_show_running_config(text: str, ctx: ParseContext) -> Fragment:
     if interfaces:
         fragment["interfaces"] = interfaces
     fragment.update(bgp)
-    fragment.update(balance)
+    # DLB on ECMP groups: 'ip hardware fib load-balance distribution dynamic' (EOS 4.30.2F+), the
+    # line Arista's AVD data model renders to enable it; without it ECMP hashes statically (off).
+    dynamic_lb = any(_DYNAMIC_LB.fullmatch(node.text) for node in tree)
+    fragment["load_balance"] = {**balance.get("load_balance", {}), "adaptive_routing": dynamic_lb}
     return fragment

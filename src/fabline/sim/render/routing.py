@@ -410,11 +410,18 @@ def nvue_forwarding(state: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def eos_load_balance_lines(state: Mapping[str, Any]) -> list[str]:
-    """``load-balance policies`` of the EOS running-config (the profile's IP hash fields)."""
-    fields = _spelled(_balance(state).get("hash_fields"), EOS_FIELDS)
+    """``load-balance policies`` (the profile's IP hash fields) and DLB of the EOS running-config.
+
+    Dynamic load balancing on: ``ip hardware fib load-balance distribution dynamic``, the line
+    Arista's AVD data model (pyavd ``eos_cli_config_gen``) renders for it.
+    """
+    lb = _balance(state)
+    out = ["ip hardware fib load-balance distribution dynamic", "!"] if lb.get("adaptive_routing") else []
+    fields = _spelled(lb.get("hash_fields"), EOS_FIELDS)
     if not fields:
-        return []
+        return out
     return [
+        *out,
         "load-balance policies",
         "   load-balance sand profile fabric",
         f"      fields ip {' '.join(fields)}",
