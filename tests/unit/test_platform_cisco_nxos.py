@@ -221,3 +221,27 @@ def test_pfc_watchdog_json_that_does_not_fit_is_a_parse_error_naming_the_place(
     doc = {"TABLE_module": {"ROW_module": {"TABLE_queuing_interface": {"ROW_queuing_interface": row}}}}
     with pytest.raises(ParseError, match=message):
         parse_output("cisco_nxos", "show queuing pfc-queue detail | json", json.dumps(doc))
+
+
+def test_dlb_is_read_from_10_5_on_and_the_simulator_follows_the_release() -> None:
+    """'hardware profile dlb' = adaptive routing on 10.5+; before 10.5 NX-OS has no DLB: not read."""
+    from fabline import synthetic
+    from fabline.sim.render import render
+    from fabline.sim.server import Simulator
+    from fabline.synthetic import Fault
+
+    def read(release: str, on: bool) -> dict[str, Any]:
+        faults = [
+            Fault("leaf-r3-a", "facts.os_version", release),
+            Fault("leaf-r3-a", "load_balance.adaptive_routing", on),
+        ]
+        dev = Simulator(synthetic.lab_fabric(), faults).devices["leaf-r3-a"]
+        got = parse_output("cisco_nxos", "show running-config", dev.answer("show running-config", render).out)
+        return dict(got.get("load_balance", {}))
+
+    assert read("10.5(1)F", True)["adaptive_routing"] is True
+    assert read("10.5(1)F", False)["adaptive_routing"] is False
+    assert "adaptive_routing" not in read("10.4(3)", True)  # no DLB before 10.5: not compared
+    # 'show running-config interface' is a part of the configuration: nothing said about DLB.
+    part = _sample("azurelocal-tor1-show_run_int-storage-pfc.txt")
+    assert "load_balance" not in parse_output("cisco_nxos", "show running-config interface", part)

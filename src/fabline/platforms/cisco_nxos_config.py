@@ -31,7 +31,7 @@ from typing import Any
 from fabline.platforms.arista_eos_config import Node, config_tree
 from fabline.platforms.base import Fragment, ParseContext, text_parser
 from fabline.platforms.cisco_nxos_names import VOCABULARY, canonical_name, kept
-from fabline.platforms.loadbalance import nxos_load_balance
+from fabline.platforms.loadbalance import nxos_dlb, nxos_load_balance
 from fabline.platforms.routing import nxos_bgp_config
 from fabline.platforms.toolkit import DSCP, PCP, PRIORITY, expand_ints, mbps_to_gbps, on_line
 
@@ -262,9 +262,14 @@ def parse_show_running_config(text: str, ctx: ParseContext) -> Fragment:
         fragment["qos"] = qos
     if interfaces:
         fragment["interfaces"] = interfaces
+    if " ".join(ctx.command.split()) == "show running-config":  # the whole configuration
+        version = next((n.text for n in tree if n.text.startswith("version ")), None)
+        dlb = next((n for n in tree if n.text == "hardware profile dlb"), None)
+        fragment.update(nxos_dlb(version, [c.text for c in dlb.children] if dlb else None))
     for node in tree:
         if node.text.startswith("ip load-sharing "):
-            fragment.update(nxos_load_balance(node.text))
+            lb = nxos_load_balance(node.text).get("load_balance", {})
+            fragment["load_balance"] = {**lb, **fragment.get("load_balance", {})}
         if re.fullmatch(r"router bgp \S+", node.text):
             fragment.update(
                 nxos_bgp_config(node.text, [(c.text, [g.text for g in c.children]) for c in node.children])

@@ -12,7 +12,8 @@ platform page (``docs/platforms/*.md``) says what its configuration exposes and 
 - Cumulus Linux 5.x: NVUE ``system forwarding ecmp-hash`` / ``hash-seed`` and ``router
   adaptive-routing`` (NVIDIA's NVUE object model);
 - Arista EOS: ``load-balance policies`` / ``load-balance <chip> profile`` ``fields ip ...``;
-- Cisco NX-OS: ``ip load-sharing address ... port ... [universal-id N]``.
+- Cisco NX-OS: ``ip load-sharing address ... port ... [universal-id N]`` and, from 10.5, the
+  ``hardware profile dlb`` section (dynamic load balancing).
 """
 
 from __future__ import annotations
@@ -48,6 +49,33 @@ _NXOS_PARTS = {
     ("address", "destination"): ("dst_ip",), ("port", "source-destination"): ("src_port", "dst_port"),
     ("port", "source"): ("src_port",), ("port", "destination"): ("dst_port",),
 }  # fmt: skip
+
+
+#: NX-OS's first release with dynamic load balancing (Nexus 9000 Unicast Routing guide 10.5(x),
+#: "Configure Dynamic Load Balancing": 10.5(1)F).
+NXOS_DLB_SINCE = (10, 5)
+
+
+def nxos_dlb(version_line: str | None, dlb_children: Iterable[str] | None) -> StateBody:
+    """Whether an NX-OS running-config turns dynamic load balancing on (``load_balance.adaptive_routing``).
+
+    ``hardware profile dlb`` with a ``dlb-interface ...`` line (Cisco genielibs' NX-OS ``Dlb``
+    configuration model: ``hardware profile dlb`` / `` dlb-interface <ports>|all`` / `` mode ...``)
+    is on; no section (or one naming no interface) is off, but only on a release that has DLB
+    (10.5 on, read from the configuration's own ``version`` line): before it static hashing is all
+    there is and the field is not read.
+
+    Example:
+        >>> nxos_dlb("version 10.5(2) Bios:version 05.47", ["dlb-interface Eth1/5,Eth1/7", "mode flowlet"])
+        {'load_balance': {'adaptive_routing': True}}
+        >>> nxos_dlb("version 10.5(1)F", None), nxos_dlb("version 10.4(3) Bios:version", None), nxos_dlb(None, None)
+        ({'load_balance': {'adaptive_routing': False}}, {}, {})
+    """
+    m = re.match(r"version (\d+)\.(\d+)\(", version_line or "")
+    if not m or (int(m[1]), int(m[2])) < NXOS_DLB_SINCE:
+        return {}
+    on = any(c.split()[:1] == ["dlb-interface"] and len(c.split()) > 1 for c in dlb_children or ())
+    return {"load_balance": {"adaptive_routing": on}}
 
 
 def _fields(names: Iterable[str], vocabulary: Mapping[str, str]) -> list[str]:
@@ -163,9 +191,11 @@ def nxos_load_balance(line: str) -> StateBody:
 __all__ = [
     "EOS_FIELDS",
     "NVUE_FIELDS",
+    "NXOS_DLB_SINCE",
     "SONIC_FIELDS",
     "eos_load_balance",
     "nvue_load_balance",
+    "nxos_dlb",
     "nxos_load_balance",
     "sonic_load_balance",
     "sonic_switch_table",

@@ -137,6 +137,7 @@ def running_config(dev: SimView, state: dict[str, Any], interfaces_only: bool = 
             "", "interface mgmt0", "  vrf member management", "  ip address 192.0.2.13/24", ""]  # fmt: skip
     out += port_lines
     out += routing.nxos_load_sharing_line(state)
+    out += routing.nxos_dlb_lines(state, [n for n, b in ports.items() if b.get("oper_up")])
     out += ["interface loopback0", "  ip address 10.0.0.13/32", "line console", "line vty", ""]
     return "\n".join(out)
 

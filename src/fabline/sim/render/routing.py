@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import ipaddress
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from fabline.platforms.loadbalance import EOS_FIELDS, NVUE_FIELDS, SONIC_FIELDS
+from fabline.platforms.loadbalance import EOS_FIELDS, NVUE_FIELDS, NXOS_DLB_SINCE, SONIC_FIELDS
 
 #: FRR and EOS print the FSM state capitalised.
 _WORDS = {
@@ -440,6 +441,26 @@ def nxos_load_sharing_line(state: Mapping[str, Any]) -> list[str]:
     return [" ".join(words)]
 
 
+def nxos_dlb_lines(state: Mapping[str, Any], ports: Sequence[str]) -> list[str]:
+    """``hardware profile dlb`` of an NX-OS running-config: DLB on the given ports (10.5 on only).
+
+    The section as Cisco's genielibs NX-OS ``Dlb`` model configures it (``hardware profile dlb`` /
+    ``dlb-interface``), the ports in the form NX-OS prints them in ``show system config
+    reload-pending`` (``Eth1/5,Eth1/7``). A release before 10.5 has no DLB: nothing is printed.
+    """
+    version = str((state.get("facts") or {}).get("os_version", ""))
+    m = re.match(r"(\d+)\.(\d+)\(", version)
+    if (
+        not _balance(state).get("adaptive_routing")
+        or not m
+        or (int(m[1]), int(m[2])) < NXOS_DLB_SINCE
+        or not ports
+    ):
+        return []
+    short = ",".join("Eth" + p[len("Ethernet") :] for p in ports)
+    return ["hardware profile dlb", f"  dlb-interface {short}"]
+
+
 def nvue_route(state: Mapping[str, Any], prefix: str) -> tuple[str, str]:
     """``nv show vrf default router rib ipv4 route PREFIX``: (output, error) - NVUE's error when absent."""
     ecmp = _route(state, prefix)
@@ -481,6 +502,7 @@ __all__ = [
     "nvue_forwarding",
     "nvue_neighbors",
     "nvue_route",
+    "nxos_dlb_lines",
     "nxos_load_sharing_line",
     "nxos_route_text",
     "nxos_summary_json",
