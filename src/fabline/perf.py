@@ -9,7 +9,13 @@ off for such a pass; reference counting still frees everything.
 CPU-bound per-device passes go over forked worker processes (:func:`fork_pool`), which inherit the
 parent's compiled data by ``fork`` instead of pickling it. :func:`worker_count` is the one rule for
 how many: in-line below :data:`PARALLEL_MIN_DEVICES` devices or where fork is unavailable, else one
-process per CPU, at most :data:`MAX_JOBS`.
+process per CPU, at most :data:`MAX_JOBS`. This module is the only one that starts worker
+processes (``tests/unit/test_layering.py`` holds it to that): the check's, diff's and re-parse's
+passes, the design renderer, the report writers (:data:`PARALLEL_MIN_RESULTS`) and the
+collection's finisher (:func:`spare_workers`, :func:`fork_executor`) all use one pool, a
+``ProcessPoolExecutor`` over ``fork`` whose workers are all started when it is made. A worker
+that dies (killed, out of memory) fails the pass with ``BrokenProcessPool`` instead of leaving it
+waiting forever, as ``multiprocessing.Pool`` did.
 """
 
 from __future__ import annotations
@@ -21,14 +27,17 @@ import gc
 import inspect
 import multiprocessing
 import multiprocessing.context
-import multiprocessing.pool
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, NoReturn, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
+R = TypeVar("R")
 
 #: Below this many devices a check or diff pass runs in-line: forking costs more than it saves.
 PARALLEL_MIN_DEVICES = 2000
@@ -133,11 +142,108 @@ def fork_context() -> multiprocessing.context.ForkContext:
     return multiprocessing.get_context("fork")
 
 
+def spare_workers() -> int:
+    """Workers beside a process that keeps working itself: one per spare core, 1 to :data:`MAX_JOBS`.
+
+    The collection's finisher uses it: its workers parse while the collecting process talks SSH.
+
+    Example:
+        >>> 1 <= spare_workers() <= MAX_JOBS
+        True
+    """
+    return max(1, min(MAX_JOBS, (os.cpu_count() or 1) - 1))
+
+
+def _ready() -> int:
+    return os.getpid()
+
+
+def fork_executor(
+    processes: int, *, initializer: Callable[..., object] | None = None, initargs: tuple[Any, ...] = ()
+) -> ProcessPoolExecutor:
+    """``processes`` forked worker processes as an executor, every one started before this returns.
+
+    They are forked here, from the process as it is now: what a pass set up for them is theirs,
+    and no worker is forked later from a process running the executor's own thread. Standard
+    output is flushed first, so no worker inherits (and writes again) a buffered line.
+
+    Raises:
+        OSError: The processes could not be started.
+        BrokenProcessPool: A worker died while starting (its ``initializer`` failed).
+    """
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            stream.flush()
+    executor = ProcessPoolExecutor(
+        max_workers=processes, mp_context=fork_context(), initializer=initializer, initargs=initargs
+    )
+    try:
+        executor.submit(_ready).result()  # with fork, the first submission starts every worker
+    except BaseException:
+        stop_workers(executor)
+        raise
+    return executor
+
+
+def stop_workers(executor: ProcessPoolExecutor) -> None:
+    """Stop an executor now: end its worker processes, cancel what has not started, wait for its thread."""
+    processes = list((getattr(executor, "_processes", None) or {}).values())
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    # The executor's thread sees its workers gone, fails what was running and ends: none is left.
+    executor.shutdown(wait=True, cancel_futures=True)
+    for process in processes:
+        process.join(5)
+
+
+#: What a pass says when one of its workers died under it.
+WORKER_DIED = "a worker process died (killed, or out of memory?)"
+
+
+class ForkPool:
+    """The worker processes of one pass (:func:`fork_pool`): ``imap``, ``map`` and ``submit``."""
+
+    def __init__(self, executor: ProcessPoolExecutor) -> None:
+        self.executor = executor
+
+    def imap(self, fn: Callable[[T], R], items: Iterable[T], chunksize: int = 1) -> Iterator[R]:
+        """``fn`` over ``items`` in the workers, results in order as they come (``chunksize`` per task)."""
+        try:
+            yield from self.executor.map(fn, items, chunksize=chunksize)
+        except BrokenProcessPool as exc:
+            raise BrokenProcessPool(WORKER_DIED) from exc
+
+    def map(self, fn: Callable[[T], R], items: Iterable[T], chunksize: int = 1) -> list[R]:
+        """``fn`` over ``items`` in the workers: every result, in order."""
+        return list(self.imap(fn, items, chunksize))
+
+    def submit(self, fn: Callable[..., R], *args: Any) -> Future[R]:
+        """``fn(*args)`` in a worker."""
+        return self.executor.submit(fn, *args)
+
+
 @contextlib.contextmanager
-def fork_pool(jobs: int) -> Iterator[multiprocessing.pool.Pool]:
-    """A pool of ``jobs`` forked worker processes, closed and joined at the end of the block."""
-    with fork_context().Pool(jobs) as pool:
-        yield pool
+def fork_pool(jobs: int) -> Iterator[ForkPool]:
+    """A pool of ``jobs`` forked worker processes for the block.
+
+    At the end of the block the workers finish what was submitted and exit; if the block is left
+    by an exception (or a generator using the pool is closed), what has not started is cancelled
+    and the workers are ended.
+
+    Example:
+        >>> import operator
+        >>> with fork_pool(2) as pool:
+        ...     pool.map(operator.neg, range(4), chunksize=2), pool.submit(operator.add, 2, 3).result()
+        ([0, -1, -2, -3], 5)
+    """
+    executor = fork_executor(jobs)
+    try:
+        yield ForkPool(executor)
+    except BaseException:
+        stop_workers(executor)
+        raise
+    executor.shutdown(wait=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -199,12 +305,17 @@ __all__ = [
     "PARALLEL_MIN_DEVICES",
     "PARALLEL_MIN_REPARSE",
     "PARALLEL_MIN_RESULTS",
+    "WORKER_DIED",
+    "ForkPool",
     "can_fork",
     "finish",
     "fork_context",
+    "fork_executor",
     "fork_pool",
     "keep_until_exit",
     "own_process",
     "paused_gc",
+    "spare_workers",
+    "stop_workers",
     "worker_count",
 ]

@@ -246,3 +246,42 @@ def test_every_module_can_be_imported_first() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=600, check=True
     )
     assert out.stdout.strip() == "", out.stdout
+
+
+#: Where worker processes are started: one module owns the fork pool and its thresholds.
+PROCESS_OWNER = "fabline.perf"
+#: Modules and names that start processes running Python (subprocess runs other programs: not listed).
+_PROCESS_MODULES = {"multiprocessing", "concurrent.futures.process"}
+_PROCESS_NAMES = {"fork", "forkpty", "ProcessPoolExecutor", "Pool", "Process"}
+
+
+def _process_starts(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.split(".")[0] == "multiprocessing"]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            if node.module.split(".")[0] == "multiprocessing" or (
+                node.module in _PROCESS_MODULES | {"concurrent.futures"}
+                and any(a.name in _PROCESS_NAMES for a in node.names)
+            ):
+                found.append(f"from {node.module} import {', '.join(a.name for a in node.names)}")
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr in _PROCESS_NAMES
+            and isinstance(node.value, ast.Name)
+            and node.value.id in {"os", "multiprocessing", "pty"}
+        ):
+            found.append(f"{node.value.id}.{node.attr}")
+    return found
+
+
+def test_only_perf_starts_worker_processes() -> None:
+    """One fork pool (issue 12): the check, diff, re-parse, renderer, report writers and finisher use perf's."""
+    bad = {
+        module: starts
+        for module, path in _modules().items()
+        if module != PROCESS_OWNER and (starts := _process_starts(path))
+    }
+    assert bad == {}, f"only {PROCESS_OWNER} starts worker processes: {bad}"
+    assert _process_starts(_modules()[PROCESS_OWNER]), "the rule reads nothing: perf itself starts none?"

@@ -19,18 +19,19 @@ work; nothing gathered is dropped either way.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import signal
 import sys
 import threading
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from fabline.collect.device import DeviceResult, Gathered, finish_device
 from fabline.collect.writer import write_device
-from fabline.perf import can_fork, fork_context
+from fabline.perf import can_fork, fork_executor, spare_workers
 
 
 def finish_and_write(out: Path, gathered: Gathered) -> DeviceResult:
@@ -86,20 +87,6 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
-def _ready() -> int:
-    return os.getpid()
-
-
-def finisher_processes() -> int:
-    """Worker processes for finishing: one per spare core beyond the collecting process, 1 to 4.
-
-    Example:
-        >>> 1 <= finisher_processes() <= 4
-        True
-    """
-    return max(1, min(4, (os.cpu_count() or 1) - 1))
-
-
 class Finisher:
     """Finishes gathered devices in forked worker processes (a thread where fork is unavailable).
 
@@ -113,19 +100,11 @@ class Finisher:
         self._thread: ThreadPoolExecutor | None = None
         self._pool: Executor | None = None
         if use_processes and can_fork():
-            pool = ProcessPoolExecutor(
-                max_workers=processes or finisher_processes(),
-                mp_context=fork_context(),
-                initializer=_worker_init,
-                initargs=(os.getpid(),),
-            )
-            try:
-                # With fork, the executor starts every worker on the first submission: do it now,
-                # while this is still the only thread of the collection.
-                pool.submit(_ready).result()
-                self._pool = pool
-            except (OSError, BrokenProcessPool):
-                pool.shutdown(wait=False, cancel_futures=True)
+            # The workers start now, while this is still the only thread of the collection.
+            with contextlib.suppress(OSError, BrokenProcessPool):
+                self._pool = fork_executor(
+                    processes or spare_workers(), initializer=_worker_init, initargs=(os.getpid(),)
+                )
         self.in_process = self._pool is None
         #: Why the worker process stopped serving, when it did (the run went on in this process).
         self.lost_worker: str | None = None

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import importlib
 import io
-import os
 from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from fabline import perf
 from fabline.record import Report, ReportContext
@@ -101,33 +102,53 @@ def write_reports(
 
     Files are written atomically (temporary file, then rename) so a reader never sees half a report.
     On Linux, a large run's per-result formats (JSON, JUnit) are written at the same time: each one
-    after the first in a forked child process (``jobs=1`` forces one process; by default children
-    are used from :data:`fabline.perf.PARALLEL_MIN_RESULTS` results on, and never while other
-    threads run). A
-    child's error is raised here as if the file had been written in-process. ``context`` is what
-    the runner computed for the formats that draw more than the run record (empty when omitted).
+    after the first in a forked worker (:func:`fabline.perf.fork_pool`; ``jobs=1`` forces one
+    process; by default workers are used from :data:`fabline.perf.PARALLEL_MIN_RESULTS` results on,
+    by :func:`fabline.perf.worker_count`, and never while other threads run). A worker's error is
+    raised here as if the file had been written in-process. ``context`` is what the runner
+    computed for the formats that draw more than the run record (empty when omitted).
     """
     context = context or ReportContext()
     out_dir.mkdir(parents=True, exist_ok=True)
     targets = [out_dir / FORMATS[fmt].filename for fmt in formats]
     heavy = [fmt for fmt in formats if FORMATS[fmt].heavy]
-    if jobs is None:
-        jobs = 2 if len(report.results) >= perf.PARALLEL_MIN_RESULTS else 1
+    jobs = perf.worker_count(len(report.results), jobs, minimum=perf.PARALLEL_MIN_RESULTS)
     forked = heavy[1:] if jobs > 1 and len(heavy) > 1 and perf.can_fork(alone=True) else []
-    if forked:
-        report.summary  # noqa: B018 - computed once, before the children inherit the report
-        report.pass_counts()
-    children = [(fmt, _fork_writer(report, context, fmt, out_dir)) for fmt in forked]
-    try:
+    if not forked:
         for fmt in formats:
-            if fmt not in forked:
-                _write_one(report, context, fmt, out_dir)
+            _write_one(report, context, fmt, out_dir)
+        return targets
+    report.summary  # noqa: B018 - computed once, before the workers inherit the report
+    report.pass_counts()
+    _FORKED_JOB.update(report=report, context=context, out_dir=out_dir)
+    try:
+        with perf.fork_pool(len(forked)) as pool:
+            futures = [(fmt, pool.submit(_write_forked, fmt)) for fmt in forked]
+            try:
+                for fmt in formats:
+                    if fmt not in forked:
+                        _write_one(report, context, fmt, out_dir)
+            finally:
+                errors = [_outcome(fmt, future) for fmt, future in futures]
     finally:
-        errors = [(fmt, _reap(*child)) for fmt, child in children]
-    for _fmt, exc in errors:
+        _FORKED_JOB.clear()
+    for exc in errors:
         if exc is not None:
             raise exc
     return targets
+
+
+#: What the forked writers share with the parent (inherited by ``fork``, never pickled).
+_FORKED_JOB: dict[str, Any] = {}
+
+
+def _write_forked(fmt: str) -> bytes | None:
+    """A worker's part: write one format; its exception pickled (:func:`_pickled`), if it failed."""
+    try:
+        _write_one(_FORKED_JOB["report"], _FORKED_JOB["context"], fmt, _FORKED_JOB["out_dir"])
+    except BaseException as exc:
+        return _pickled(exc, fmt)
+    return None
 
 
 def _write_one(report: Report, context: ReportContext, fmt: str, out_dir: Path) -> None:
@@ -147,28 +168,6 @@ def _write_one(report: Report, context: ReportContext, fmt: str, out_dir: Path) 
         data = spec.writer()(report, context)
         tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
     tmp.replace(target)
-
-
-def _fork_writer(report: Report, context: ReportContext, fmt: str, out_dir: Path) -> tuple[int, int]:
-    """Start a child writing one format; returns (pid, read end of its error pipe)."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid != 0:
-        os.close(write)
-        return pid, read
-    code = 0  # the child: write, send any exception through the pipe, never return
-    try:
-        os.close(read)
-        _write_one(report, context, fmt, out_dir)
-    except BaseException as exc:
-        code = 1
-        try:
-            with os.fdopen(write, "wb") as pipe:
-                pipe.write(_pickled(exc, fmt))
-        except BaseException:
-            pass
-    finally:
-        os._exit(code)
 
 
 def _pickled(exc: BaseException, fmt: str) -> bytes:
@@ -193,27 +192,27 @@ def _pickled(exc: BaseException, fmt: str) -> bytes:
     return pickle.dumps((type(exc).__name__, isinstance(exc, FablineError), str(exc), exc.__notes__))
 
 
-def _reap(pid: int, read: int) -> BaseException | None:
-    """Wait for a writer child; its exception, if it failed."""
+def _outcome(fmt: str, future: Future[bytes | None]) -> BaseException | None:
+    """Wait for a writer worker; its exception, if it failed."""
     import pickle
 
     from fabline.errors import FablineError
 
-    with os.fdopen(read, "rb") as pipe:
-        data = pipe.read()
-    _, status = os.waitpid(pid, 0)
-    if data:
-        got = pickle.loads(data)
-        if isinstance(got, BaseException):
-            return got
-        name, fabline_error, message, notes = got
-        # A stand-in of the same name and message: the CLI prints the same one-line error.
-        base: type[Exception] = FablineError if fabline_error else Exception
-        exc: Exception = type(name, (base,), {"__module__": __name__})(message)
-        exc.__notes__ = notes
-        return exc
-    code = os.waitstatus_to_exitcode(status)
-    return RuntimeError(f"the report writer process exited with status {code}") if code != 0 else None
+    try:
+        data = future.result()
+    except BrokenProcessPool:
+        return RuntimeError(f"the process writing the {fmt} report died ({perf.WORKER_DIED})")
+    if data is None:
+        return None
+    got = pickle.loads(data)
+    if isinstance(got, BaseException):
+        return got
+    name, fabline_error, message, notes = got
+    # A stand-in of the same name and message: the CLI prints the same one-line error.
+    base: type[Exception] = FablineError if fabline_error else Exception
+    exc: Exception = type(name, (base,), {"__module__": __name__})(message)
+    exc.__notes__ = notes
+    return exc
 
 
 __all__ = [
