@@ -205,3 +205,27 @@ def test_a_rendered_configuration_is_judged_on_its_configured_sessions_only(tmp_
 
     out = run_edited(tmp_path / "2", {**edits, "leaf-r0-a": drop})
     assert table(out, Status.FAIL) == {("bgp-sessions", "leaf-r0-a", "sessions")}
+
+
+def test_partner_reads_addresses_as_ipaddress_does() -> None:
+    """The /31 partner is read without address objects (200,000 sessions at 100k GPUs), and says
+    what ``ipaddress`` says for every string: valid quads, leading zeros, out-of-range and
+    non-ASCII digits, spaces, names, IPv6, wrong octet counts."""
+    import ipaddress
+    import itertools
+
+    from fabline.checks.fabric.underlay import _partner
+
+    def reference(text: str) -> str | None:
+        try:
+            ip = ipaddress.IPv4Address(text)
+        except ValueError:
+            return None
+        return str(ipaddress.IPv4Address(int(ip) ^ 1))
+
+    octets = ["0", "1", "00", "01", "9", "10", "99", "099", "100", "199", "200", "249", "250", "255", "256",
+              "260", "300", "1000", "", "x", "\u0663", "\uff11", " 1", "1 ", "+1", "1_0", "-1"]  # fmt: skip
+    texts = [".".join(q) for q in itertools.product(octets, ["0", "255", "01"], ["7"], octets)]
+    texts += ["10.0.0.1\n", "1.1.1", "1.1.1.1.1", "", "...", "swp51", "fe80::1", "1.1.1.1%eth0", "Ethernet0"]
+    assert [_partner(t) for t in texts] == [reference(t) for t in texts]
+    assert _partner("10.128.0.1") == "10.128.0.0" and _partner("10.128.0.254") == "10.128.0.255"
