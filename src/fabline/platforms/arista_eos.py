@@ -23,7 +23,6 @@ from fabline.platforms.arista_eos_config import parse_show_running_config
 from fabline.platforms.arista_eos_names import VOCABULARY, canonical_name, is_mac, kept
 from fabline.platforms.base import (
     Command,
-    Fragment,
     ParseContext,
     json_parser,
     table_rows,
@@ -43,7 +42,7 @@ from fabline.platforms.toolkit import (
     text_field,
     uptime_seconds,
 )
-from fabline.state_types import Facts, Optics
+from fabline.state_types import Facts, Optics, StateBody
 
 
 def _num(value: str) -> float | None:
@@ -86,7 +85,7 @@ def _interfaces_of(
 
 
 @json_parser("an eAPI 'show version' object with 'version' and 'modelName'")
-def parse_show_version_json(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_show_version_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``show version | json``: facts (model, os_version, serial, vendor, uptime_s)."""
     if not isinstance(doc, dict) or "version" not in doc or "modelName" not in doc:
         raise ctx.reject()
@@ -101,7 +100,7 @@ def parse_show_version_json(doc: Any, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("EOS 'show version' text with a 'Software image version' line")
-def parse_show_version(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_version(text: str, ctx: ParseContext) -> StateBody:
     """``show version`` (text): facts (model, os_version, serial, vendor, uptime_s)."""
     version = re.search(r"^Software image version:\s*(\S.*?)\s*$", text, re.MULTILINE)
     if not version:
@@ -124,7 +123,7 @@ def parse_show_version(text: str, ctx: ParseContext) -> Fragment:
 
 
 @json_parser("an eAPI 'show interfaces' object with 'interfaces'", may_be_empty=True)
-def parse_show_interfaces_json(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_show_interfaces_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``show interfaces | json``: admin/oper state, mtu, l2_mtu, speed, autoneg, description, CRC, flaps.
 
     ``interfaceCounters.linkStatusChanges`` feeds the added ``counters.link_flaps`` and
@@ -181,7 +180,7 @@ _TEXT_IF_HEAD = re.compile(
 
 
 @text_parser("EOS 'show interfaces' text ('<name> is up, line protocol is up' blocks)", may_be_empty=True)
-def parse_show_interfaces(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_interfaces(text: str, ctx: ParseContext) -> StateBody:
     """``show interfaces`` (text): admin/oper state, mtu, speed, autoneg, description, CRC."""
     blocks = text_blocks(text, _TEXT_IF_HEAD)
     if not blocks:
@@ -220,7 +219,7 @@ _STATUS_ROW = re.compile(
 
 
 @text_parser("EOS 'show interfaces status' table (Port Name Status Vlan Duplex Speed Type)")
-def parse_show_interfaces_status(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_interfaces_status(text: str, ctx: ParseContext) -> StateBody:
     """``show interfaces status``: admin/oper state, speed, autoneg, description.
 
     Speed ``a-100G`` is an auto-negotiated result (``autoneg: true``), ``100G`` a forced
@@ -247,7 +246,7 @@ def parse_show_interfaces_status(text: str, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("EOS 'show interfaces description' table (Interface Status Protocol Description)")
-def parse_show_interfaces_description(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_interfaces_description(text: str, ctx: ParseContext) -> StateBody:
     """``show interfaces description`` (text): description, admin_up, oper_up."""
     lines = text.splitlines()
     start = next(
@@ -277,7 +276,7 @@ def parse_show_interfaces_description(text: str, ctx: ParseContext) -> Fragment:
 
 
 @json_parser("an eAPI 'show interfaces description' object with 'interfaceDescriptions'", may_be_empty=True)
-def parse_show_interfaces_description_json(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_show_interfaces_description_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``show interfaces description | json``: description, admin_up, oper_up."""
     interfaces: dict[str, Any] = {}
     for name, body in _interfaces_of(doc, "interfaceDescriptions", ctx, ctx.expected).items():
@@ -297,7 +296,7 @@ def parse_show_interfaces_description_json(doc: Any, ctx: ParseContext) -> Fragm
 @json_parser(
     "an eAPI 'show interfaces counters errors' object with 'interfaceErrorCounters'", may_be_empty=True
 )
-def parse_show_interfaces_counters_errors_json(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_show_interfaces_counters_errors_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``show interfaces counters errors | json``: ``counters.crc_errors`` (EOS ``fcsErrors``)."""
     interfaces: dict[str, Any] = {}
     for name, body in _interfaces_of(doc, "interfaceErrorCounters", ctx, ctx.expected).items():
@@ -312,7 +311,7 @@ def parse_show_interfaces_counters_errors_json(doc: Any, ctx: ParseContext) -> F
 @text_parser(
     "EOS 'show lldp neighbors' table (Port  Neighbor Device ID  Neighbor Port ID  TTL)", may_be_empty=True
 )
-def parse_show_lldp_neighbors(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_lldp_neighbors(text: str, ctx: ParseContext) -> StateBody:
     """``show lldp neighbors`` (text): ``lldp.device`` and ``lldp.port`` per local port.
 
     The summary has no port description, so a MAC port id stays a MAC here; the ``detail``
@@ -329,7 +328,7 @@ def parse_show_lldp_neighbors(text: str, ctx: ParseContext) -> Fragment:
 
 
 @json_parser("an eAPI 'show lldp neighbors' object with an 'lldpNeighbors' list", may_be_empty=True)
-def parse_show_lldp_neighbors_json(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_show_lldp_neighbors_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``show lldp neighbors | json``: ``lldp.device`` and ``lldp.port`` per local port."""
     if not isinstance(doc, dict) or not isinstance(doc.get("lldpNeighbors"), list):
         raise ctx.reject()
@@ -348,7 +347,7 @@ def parse_show_lldp_neighbors_json(doc: Any, ctx: ParseContext) -> Fragment:
 @text_parser(
     "EOS 'show lldp neighbors detail' text ('Interface X detected N LLDP neighbors')", may_be_empty=True
 )
-def parse_show_lldp_neighbors_detail(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_lldp_neighbors_detail(text: str, ctx: ParseContext) -> StateBody:
     """``show lldp neighbors detail`` (text): lldp device, port, port_description, chassis_id.
 
     Only the first neighbour of a port is kept (a fabric link has one).
@@ -376,7 +375,7 @@ def parse_show_lldp_neighbors_detail(text: str, ctx: ParseContext) -> Fragment:
 
 
 @json_parser("an eAPI 'show lldp neighbors detail' object with 'lldpNeighbors'", may_be_empty=True)
-def parse_show_lldp_neighbors_detail_json(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_show_lldp_neighbors_detail_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``show lldp neighbors detail | json``: lldp device, port, port_description, chassis_id.
 
     EOS quotes interface-name port ids (``"et-0/0/20"``); the quotes are removed.
@@ -407,7 +406,7 @@ def parse_show_lldp_neighbors_detail_json(doc: Any, ctx: ParseContext) -> Fragme
 @text_parser(
     "EOS 'show interfaces transceiver' table (Port Temp Voltage Bias TxPower RxPower)", may_be_empty=True
 )
-def parse_show_interfaces_transceiver(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_interfaces_transceiver(text: str, ctx: ParseContext) -> StateBody:
     """``show interfaces transceiver`` (text): optics temperature_c, tx/rx_power_dbm.
 
     EOS prints one row per lane interface (``Et3/17/1``, ``Et3/17/2``...), each with its own
@@ -435,7 +434,7 @@ def parse_show_interfaces_transceiver(text: str, ctx: ParseContext) -> Fragment:
 
 
 @json_parser("an eAPI 'show interfaces transceiver' object with 'interfaces'", may_be_empty=True)
-def parse_show_interfaces_transceiver_json(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_show_interfaces_transceiver_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``show interfaces transceiver | json``: optics type, serial, temperature_c, tx/rx_power_dbm."""
     interfaces: dict[str, Any] = {}
     marks = ("rxPower", "txPower", "txBias", "temperature", "voltage")
@@ -461,7 +460,7 @@ def parse_show_interfaces_transceiver_json(doc: Any, ctx: ParseContext) -> Fragm
 @json_parser(
     "an eAPI 'show interfaces transceiver dom thresholds' object with 'interfaces'", may_be_empty=True
 )
-def parse_show_interfaces_transceiver_dom_thresholds_json(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_show_interfaces_transceiver_dom_thresholds_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``show interfaces transceiver dom thresholds | json``: optics type, serial, per-lane rx/tx power, flags.
 
     The added ``optics.active_flags`` lists each reading beyond one of its printed alarm or warning
@@ -548,7 +547,7 @@ _DETAIL_SECTIONS = {"Temperature": "temperature_c", "Tx Power": "tx_power_dbm", 
 
 
 @text_parser("EOS 'show interfaces transceiver detail' tables (Temperature ... Rx Power)", may_be_empty=True)
-def parse_show_interfaces_transceiver_detail(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_interfaces_transceiver_detail(text: str, ctx: ParseContext) -> StateBody:
     """``show interfaces transceiver detail`` (text): optics temperature_c, tx/rx_power_dbm.
 
     The output is one table per measurement (temperature, voltage, current, tx power,
@@ -576,7 +575,7 @@ def parse_show_interfaces_transceiver_detail(text: str, ctx: ParseContext) -> Fr
 
 
 @text_parser("EOS 'show interfaces transceiver hardware' blocks ('Name: EtX' / 'Media type: ...')")
-def parse_show_interfaces_transceiver_hardware(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_interfaces_transceiver_hardware(text: str, ctx: ParseContext) -> StateBody:
     """``show interfaces transceiver hardware``: ``optics.type`` (media type) per port."""
     blocks = re.split(r"^Name:\s*", text, flags=re.MULTILINE)[1:]
     if not blocks:
@@ -599,7 +598,7 @@ def parse_show_interfaces_transceiver_hardware(text: str, ctx: ParseContext) -> 
 @json_parser(
     "an eAPI 'show priority-flow-control counters' object with 'interfaceCounters'", may_be_empty=True
 )
-def parse_show_priority_flow_control_counters_json(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_show_priority_flow_control_counters_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``show priority-flow-control counters | json``: PFC frames per port, all priorities.
 
     EOS's summary counters are not per priority, so they go to the added fields
@@ -624,7 +623,7 @@ def parse_show_priority_flow_control_counters_json(doc: Any, ctx: ParseContext) 
     "an eAPI 'show priority-flow-control counters watchdog' object with 'interfaces' of 'txQueues'",
     may_be_empty=True,
 )
-def parse_show_priority_flow_control_counters_watchdog_json(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_show_priority_flow_control_counters_watchdog_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``show priority-flow-control counters watchdog | json``: PFC watchdog events per port and queue.
 
     ``interfaces.<port>.txQueues.<queue>.stuckCount`` (the watchdog found the queue stuck: a
@@ -670,7 +669,7 @@ _TRAFFIC_CLASS = re.compile(r"^TC([0-7])$")
     "an eAPI 'show interfaces counters queue drops' object with 'interfaces' of 'trafficClasses'",
     may_be_empty=True,
 )
-def parse_show_interfaces_counters_queue_drops_json(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_show_interfaces_counters_queue_drops_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``show interfaces counters queue drops | json``: dropped packets per port and traffic class.
 
     Feeds the added ``counters.queue_dropped`` (traffic class -> packets): the egress queue's
@@ -700,7 +699,7 @@ def parse_show_interfaces_counters_queue_drops_json(doc: Any, ctx: ParseContext)
 
 
 @json_parser("an eAPI 'show interfaces phy detail' object with 'interfacePhyStatuses'", may_be_empty=True)
-def parse_show_interfaces_phy_detail_json(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_show_interfaces_phy_detail_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``show interfaces phy detail | json``: FEC codewords and pre-FEC BER of each port.
 
     The first PHY of a port that reports ``fec`` is the switch chip's serdes (retimers and gearboxes
@@ -738,7 +737,7 @@ def parse_show_interfaces_phy_detail_json(doc: Any, ctx: ParseContext) -> Fragme
 @json_parser(
     "an eAPI 'show qos interfaces ecn counters queue' object with 'intfQueueCounters'", may_be_empty=True
 )
-def parse_show_qos_interfaces_ecn_counters_queue_json(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_show_qos_interfaces_ecn_counters_queue_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``show qos interfaces ecn counters queue | json``: ``counters.ecn_marked`` per port.
 
     EOS counts ECN-marked packets per tx-queue; the state counter is their sum. ``-`` marks a
@@ -776,7 +775,7 @@ _PRIO_RUN = re.compile(r"[0-7]{2,8}")
 
 
 @text_parser("EOS 'show priority-flow-control' text with a 'Port  Status  Priorities' table")
-def parse_show_priority_flow_control(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_priority_flow_control(text: str, ctx: ParseContext) -> StateBody:
     """``show priority-flow-control`` (text): pfc_priorities, pfc_watchdog per port; watchdog action.
 
     A port whose status is ``D`` (PFC disabled) has no lossless priority (``[]``); an ``E``
@@ -790,7 +789,7 @@ def parse_show_priority_flow_control(text: str, ctx: ParseContext) -> Fragment:
     """
     if not re.search(r"^Port\s+Status\s+Priorities", text, re.MULTILINE):
         raise ctx.reject("no 'Port Status Priorities' header")
-    fragment: Fragment = {}
+    fragment: StateBody = {}
     if m := re.search(r"The PFC watchdog action is (\S+)", text):
         fragment["qos"] = {"pfc_watchdog": {"action": m.group(1)}}
     interfaces: dict[str, Any] = {}

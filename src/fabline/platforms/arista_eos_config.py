@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from fabline.platforms.arista_eos_names import VOCABULARY, canonical_name, kept
-from fabline.platforms.base import Fragment, ParseContext, text_parser
+from fabline.platforms.base import ParseContext, text_parser
 from fabline.platforms.loadbalance import eos_load_balance
 from fabline.platforms.routing import eos_bgp_config
 from fabline.platforms.toolkit import DSCP, expand_ints, gbps, mbps_to_gbps, on_line
-from fabline.state_types import StateBody
+from fabline.state_types import Qos, StateBody
 
 _BYTE_UNITS = {"bytes": 1, "kbytes": 1000, "mbytes": 1_000_000}
 _TIME_UNITS = {"microseconds": 1, "milliseconds": 1000}
@@ -212,7 +212,7 @@ _DYNAMIC_LB = re.compile(r"ip hardware fib load-balance distribution dynamic(?: 
 
 
 @text_parser("an EOS running-config with 'interface' sections or a 'hostname' line")
-def parse_show_running_config(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_running_config(text: str, ctx: ParseContext) -> StateBody:
     """``show running-config``: interface settings, QoS chain, PFC watchdog, hostname, load balancing.
 
     ``load_balance.hash_fields`` from ``load-balance policies``; ``load_balance.adaptive_routing``
@@ -274,7 +274,7 @@ def parse_show_running_config(text: str, ctx: ParseContext) -> Fragment:
             entry["dscp_to_priority"] = dict(dscp_ordered)
         if entry:
             interfaces[name] = entry
-    fragment: Fragment = {}
+    fragment: StateBody = {}
     if hostname:
         fragment["facts"] = {"hostname": hostname}
     qos: dict[str, Any] = {}
@@ -289,7 +289,7 @@ def parse_show_running_config(text: str, ctx: ParseContext) -> Fragment:
     if watchdog:
         qos["pfc_watchdog"] = watchdog
     if qos:
-        fragment["qos"] = qos
+        fragment["qos"] = cast(Qos, qos)
     if interfaces:
         fragment["interfaces"] = interfaces
     fragment.update(bgp)
