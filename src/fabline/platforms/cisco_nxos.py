@@ -20,7 +20,6 @@ from typing import Any
 
 from fabline.platforms.base import (
     Command,
-    Fragment,
     ParseContext,
     table_rows,
     text_parser,
@@ -43,13 +42,13 @@ from fabline.platforms.toolkit import (
     text_blocks,
     uptime_seconds,
 )
-from fabline.state_types import Facts
+from fabline.state_types import Facts, StateBody
 
 # --- facts ---------------------------------------------------------------------------------
 
 
 @text_parser("NX-OS 'show version' text with an 'NXOS: version' or 'system: version' line")
-def parse_show_version(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_version(text: str, ctx: ParseContext) -> StateBody:
     """``show version``: facts hostname, os_version, model, serial, vendor, uptime_s.
 
     ``model`` is the chassis line without ``cisco``/``Chassis`` (``Nexus9000 C9300v``);
@@ -78,7 +77,7 @@ _IF_HEAD = re.compile(
 
 
 @text_parser("NX-OS 'show interface' text ('<name> is up|down' blocks)", may_be_empty=True)
-def parse_show_interface(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_interface(text: str, ctx: ParseContext) -> StateBody:
     """``show interface``: admin/oper state, mtu, speed, autoneg, fec, fec_admin, description, CRC, flaps.
 
     The per-port pause counters (``Rx pause``/``Tx pause``) feed the added
@@ -178,7 +177,7 @@ _STATUS_ROW = re.compile(
 
 
 @text_parser("NX-OS 'show interface status' table (Port Name Status Vlan Duplex Speed Type)")
-def parse_show_interface_status(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_interface_status(text: str, ctx: ParseContext) -> StateBody:
     """``show interface status``: admin/oper state, speed, description.
 
     Status ``disabled`` is admin down, ``connected`` is oper up. A speed without unit is Mb/s
@@ -211,7 +210,7 @@ def parse_show_interface_status(text: str, ctx: ParseContext) -> Fragment:
     "NX-OS 'show lldp neighbors' table (Device ID  Local Intf  Hold-time  Capability  Port ID)",
     may_be_empty=True,
 )
-def parse_show_lldp_neighbors(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_lldp_neighbors(text: str, ctx: ParseContext) -> StateBody:
     """``show lldp neighbors``: ``lldp.device`` and ``lldp.port`` per local port.
 
     NX-OS wraps a long Device ID onto its own line, the rest of the row on the next.
@@ -246,7 +245,7 @@ def parse_show_lldp_neighbors(text: str, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("NX-OS 'show lldp neighbors detail' text ('Chassis id:' blocks)", may_be_empty=True)
-def parse_show_lldp_neighbors_detail(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_lldp_neighbors_detail(text: str, ctx: ParseContext) -> StateBody:
     """``show lldp neighbors detail``: lldp device, port, port_description, chassis_id.
 
     ``not advertised`` and ``null`` (what NX-OS prints for an empty System Name) are absent.
@@ -313,7 +312,7 @@ _IDENTITY_ROWS = tuple(
     "NX-OS 'show interface transceiver' text ('EthernetX/Y' / 'transceiver is present' blocks)",
     may_be_empty=True,
 )
-def parse_show_interface_transceiver(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_interface_transceiver(text: str, ctx: ParseContext) -> StateBody:
     """``show interface transceiver [details]``: optics vendor, part_number, serial, type, DOM.
 
     ``name is`` is the vendor. With DOM (``details``), each ``Lane Number`` table gives one

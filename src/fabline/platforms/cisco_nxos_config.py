@@ -29,11 +29,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fabline.platforms.arista_eos_config import Node, config_tree
-from fabline.platforms.base import Fragment, ParseContext, text_parser
+from fabline.platforms.base import ParseContext, text_parser
 from fabline.platforms.cisco_nxos_names import VOCABULARY, canonical_name, kept
 from fabline.platforms.loadbalance import nxos_dlb, nxos_load_balance
 from fabline.platforms.routing import nxos_bgp_config
 from fabline.platforms.toolkit import DSCP, PCP, PRIORITY, expand_ints, mbps_to_gbps, on_line
+from fabline.state_types import Qos, StateBody
 
 _DSCP_NAMES = {
     "default": 0, "ef": 46,
@@ -207,7 +208,7 @@ def _interface(node: Node) -> tuple[dict[str, Any], dict[str, str]]:
 
 
 @text_parser("an NX-OS running-config with 'interface' sections, 'system qos' or a 'hostname' line")
-def parse_show_running_config(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_running_config(text: str, ctx: ParseContext) -> StateBody:
     """``show running-config`` / ``show running-config interface``: interfaces, QoS chain, hostname.
 
     Raises:
@@ -249,10 +250,10 @@ def parse_show_running_config(text: str, ctx: ParseContext) -> Fragment:
             entry["ecn"] = ecn
         if entry:
             interfaces[name] = entry
-    fragment: Fragment = {}
+    fragment: StateBody = {}
     if hostname:
         fragment["facts"] = {"hostname": hostname}
-    qos: dict[str, Any] = {}
+    qos: Qos = {}
     if lossless is not None:
         qos["lossless_priorities"] = lossless
     watchdog = next((m.group(1) for n in tree if (m := re.fullmatch(_WATCHDOG, n.text))), None)

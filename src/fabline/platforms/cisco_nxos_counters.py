@@ -27,9 +27,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from fabline.platforms.base import Fragment, ParseContext, json_parser, text_parser
+from fabline.platforms.base import ParseContext, json_parser, text_parser
 from fabline.platforms.cisco_nxos_names import canonical_name, kept
 from fabline.platforms.toolkit import nxapi_rows, port_blocks, text_blocks
+from fabline.state_types import StateBody
 
 # --- show interface priority-flow-control detail --------------------------------------------
 
@@ -53,7 +54,7 @@ def _priority_row(head: str, row: str, ctx: ParseContext, port: str) -> dict[str
     "NX-OS 'show interface priority-flow-control detail' text (per port: Priority0..7 table with Rx and Tx rows)",
     may_be_empty=True,
 )
-def parse_show_interface_pfc_detail(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_interface_pfc_detail(text: str, ctx: ParseContext) -> StateBody:
     """``show interface priority-flow-control detail``: per-priority PFC frames received and sent.
 
     Feeds ``counters.pfc_rx_pause`` / ``pfc_tx_pause`` (cumulative PFC frames per priority). A
@@ -137,7 +138,7 @@ def _queuing_port(block: str) -> dict[str, Any]:
     "NX-OS 'show queuing interface' text ('Egress|Ingress Queuing for <interface>' blocks with QOS GROUP tables)",
     may_be_empty=True,
 )
-def parse_show_queuing_interface(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_queuing_interface(text: str, ctx: ParseContext) -> StateBody:
     """``show queuing interface``: unicast drops per qos-group and PFC frames per CoS, per port.
 
     ``counters.queue_dropped`` sums a ``QOS GROUP N`` table's drop rows (tail/WRED/AFD drops and
@@ -183,7 +184,7 @@ def _wd_count(value: Any, ctx: ParseContext, where: str) -> int | None:
     "NX-OS 'show queuing pfc-queue detail | json' (TABLE_queuing_interface rows with TABLE_qosgrp_stats)",
     may_be_empty=True,
 )
-def parse_show_queuing_pfc_queue_json(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_show_queuing_pfc_queue_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``show queuing pfc-queue detail | json``: PFC watchdog storms per port and qos-group.
 
     The keys are the NX-API ones Cisco's Nexus 9000 show-command reference (9.3(x), ``show queuing
