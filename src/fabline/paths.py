@@ -165,8 +165,8 @@ def _read_fd(fd: int, path: Path, limit: int) -> bytes:
 def read_under(root: Path, *parts: str, limit: int) -> bytes:
     """:func:`read_regular` of :func:`under` (``root/parts``): a bounded read inside a snapshot.
 
-    The common case resolves nothing (resolving two paths per file was about 15 % of a 100k-GPU
-    diff's CPU): when every folder between ``root`` and the file is a real folder, not a symbolic
+    The common case resolves nothing (resolving two paths per file was about 60 us of the 215 us
+    a diff spends loading one state of the 100k-GPU fabric): when every folder between ``root`` and the file is a real folder, not a symbolic
     link (one ``lstat`` each), and the file itself opens with ``O_NOFOLLOW``, the file is an entry
     of folders inside ``root``, so it is read from that descriptor. Anything else (a link on the
     way, a link as the file, a file that does not open) takes the checked path: :func:`under`
