@@ -292,10 +292,13 @@ def test_getter_rules_are_skipped_with_the_reason_never_pass_or_error(getter_run
     for check in ("switch-mtu", "switch-port-up", "link-mtu", "link-speed", "link-lldp", "optics-rx-power",
                   "version-skew", "clos-shape", "hostname-matches-inventory"):  # fmt: skip
         assert by_rule[check] == {"pass"}, (check, by_rule[check])
-    # The far end of a spine-01 link compares PFC with a peer that cannot say: skipped there too.
+    # The far end of a spine-01 link compares PFC with a peer that cannot say: skipped there too
+    # (one message per reason, so the rows fold per device; the peer is spine-01, the only getter device).
     peer_side = [r for r in getter_run["report"]["results"]
-                 if r["check"] == "link-pfc" and r["device"] != "spine-01" and "spine-01" in r["message"]]  # fmt: skip
+                 if r["check"] == "link-pfc" and r["device"] != "spine-01"
+                 and "not provided at the peer" in r["message"]]  # fmt: skip
     assert peer_side and {r["status"] for r in peer_side} == {"skipped"}
+    assert all("NAPALM getters report no QoS" in r["message"] for r in peer_side)
 
 
 def test_getter_faults(getter_run: dict[str, Any]) -> None:
