@@ -4,7 +4,9 @@
     python bench/generate.py --gpus 100000 --fabric clos --fault-rate 0 --out bench/out/clos-100k
     python bench/generate.py --gpus 100000 --fabric clos --fault-rate 0 --no-planes --out bench/out/clos-100k-np
 
-writes ``OUT/inventory.yml`` (Ansible YAML inventory) and ``OUT/snapshot/state/<device>.json``.
+writes ``OUT/inventory.yml`` (Ansible YAML inventory), ``OUT/snapshot/state/<device>.json`` and, as a
+collection does, ``OUT/snapshot/state-digests.json`` (each state is checked against the state schema
+first, as a collection checks what it writes, so the check skips re-validating them).
 ``--fabric rail`` (the default, the older speed figures): hosts x 8 NICs, leaves (radix/2 down,
 radix/2 up), one spine layer shared by every leaf (not a buildable Clos above 64 spines).
 ``--fabric clos``: the buildable fabric of issue 14 (``synthetic.plane_fabric``): 8 rails, each
@@ -32,6 +34,9 @@ from pathlib import Path
 import yaml
 
 from fabline import synthetic
+from fabline.collect.writer import write_digests
+from fabline.snapshot import state_digest
+from fabline.state import schema_problem
 
 
 def planted_faults(fabric: synthetic.Fabric, rate: float, seed: int = 7) -> list[synthetic.Fault]:
@@ -84,11 +89,18 @@ def generate(
     state_dir.mkdir(parents=True, exist_ok=True)
     n_ifaces = 0
     faults = planted_faults(fabric, fault_rate) + (plane_dscp_fault(fabric) if plane_fault else [])
+    entries: dict[str, dict[str, str]] = {}
     for doc in synthetic.states(fabric, faults):
         synthetic.as_collected(doc)  # as heavy as a collection today (health counters, flags, host RDMA)
         n_ifaces += len(doc["interfaces"])
-        # Compact JSON, as a collector writes it.
-        (state_dir / f"{doc['name']}.json").write_text(json.dumps(doc, separators=(",", ":")), "utf-8")
+        problem = schema_problem(doc)
+        if problem is not None:  # a generator bug: a collection never writes such a state
+            raise SystemExit(f"{doc['name']}: not valid state: {problem}")
+        # Compact JSON (a collection indents it: larger files, the same document).
+        data = json.dumps(doc, separators=(",", ":")).encode("utf-8")
+        (state_dir / f"{doc['name']}.json").write_bytes(data)
+        entries[doc["name"]] = state_digest(data)
+    write_digests(out / "snapshot", entries)
     roles = {r: sum(1 for d in fabric.devices if d.role == r) for r in ("host", "leaf", "spine")}
     return {"gpus": gpus, **roles, "interfaces": n_ifaces, "links": len(fabric.links), "faults": len(faults)}
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import hashlib
 import json
 from importlib import resources
 from pathlib import Path
@@ -50,12 +51,16 @@ def load_state_file(path: Path) -> dict[str, Any]:
     return parse_state(path, data)
 
 
-def parse_state(path: Path, data: bytes, *, checked: bool = True) -> dict[str, Any]:
+def parse_state(path: Path, data: bytes, *, checked: bool = True, validated: bool = False) -> dict[str, Any]:
     """Parse and minimally validate the bytes of a state document (see :func:`load_state_file`).
 
     ``checked=False`` reads the document as it is written: no schema pass (a forbidden value is
     not replaced by an :class:`Invalid`) and no derived frame sizes. What a diff of two snapshots
     reads, which compares values and needs neither (it is half the cost of reading a state).
+    ``validated=True`` says these bytes are the very ones fabline checked against this state schema
+    when it wrote them (their digest matched the snapshot's ``state-digests.json``, see
+    :meth:`fabline.snapshot.Snapshot.load`): the schema pass is skipped (it would mark nothing),
+    the frame sizes are still derived.
 
     Raises:
         StateError: Not JSON, or not a fabline state document.
@@ -69,7 +74,8 @@ def parse_state(path: Path, data: bytes, *, checked: bool = True) -> dict[str, A
         raise StateError(f"{path}: {problem}")
     if not checked:
         return doc  # type: ignore[no-any-return]
-    mark_invalid(doc)
+    if not validated:
+        mark_invalid(doc)
     add_frame_bytes(doc)
     return doc  # type: ignore[no-any-return]
 
@@ -230,6 +236,16 @@ def schema_problem(doc: Any) -> str | None:
     """
     found = state_check()(doc)
     return problem_text(found) if found else None
+
+
+@functools.cache
+def schema_fingerprint() -> str:
+    """What a state was validated against: a short digest of :func:`schema_document` (this fabline's
+    state schema, platform list included). A digest recorded under another fingerprint (an older or
+    newer fabline, another schema) is not trusted: that state gets the full schema pass.
+    """
+    text = json.dumps(schema_document(), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 @functools.cache

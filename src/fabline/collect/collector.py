@@ -38,7 +38,13 @@ from fabline.collect.transports import (
     NetmikoSession,
     Session,
 )
-from fabline.collect.writer import MANIFEST_SCHEMA, read_entry, read_manifest, write_json_atomic
+from fabline.collect.writer import (
+    MANIFEST_SCHEMA,
+    read_entry,
+    read_manifest,
+    write_digests,
+    write_json_atomic,
+)
 from fabline.errors import ConfigError
 from fabline.inventory import Device
 from fabline.paths import under
@@ -460,6 +466,7 @@ def collect(
             if not final and started < next_write[0]:
                 return
             write_json_atomic(manifest_path, manifest)
+            write_digests(out, manifest["devices"])
             took = time.monotonic() - started
             next_write[0] = started + max(2.0, 10 * took)
 
@@ -611,6 +618,8 @@ def _run(
                     future = pool.submit(gather, device)
                     gathering.add(future)
                     future.add_done_callback(completed.put)
+                if not gathering and not finishing:
+                    break  # nothing to gather (a --resume with every device done): nothing will complete
                 handle(completed.get())
         except BaseException:
             for f in gathering:

@@ -135,19 +135,25 @@ class DeviceResult:
     duration_s: float = 0.0
     #: Extra manifest keys (a distributed collection's ``site`` and ``collector``).
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The written state's digest fields (:func:`fabline.snapshot.state_digest`), once it is on disk.
+    state_digest: dict[str, str] = field(default_factory=dict)
 
     def manifest_entry(self) -> dict[str, Any]:
         """The device's manifest entry."""
-        return {
-            "platform": self.platform,
-            "role": self.role,
-            "status": self.status,
-            "started_at": self.started_at,
-            "duration_s": round(self.duration_s, 3),
-            "attempts": self.attempts,
-            "errors": self.state.get("errors", []),
-            "commands": [r.to_json() for r in self.records],
-        } | self.extra
+        return (
+            {
+                "platform": self.platform,
+                "role": self.role,
+                "status": self.status,
+                "started_at": self.started_at,
+                "duration_s": round(self.duration_s, 3),
+                "attempts": self.attempts,
+                "errors": self.state.get("errors", []),
+                "commands": [r.to_json() for r in self.records],
+            }
+            | self.state_digest
+            | self.extra
+        )
 
 
 def now_iso() -> str:

@@ -49,7 +49,7 @@ def write_result(out: Path, result: DeviceResult) -> DeviceResult:
     Also the client's half of a distributed collection (:mod:`fabline.collect.distributed`), whose
     site collectors send finished devices back.
     """
-    write_device(out, result.name, result.state, result.raw, result.manifest_entry())
+    result.state_digest = write_device(out, result.name, result.state, result.raw, result.manifest_entry())
     result.raw = {}
     result.state = {"status": result.state.get("status"), "errors": result.state.get("errors", [])}
     return result

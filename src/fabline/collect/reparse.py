@@ -16,10 +16,19 @@ from fabline import perf
 from fabline.collect.device import COMMAND_STATUSES, CommandRecord, assemble_state, now_iso, parse_record
 from fabline.collect.profiles import PROFILES
 from fabline.collect.transports import Output
-from fabline.collect.writer import read_entry, read_manifest, write_entry, write_json_atomic
+from fabline.collect.writer import (
+    read_entry,
+    read_manifest,
+    state_bytes,
+    write_digests,
+    write_entry,
+    write_json_atomic,
+    write_state,
+)
 from fabline.errors import ConfigError
 from fabline.inventory import Device
 from fabline.paths import MAX_RAW_BYTES, SnapshotPathError, read_under, under
+from fabline.snapshot import state_digest
 from fabline.state import UNREADABLE_STATUSES
 
 
@@ -76,6 +85,7 @@ def reparse_snapshot(snapshot: Path, devices: list[Device], warn: Callable[[str]
         count += 1
     manifest["reparsed_at"] = now_iso()
     write_json_atomic(under(snapshot, "manifest.json"), manifest)
+    write_digests(snapshot, entries)
     return count
 
 
@@ -88,11 +98,13 @@ def _reparse_one(snapshot: Path, device: Device, entry: dict[str, Any]) -> tuple
     records, parsed = _reparse_commands(snapshot, device.name, device.platform, entry["commands"])
     collected_at = entry.get("started_at") or now_iso()
     status, state = assemble_state(device, profile, parsed, records, collected_at)
-    write_json_atomic(under(snapshot, "state", f"{device.name}.json"), state)
+    data = state_bytes(state)
+    write_state(snapshot, device.name, data)
     return device.name, {
         "status": status,
         "errors": state["errors"],
         "commands": [r.to_json() for r in records],
+        **state_digest(data),
     }
 
 

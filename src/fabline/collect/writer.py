@@ -1,10 +1,13 @@
-"""The snapshot a collection writes: ``raw/<device>/<command-slug>.txt``, ``state/<device>.json``, ``manifest.json``.
+"""The snapshot a collection writes: ``raw/<device>/<command-slug>.txt``, ``state/<device>.json``, ``manifest.json``
+and ``state-digests.json``.
 
 Each device's files are written atomically as the device finishes (raw folder renamed into place,
 then its manifest entry ``manifest.d/<device>.json``, then the state file), so an interrupted run
 keeps every device it completed, ``--resume`` can tell done from missing by the state file alone,
 and the manifest can be rebuilt from disk after a crash (``manifest.json`` is rewritten only every
-few seconds).
+few seconds). A state's manifest entry records the SHA-256 of the state's bytes and the state schema
+they were valid in; ``state-digests.json``, rewritten with the manifest, is the compact index of those
+digests the check reads to skip re-validating the states it wrote (:meth:`fabline.snapshot.Snapshot.load`).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from fabline.paths import (
     read_under,
     under,
 )
+from fabline.snapshot import DIGESTS, digest_index, state_digest
 
 MANIFEST_SCHEMA = "fabline.manifest/1"
 #: Folder of the per-device manifest entries, written with each device's files.
@@ -81,15 +85,37 @@ def unique_file(command: str, used: set[str]) -> str:
 
 def write_json_atomic(path: Path, doc: Mapping[str, Any], indent: int | None = 1) -> None:
     """Write JSON to a temporary file beside ``path`` and rename it into place."""
+    write_bytes_atomic(path, _dumps(doc, indent))
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path`` and rename it into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(_dumps(doc, indent))
+            fh.write(data)
         Path(tmp).replace(path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def state_bytes(state: Mapping[str, Any]) -> bytes:
+    """A state document as a collection writes it to ``state/<device>.json``."""
+    return _dumps(state, 1)
+
+
+def write_state(root: Path, name: str, data: bytes) -> None:
+    """Write a device's state file (the bytes of :func:`state_bytes`) atomically inside the snapshot."""
+    write_bytes_atomic(under(root, "state", f"{name}.json"), data)
+
+
+def write_digests(root: Path, entries: Mapping[str, Any]) -> None:
+    """Rewrite ``state-digests.json`` from the manifest entries (``device -> entry``, see
+    :func:`fabline.snapshot.digest_index`).
+    """
+    write_json_atomic(under(root, DIGESTS), digest_index(entries), indent=None)
 
 
 def write_device(
@@ -98,12 +124,14 @@ def write_device(
     state: Mapping[str, Any],
     raw: Mapping[str, str],
     entry: Mapping[str, Any] | None = None,
-) -> None:
+) -> dict[str, str]:
     """Write one device's raw outputs (``file name -> text``), manifest entry and state, atomically.
 
     The raw folder is built under a temporary name and swapped in; the state file goes last, so a
     state file on disk always has its evidence beside it. Every path is checked to stay inside the
-    snapshot before anything is written or removed.
+    snapshot before anything is written or removed. ``state`` is one fabline assembled from
+    fragments checked against the state schema: its digest (:func:`~fabline.snapshot.state_digest`)
+    goes into the entry, and is returned for the manifest.
 
     Raises:
         SnapshotPathError: The device name is not one plain file name, or a path would leave the
@@ -112,7 +140,9 @@ def write_device(
     raw_root = under(root, "raw")
     final = under(root, "raw", name)
     old = under(root, "raw", f".{name}.old")
-    state_path = under(root, "state", f"{name}.json")
+    under(root, "state", f"{name}.json")  # checked before anything is written
+    data = state_bytes(state)
+    digest = state_digest(data)
     raw_root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=raw_root))
     try:
@@ -128,8 +158,9 @@ def write_device(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     if entry is not None:
-        write_entry(root, name, entry)
-    write_json_atomic(state_path, state)
+        write_entry(root, name, {**entry, **digest})
+    write_state(root, name, data)
+    return digest
 
 
 def write_entry(root: Path, name: str, entry: Mapping[str, Any]) -> None:
