@@ -649,7 +649,8 @@ def _gpus(count: int) -> dict[str, Any]:
 #: simulator's outputs of the SONiC collection profile, parsed by the SONiC parsers: ``show
 #: interfaces transceiver status``, ``show pfcwd config``, ``show queue counters``, ``show
 #: priority-group drop counters``, ``show interfaces counters fec-stats``, carrier changes).
-#: ``pfcwd_stormed_queues`` is absent, as ``show pfcwd stats`` lists no queue that never stormed.
+#: ``show pfcwd stats`` lists no queue of a clean switch: the parse marks the storm counters read
+#: and gives every port no storm (``pfcwd_stormed_queues: []``, ``pfcwd_storms_detected: {}``).
 _SONIC_PORT: dict[str, Any] = {
     "alias": None,  # etp<n>
     "pfc_asymmetric": False,
@@ -727,7 +728,14 @@ def _per_priority(counters: dict[str, Any], key: str, value: int = 0) -> None:
 def _sonic_collected(doc: dict[str, Any]) -> None:
     _fill(doc.setdefault("facts", {}), _SONIC_FACTS)
     qos = doc.setdefault("qos", {})
-    _fill(qos.setdefault("pfc_watchdog", {}), {"action": "drop", "poll_interval_ms": 200})
+    _fill(
+        qos.setdefault("pfc_watchdog", {}),
+        {"action": "drop", "poll_interval_ms": 200, "stats_collected": True},
+    )
+    for name, body in doc.get("interfaces", {}).items():
+        if name.startswith("Ethernet") and isinstance(body, dict):  # toolkit.fill_storm_counters
+            body.setdefault("pfcwd_stormed_queues", [])
+            body.setdefault("counters", {}).setdefault("pfcwd_storms_detected", {})
     _fill(qos, {"buffer_mode": "traditional", "maps": {"dscp_to_tc_map": {"AZURE": _dscp_map()}},
                 "wred_profiles": {"AZURE_LOSSLESS": {"ecn_mode": "ecn_all", "enabled": True, "min_bytes": 150000,
                                                      "max_bytes": 1500000, "probability_pct": 5}}})  # fmt: skip
