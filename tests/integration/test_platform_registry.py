@@ -20,7 +20,7 @@ import yaml
 
 from fabline import synthetic
 from fabline.baseline import Selector
-from fabline.collect.allowlist import CommandRefused, allowed
+from fabline.collect.allowlist import CommandRefused, allowed, root_templates
 from fabline.collect.profiles import PROFILES, check_profiles
 from fabline.design.model import default_port_mtu
 from fabline.inventory import load_inventory, platform_for_network_os
@@ -77,6 +77,15 @@ def parse_toy_ports(data: Any, ctx: ParseContext) -> Fragment:
     return {"interfaces": interfaces}
 
 
+@text_parser("a 'BIOS <version>' line")
+def parse_toy_bios(text: str, ctx: ParseContext) -> Fragment:
+    """``sudo -n toy show bios`` (a read that needs root): ``BIOS <version>``."""
+    words = text.split()
+    if len(words) != 2 or words[0] != "BIOS":
+        raise ctx.reject(f"got {text.strip()[:40]!r}")
+    return {"facts": {"bios_version": words[1]}}
+
+
 TOY = PlatformSpec(
     id="toyos",
     description="ToyOS, a switch that exists only in this test",
@@ -84,7 +93,9 @@ TOY = PlatformSpec(
     commands=(
         Command("toy show version", parse_toy_version, "facts.os_version"),
         Command("toy show ports", parse_toy_ports, "interfaces.*.{admin_up,oper_up,mtu,lldp}"),
+        Command("sudo -n toy show bios", parse_toy_bios, "facts.bios_version"),
     ),
+    root_commands=frozenset({"sudo -n toy show bios"}),
     run=RunPlan(
         platform="toyos",
         transport="exec",
@@ -161,7 +172,19 @@ def test_registering_refuses_duplicates_and_inconsistent_specs(toy: PlatformSpec
     bad = PlatformSpec(**{**TOY.__dict__, "id": "toy3", "network_os": (), "run": stray})
     with pytest.raises(ValueError, match="'toy reboot' is not on the read-only allow-list"):
         registered(bad).__enter__()
-    assert "toy2" not in PLATFORMS and "toy3" not in PLATFORMS
+    # A root read is named twice (its sudo -n command and root_commands), or the spec is refused.
+    unlisted = PlatformSpec(**{**TOY.__dict__, "id": "toy4", "network_os": (), "root_commands": frozenset()})
+    with pytest.raises(
+        ValueError, match="'sudo -n toy show bios' runs with sudo -n but is not one of its root_commands"
+    ):
+        registered(unlisted).__enter__()
+    stray_root = frozenset({*TOY.root_commands, "sudo -n toy reboot"})
+    offlist = PlatformSpec(**{**TOY.__dict__, "id": "toy5", "network_os": (), "root_commands": stray_root})
+    with pytest.raises(
+        ValueError, match="root command 'sudo -n toy reboot' is not on the read-only allow-list"
+    ):
+        registered(offlist).__enter__()
+    assert not {"toy2", "toy3", "toy4", "toy5"} & set(PLATFORMS)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -190,6 +213,12 @@ def test_a_registered_platform_reaches_every_derived_table(toy: PlatformSpec, tm
     assert allowed("toyos", "toy show ports") == "toy show ports"
     with pytest.raises(CommandRefused, match="'toy reboot' is not on the read-only allow-list"):
         allowed("toyos", "toy reboot")
+    # Its root reads: the allow-list's sudo rule is its spec's root_commands.
+    assert allowed("toyos", "sudo -n toy show bios") == "sudo -n toy show bios"
+    assert root_templates("toyos") == {"sudo -n toy show bios"}
+    for line in ("sudo toy show bios", "sudo -n toy show ports", "sudo -n toy show bios; reboot"):
+        with pytest.raises(CommandRefused):
+            allowed("toyos", line)
     assert parse_output("toyos", "toy show version", "ToyOS 1.2.3\n") == {"facts": {"os_version": "1.2.3"}}
     # Port naming and MTU semantics: synthetic fabrics and designs.
     assert synthetic.port_name("toyos", 0) == "tp1"

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from fabline.collect.allowlist import CommandRefused, allowed, render
+from fabline.collect.allowlist import CommandRefused, allowed, render, root_templates
 from fabline.collect.collector import CollectOptions, _run, collect
 from fabline.collect.device import RetryPolicy, collect_device, select_interfaces
 from fabline.collect.profiles import PROFILES, check_profiles
@@ -543,8 +543,6 @@ def _answer_root(run: Any, answers: Mapping[str, Output]) -> Any:
 
 
 def test_only_the_listed_root_reads_may_run_with_sudo() -> None:
-    from fabline.collect.allowlist import ROOT_TEMPLATES
-
     assert allowed("linux", "sudo -n lspci -vvv") == "sudo -n lspci -vvv"
     assert allowed("linux", "sudo -n mlxconfig -d mlx5_3 query")
     for line in (
@@ -559,9 +557,14 @@ def test_only_the_listed_root_reads_may_run_with_sudo() -> None:
             allowed("linux", line)
     from fabline.platforms import PLATFORMS
 
-    # Exactly these: the Linux platform's root-only templates are the allow-list's, no other has one.
+    # Exactly these: the Linux platform's root-only templates are its spec's root_commands, no other has one.
     root = {c.template for c in PLATFORMS["linux"].commands if c.needs_root}
-    assert root == ROOT_TEMPLATES["linux"]
+    assert root == PLATFORMS["linux"].root_commands == root_templates("linux")
+    assert sorted(root) == [
+        "sudo -n dmidecode --type bios",
+        "sudo -n lspci -vvv",
+        "sudo -n mlxconfig -d {rdma_device} query",
+    ]
     assert not [
         c.template for p, spec in PLATFORMS.items() if p != "linux" for c in spec.commands if c.needs_root
     ]

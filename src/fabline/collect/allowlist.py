@@ -35,18 +35,17 @@ def _param_rx(transport: str, key: str) -> re.Pattern[str]:
     return _SAFE_PATH if key.endswith("_file") else _SAFE_PARAM[transport]
 
 
-#: The only command templates that may run with ``sudo -n`` (read-only reads that need root), per
-#: platform; any other line starting with ``sudo`` is refused, even one a platform's command list
-#: holds. The collector sends them only where the inventory enables it (``fabline_sudo``).
-ROOT_TEMPLATES: dict[str, frozenset[str]] = {
-    "linux": frozenset(
-        {
-            "sudo -n mlxconfig -d {rdma_device} query",  # firmware congestion-control settings
-            "sudo -n lspci -vvv",  # ACS control of the PCIe bridges (extended config space)
-            "sudo -n dmidecode --type bios",  # the BIOS version from SMBIOS
-        }
-    )
-}
+def root_templates(platform: str) -> frozenset[str]:
+    """The only command templates of a platform that may run with ``sudo -n`` (its spec's ``root_commands``).
+
+    Any other line starting with ``sudo`` is refused, even one the platform's command list holds.
+    The collector sends them only where the inventory enables it (``fabline_sudo``).
+
+    Example:
+        >>> sorted(root_templates("linux"))[0], root_templates("sonic")
+        ('sudo -n dmidecode --type bios', frozenset())
+    """
+    return PLATFORMS[platform].root_commands
 
 
 class CommandRefused(FablineError):
@@ -78,7 +77,7 @@ def _refusal(platform: str, command: str) -> str | None:
         return f"{platform}: {command!r} is not on the read-only allow-list; refused"
     if (command.split()[:1] == ["sudo"] or matched[0].needs_root) and matched[
         0
-    ].template not in ROOT_TEMPLATES.get(platform, ()):
+    ].template not in root_templates(platform):
         return f"{platform}: {command!r} is not one of the read-only commands allowed to run with sudo -n; refused"
     # A template parameter matches any non-blank text ('eth0;reboot' too): only plain names pass.
     transport = PROFILES[platform].transport

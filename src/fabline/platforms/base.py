@@ -344,7 +344,7 @@ class Command:
 
 
 #: The prefix of a command that needs root: ``sudo -n`` never prompts (it fails at once when a password
-#: would be needed). Only the templates :data:`fabline.collect.allowlist.ROOT_TEMPLATES` lists may
+#: would be needed). Only the templates its platform spec lists in ``root_commands`` may
 #: carry it, and the collector sends them only to a device whose inventory enables it.
 ROOT_PREFIX = "sudo -n "
 

@@ -1394,4 +1394,11 @@ PLATFORM = PlatformSpec(
     mtu=MtuSemantics(MtuKind.L3, fabric_mtu=9000),
     vocabulary=VOCABULARY,
     os_version="Ubuntu 22.04.4 LTS",
+    root_commands=frozenset(
+        {
+            MLXCONFIG_COMMAND,  # firmware congestion-control settings
+            LSPCI_COMMAND,  # ACS control of the PCIe bridges (extended config space)
+            DMIDECODE_COMMAND,  # the BIOS version from SMBIOS
+        }
+    ),
 )

@@ -1,7 +1,8 @@
 """What a platform is: one frozen spec holding every fact about it, and the registry of specs.
 
 A platform module (``fabline/platforms/<id>.py``) ends with one :class:`PlatformSpec`: its read-only
-command allow-list (each command with its parser), how a collection connects and what it runs
+command allow-list (each command with its parser) and the few of them that may run as root, how a
+collection connects and what it runs
 (:class:`RunPlan`), the ``ansible_network_os`` values that name it, how it names front-panel ports,
 what its ``mtu`` means (:class:`MtuSemantics`) and the words it uses for state values
 (:class:`Vocabulary`, shared by its parsers and its simulator renderer). hier_config's drivers,
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, get_args
 
-from fabline.platforms.base import Command, Releases
+from fabline.platforms.base import ROOT_PREFIX, Command, Releases
 from fabline.state_types import Fec, Trust
 
 Finalizer = Callable[[dict[str, Any]], dict[str, Any]]
@@ -296,6 +297,10 @@ class PlatformSpec:
         description: One line for docs and ``--help``.
         kind: ``switch`` or ``host``.
         commands: The read-only allow-list, each command with its parser.
+        root_commands: The templates of ``commands`` that may run with ``sudo -n`` (read-only
+            reads that need root). The allow-list refuses any other line starting with ``sudo``,
+            and :func:`register` refuses a spec with a ``sudo -n`` command not listed here: a
+            root read is always named twice, on purpose.
         run: What a collection runs and how it connects (transport, netmiko ``device_type``).
         network_os: ``ansible_network_os`` values (FQCN and short, lower-case) that name it.
         network_os_prefixes: ``ansible_network_os`` prefixes that name it (``nvidia.nvue.``).
@@ -330,6 +335,7 @@ class PlatformSpec:
     read_config: Callable[[str], dict[str, Any]] | None = None
     unsupported: Mapping[str, str] = field(default_factory=dict)
     config_releases: Releases | None = None
+    root_commands: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         # A Platform member is its id, but states, messages and pickles carry the plain string.
@@ -387,6 +393,21 @@ class PlatformSpec:
             out.append(f"{self.id}: its run plan says platform {self.run.platform!r}")
         if self.config_command is not None and self.config_command not in known:
             out.append(f"{self.id}: config command {self.config_command!r} is not on the allow-list")
+        out += [
+            f"{self.id}: root command {t!r} is not on the read-only allow-list"
+            for t in sorted(self.root_commands)
+            if t not in known
+        ]
+        out += [
+            f"{self.id}: {c.template!r} runs with {ROOT_PREFIX.strip()} but is not one of its root_commands"
+            for c in self.commands
+            if c.needs_root and c.template not in self.root_commands
+        ]
+        out += [
+            f"{self.id}: root command {t!r} does not start with {ROOT_PREFIX.strip()!r}"
+            for t in sorted(self.root_commands)
+            if not t.startswith(ROOT_PREFIX)
+        ]
         if self.run.transport not in TRANSPORTS:
             out.append(f"{self.id}: unknown transport {self.run.transport!r}")
         if self.run.httpapi not in (None, "eapi"):
