@@ -11,7 +11,7 @@ and the fragment is bounded, cleaned and checked against the state schema. A par
 
 Example:
     >>> @text_parser("one 'mtu N' line")
-    ... def parse_mtu(text: str, ctx: ParseContext) -> Fragment:
+    ... def parse_mtu(text: str, ctx: ParseContext) -> StateBody:
     ...     m = re.search(r"^mtu (\\d+)$", text, re.MULTILINE)
     ...     if not m:
     ...         raise ctx.reject("no mtu line")
@@ -106,8 +106,8 @@ Parser = Callable[[str, ParseContext], Fragment]
 
 #: A declared parser's own function: the checked text or loaded JSON in, a state fragment out,
 #: typed with the state's ``TypedDict`` (:class:`~fabline.state_types.StateBody`) so mypy checks
-#: the fields it writes. (``Fragment`` still accepted while the platforms move over.)
-ParserBody = Callable[[Any, ParseContext], "StateBody | Fragment"]
+#: the fields it writes (a plain ``dict[str, Any]`` return is refused).
+ParserBody = Callable[[Any, ParseContext], StateBody]
 
 #: The input kinds a parser declares: ``text`` (checked by :func:`check_text`) or ``json``
 #: (loaded by :func:`load_json`).
@@ -161,10 +161,10 @@ class DeclaredParser:
 
 def text_parser(
     expected: str, *, may_be_empty: bool = False, empty_ok: bool = False
-) -> Callable[[Callable[[str, ParseContext], StateBody | Fragment]], DeclaredParser]:
+) -> Callable[[Callable[[str, ParseContext], StateBody]], DeclaredParser]:
     """Declare a parser of text output: its body gets the checked text (see :class:`DeclaredParser`)."""
 
-    def declare(body: Callable[[str, ParseContext], StateBody | Fragment]) -> DeclaredParser:
+    def declare(body: Callable[[str, ParseContext], StateBody]) -> DeclaredParser:
         return DeclaredParser(body, "text", expected, may_be_empty=may_be_empty, empty_ok=empty_ok)
 
     return declare

@@ -10,7 +10,7 @@ the merged fragments (:func:`checked_merge`) in a collection and a re-parse.
 Example:
     >>> from fabline.platforms.base import ParseContext, text_parser
     >>> @text_parser("one 'mtu N' line")
-    ... def parse_mtu(text: str, ctx: ParseContext) -> Fragment:
+    ... def parse_mtu(text: str, ctx: ParseContext) -> StateBody:
     ...     return {"interfaces": {"eth0": {"mtu": int(text.split()[1])}}} if text.startswith("mtu") else {}
     >>> run_parser(parse_mtu, "mtu 9000\\n", ParseContext("linux", "x"))
     {'interfaces': {'eth0': {'mtu': 9000}}}

@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from fabline.platforms.base import Fragment, ParseContext, json_parser
 from fabline.platforms.loadbalance import sonic_load_balance
 from fabline.platforms.routing import sonic_bgp_config
 from fabline.platforms.toolkit import PRIORITY, QUEUE, Domain, expand_ints, mbps_to_gbps
+from fabline.state_types import StateBody
 
 EXPECTED = "CONFIG_DB JSON (nested, flat 'TABLE|key' or namespace-wrapped)"
 
@@ -84,7 +85,7 @@ _INDEX = Domain("queue or priority-group index", 0, 63)
 
 
 @json_parser(EXPECTED)
-def parse_show_runningconfiguration_all(doc: Any, ctx: ParseContext) -> Fragment:
+def parse_show_runningconfiguration_all(doc: Any, ctx: ParseContext) -> StateBody:
     """Parse a CONFIG_DB JSON document into interfaces, qos and facts.
 
     Raises:
@@ -245,7 +246,7 @@ def wred_profile_state(profile: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _fragment(t: Tables, saved_file: bool = False) -> Fragment:
+def _fragment(t: Tables, saved_file: bool = False) -> StateBody:
     complete = "DEVICE_METADATA" in t and "PORT" in t
     meta = t.get("DEVICE_METADATA", {}).get("localhost", {})
     hostname = meta.get("hostname")
@@ -305,7 +306,7 @@ def _fragment(t: Tables, saved_file: bool = False) -> Fragment:
         frag["interfaces"] = ifaces
     frag.update(sonic_bgp_config(meta, t.get("BGP_NEIGHBOR", {})))
     frag.update(sonic_load_balance(t.get("SWITCH_HASH", {})))
-    return frag
+    return cast(StateBody, frag)
 
 
 def _port_qos(t: Tables, complete: bool, iface: Callable[[str], dict[str, Any]]) -> None:

@@ -15,9 +15,9 @@ import json
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
-from fabline.platforms.base import Fragment, ParseContext, text_parser
+from fabline.platforms.base import ParseContext, text_parser
 from fabline.platforms.loadbalance import sonic_switch_table
 from fabline.platforms.sonic_configdb import watchdog_summary, wred_profile_state
 from fabline.platforms.toolkit import (
@@ -31,7 +31,7 @@ from fabline.platforms.toolkit import (
     speed_gbps,
     uptime_seconds,
 )
-from fabline.state_types import StateBody
+from fabline.state_types import Facts, Interface, PfcWatchdog, PortPfcWatchdog, StateBody, WredProfile
 
 _PROMPT = re.compile(r"^\s*[\w.\-]+@[\w.\-]+:\S*\s*[$#]")
 _IFNAME = re.compile(r"^[A-Za-z][\w./:\-]*$")
@@ -96,8 +96,8 @@ def _count(value: str) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def _interfaces(frag: dict[str, dict[str, Any]]) -> Fragment:
-    return {"interfaces": frag}
+def _interfaces(frag: dict[str, dict[str, Any]]) -> StateBody:
+    return {"interfaces": cast(dict[str, Interface], frag)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -153,23 +153,23 @@ def _facts(values: Mapping[str, str]) -> dict[str, Any]:
 
 
 @text_parser("a 'SONiC Software Version:' line")
-def parse_show_version(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_version(text: str, ctx: ParseContext) -> StateBody:
     """``show version``: facts os_version, model, serial, hwsku, asic, sonic_platform, uptime_s."""
     values = _key_values(command_lines(text), stop="Docker images")
     if "SONiC Software Version" not in values:
         raise ctx.reject()
-    return {"facts": _facts(values)}
+    return {"facts": cast(Facts, _facts(values))}
 
 
 @text_parser("'Platform:' and 'HwSKU:' lines")
-def parse_show_platform_summary(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_platform_summary(text: str, ctx: ParseContext) -> StateBody:
     """``show platform summary``: facts model, serial, hwsku, asic, sonic_platform."""
     values = _key_values(command_lines(text))
     if "Platform" not in values or "HwSKU" not in values:
         raise ctx.reject()
     if "SONiC Software Version" in values:
         raise ctx.reject("this is 'show version' output")
-    return {"facts": _facts(values)}
+    return {"facts": cast(Facts, _facts(values))}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -178,7 +178,7 @@ def parse_show_platform_summary(text: str, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("an interface status table")
-def parse_show_interfaces_status(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_interfaces_status(text: str, ctx: ParseContext) -> StateBody:
     """``show interfaces status``: admin_up, oper_up, mtu, speed_gbps, fec, alias, pfc_asymmetric.
 
     ``mtu`` is the L2 frame size SONiC configures; ``fec`` is the FEC column (configured mode;
@@ -210,7 +210,7 @@ def parse_show_interfaces_status(text: str, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("an interface description table")
-def parse_show_interfaces_description(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_interfaces_description(text: str, ctx: ParseContext) -> StateBody:
     """``show interfaces description``: description, admin_up, oper_up, alias."""
     table = _table(text, ctx, ("Interface", "Description"))
     out: dict[str, dict[str, Any]] = {}
@@ -228,7 +228,7 @@ def parse_show_interfaces_description(text: str, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("a FEC status table")
-def parse_show_interfaces_fec_status(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_interfaces_fec_status(text: str, ctx: ParseContext) -> StateBody:
     """``show interfaces fec status``: fec (operational, else configured) and fec_admin.
 
     The operational mode wins where the port reports one; ``fec_admin`` records the configured
@@ -269,7 +269,7 @@ def flap_time(cell: str) -> float | None:
 
 
 @text_parser("an interface flap table (Interface, Flap Count, Link Down/Up TimeStamp(UTC))")
-def parse_show_interfaces_flap(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_interfaces_flap(text: str, ctx: ParseContext) -> StateBody:
     """``show interfaces flap`` (SONiC 202505+): the last link change -> ``last_flap_epoch_s``.
 
     The later of the port's last link-down and link-up times (APPL_DB ``PORT_TABLE``
@@ -290,7 +290,7 @@ def parse_show_interfaces_flap(text: str, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("an autoneg status table")
-def parse_show_interfaces_autoneg_status(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_interfaces_autoneg_status(text: str, ctx: ParseContext) -> StateBody:
     """``show interfaces autoneg status``: autoneg (``N/A``: the port does not report it)."""
     table = _table(text, ctx, ("Interface", "Auto-Neg Mode"))
     out: dict[str, dict[str, Any]] = {}
@@ -309,7 +309,7 @@ def parse_show_interfaces_autoneg_status(text: str, ctx: ParseContext) -> Fragme
 
 
 @text_parser("an LLDP neighbour table", may_be_empty=True)
-def parse_show_lldp_table(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_lldp_table(text: str, ctx: ParseContext) -> StateBody:
     """``show lldp table``: lldp.device, lldp.port, lldp.port_description.
 
     A second neighbour on one port (a hub, a miscabled host) goes to ``lldp.other_neighbors``.
@@ -326,7 +326,7 @@ _LLDP_ID = re.compile(r"^(?:mac|ifname|local|ifalias|ip|net|unhandled)\s+(.*)$")
 
 
 @text_parser("lldpctl neighbour blocks ('Interface: ..., via: LLDP')", may_be_empty=True)
-def parse_show_lldp_neighbors(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_lldp_neighbors(text: str, ctx: ParseContext) -> StateBody:
     """``show lldp neighbors`` (lldpctl): lldp device, port, port_description, chassis_id."""
     lines = command_lines(text)
     out: dict[str, dict[str, Any]] = {}
@@ -365,7 +365,7 @@ def parse_show_lldp_neighbors(text: str, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("a PFC priority table")
-def parse_show_pfc_priority(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_pfc_priority(text: str, ctx: ParseContext) -> StateBody:
     """``show pfc priority``: pfc_priorities (PORT_QOS_MAP pfc_enable; ``N/A`` means none)."""
     table = _table(text, ctx, ("Interface", "Lossless priorities"))
     out: dict[str, dict[str, Any]] = {}
@@ -378,7 +378,7 @@ def parse_show_pfc_priority(text: str, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("a PFC asymmetric table")
-def parse_show_pfc_asymmetric(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_pfc_asymmetric(text: str, ctx: ParseContext) -> StateBody:
     """``show pfc asymmetric``: pfc_asymmetric."""
     table = _table(text, ctx, ("Interface", "Asymmetric"))
     out: dict[str, dict[str, Any]] = {}
@@ -389,7 +389,7 @@ def parse_show_pfc_asymmetric(text: str, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("a PFC watchdog config table (PORT, ACTION, DETECTION TIME)")
-def parse_show_pfcwd_config(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_pfcwd_config(text: str, ctx: ParseContext) -> StateBody:
     """``show pfcwd config``: per-port pfc_watchdog and the device's qos.pfc_watchdog.
 
     Only ports with a PFC_WD entry are listed (sonic-utilities ``pfcwd/main.py``), so
@@ -415,8 +415,8 @@ def parse_show_pfcwd_config(text: str, ctx: ParseContext) -> Fragment:
     if len(brs) == 1:
         summary["big_red_switch"] = brs.pop().lower() == "enable"
     return {
-        "qos": {"pfc_watchdog": summary},
-        "interfaces": {port: {"pfc_watchdog": wd} for port, wd in per_port.items()},
+        "qos": {"pfc_watchdog": cast(PfcWatchdog, summary)},
+        "interfaces": {port: {"pfc_watchdog": cast(PortPfcWatchdog, wd)} for port, wd in per_port.items()},
     }
 
 
@@ -458,7 +458,7 @@ def parse_redis_hgetall_switch_table(text: str, ctx: ParseContext) -> StateBody:
 
 
 @text_parser("a PFC watchdog stats table (QUEUE, STATUS, STORM DETECTED/RESTORED)", may_be_empty=True)
-def parse_show_pfcwd_stats(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_pfcwd_stats(text: str, ctx: ParseContext) -> StateBody:
     """``show pfcwd stats``: per-queue PFC storm counts and the queues in storm now.
 
     Feeds the added ``counters.pfcwd_storms_detected`` / ``pfcwd_storms_restored`` (queue ->
@@ -493,7 +493,7 @@ def parse_show_pfcwd_stats(text: str, ctx: ParseContext) -> Fragment:
             stormed.append(int(queue))
     for body in out.values():
         body["pfcwd_stormed_queues"] = sorted(body["pfcwd_stormed_queues"])
-    return {"interfaces": out, "qos": {"pfc_watchdog": {"stats_collected": True}}}
+    return {"interfaces": cast(dict[str, Interface], out), "qos": {"pfc_watchdog": {"stats_collected": True}}}
 
 
 # Any WRED_PROFILE field marks a WRED profile (one with only red thresholds, as in the SONiC
@@ -510,7 +510,7 @@ _WRED_FIELDS = frozenset(
 
 
 @text_parser("'Profile: NAME' blocks of WRED fields")
-def parse_show_ecn(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_ecn(text: str, ctx: ParseContext) -> StateBody:
     """``show ecn`` (ecnconfig -l): qos.wred_profiles (ecn mode, green thresholds, probability).
 
     The WRED profiles are not bound to ports here; ``show runningconfiguration all`` (QUEUE)
@@ -530,7 +530,11 @@ def parse_show_ecn(text: str, ctx: ParseContext) -> Fragment:
     profiles = {name: p for name, p in profiles.items() if set(p) & _WRED_FIELDS}
     if not profiles:
         raise ctx.reject("no profile with WRED/ECN fields")
-    return {"qos": {"wred_profiles": {name: wred_profile_state(p) for name, p in profiles.items()}}}
+    return {
+        "qos": {
+            "wred_profiles": {name: cast(WredProfile, wred_profile_state(p)) for name, p in profiles.items()}
+        }
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -568,7 +572,7 @@ def _port_blocks(lines: list[str]) -> list[tuple[str, str, list[str]]]:
 
 
 @text_parser("'EthernetN: SFP EEPROM detected' blocks")
-def parse_show_interfaces_transceiver_eeprom(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_interfaces_transceiver_eeprom(text: str, ctx: ParseContext) -> StateBody:
     """``show interfaces transceiver eeprom [--dom]`` / ``info``: optics.
 
     Fills vendor, part_number, serial, type (the Identifier), revision, firmware (CMIS), and with
@@ -630,7 +634,7 @@ _STATUS_KEY = re.compile(r"^\s*(Current module state|CMIS State|[^:]* flag\b|[RT
 
 
 @text_parser("'EthernetN:' blocks of transceiver status fields (module state, fault/LOS/alarm flags)")
-def parse_show_interfaces_transceiver_status(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_interfaces_transceiver_status(text: str, ctx: ParseContext) -> StateBody:
     """``show interfaces transceiver status``: optics.module_state, cmis_state, active_flags.
 
     ``active_flags`` lists every flag line whose value is True (alarms, warnings, Tx fault,
@@ -663,7 +667,7 @@ def parse_show_interfaces_transceiver_status(text: str, ctx: ParseContext) -> Fr
 
 
 @text_parser("'Port Rx' and 'Port Tx' tables with PFC0..PFC7 columns")
-def parse_show_pfc_counters(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_pfc_counters(text: str, ctx: ParseContext) -> StateBody:
     """``show pfc counters``: counters.pfc_rx_pause / pfc_tx_pause per priority (cumulative)."""
     out: dict[str, dict[str, Any]] = {}
     seen = set()
@@ -700,7 +704,7 @@ _IF_COUNTERS = {
 
 
 @text_parser("an interface counters table")
-def parse_show_interfaces_counters(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_interfaces_counters(text: str, ctx: ParseContext) -> StateBody:
     """``show interfaces counters``: counters rx/tx ok, errors, drops, overruns (packets).
 
     ``RX_ERR`` counts every input error, not CRC errors alone, so ``crc_errors`` stays absent.
@@ -716,7 +720,7 @@ def parse_show_interfaces_counters(text: str, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("a FEC counters table (IFACE, FEC_CORR, FEC_UNCORR)")
-def parse_show_interfaces_counters_fec_stats(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_interfaces_counters_fec_stats(text: str, ctx: ParseContext) -> StateBody:
     """``show interfaces counters fec-stats`` (``portstat -f``, SONiC 202305+): RS-FEC codewords.
 
     ``FEC_CORR`` and ``FEC_UNCORR`` are the corrected and uncorrectable codewords (SAI
@@ -787,7 +791,7 @@ def _queue_totals(rows: list[tuple[str, str, str, str]]) -> dict[str, dict[str, 
 
 
 @text_parser("a WRED/ECN queue counter table (Port, TxQ, EcnMarked/pkts) or its --json form")
-def parse_show_queue_wredcounters(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_queue_wredcounters(text: str, ctx: ParseContext) -> StateBody:
     """``show queue wredcounters`` (text or ``--json``): counters.ecn_marked, wred_dropped.
 
     Totals over the unicast queues (UC0..UCn) of each port, in packets, cumulative.
@@ -826,7 +830,7 @@ def parse_show_queue_wredcounters(text: str, ctx: ParseContext) -> Fragment:
 
 
 @text_parser("a PG drop table (Port, PG0..PG7)")
-def parse_show_priority_group_drop_counters(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_priority_group_drop_counters(text: str, ctx: ParseContext) -> StateBody:
     """``show priority-group drop counters`` (``pg-drop -c show``): ingress drops per priority group.
 
     Feeds the added ``counters.pg_dropped`` (PG index -> packets dropped at ingress, cumulative).
@@ -858,7 +862,7 @@ _UC_QUEUE = re.compile(r"^UC(\d)$")
 
 
 @text_parser("queue counter tables (Port, TxQ, Drop/pkts)")
-def parse_show_queue_counters(text: str, ctx: ParseContext) -> Fragment:
+def parse_show_queue_counters(text: str, ctx: ParseContext) -> StateBody:
     """``show queue counters`` (``queuestat``): egress drops per unicast queue.
 
     Feeds the added ``counters.queue_dropped`` (unicast queue index = traffic class -> packets
