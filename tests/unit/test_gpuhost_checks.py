@@ -517,3 +517,34 @@ def test_fabric_manager_without_systemd_is_not_present(tmp_path: Path) -> None:
     assert r.status is Status.SKIPPED and r.message.startswith(
         "no systemd to ask: not present (systemctl show"
     )
+
+
+def test_acs_pci_addresses_not_collected_fold_into_one_row_per_host(tmp_path: Path) -> None:
+    """Issue 14: the message is the same on every port (the subject names the port), one per reason,
+    so a host whose GPU addresses were not collected is one row of its report, not one per rail."""
+    from fabline.results import SkipBlock, block_count
+
+    run_fabric(tmp_path, LAB, checks=["host-acs"])
+
+    def no_gpu_addresses(doc: dict[str, Any]) -> None:
+        for gpu in doc["host"]["gpus"].values():
+            gpu.pop("pci_address")
+
+    edit_state(tmp_path, "gpu-001", no_gpu_addresses)
+    edit_state(tmp_path, "gpu-002", lambda d: d["interfaces"]["eth1"]["nic"].pop("pci_address"))
+    out = run_fabric_again(tmp_path, ["host-acs"])
+    rails = len(next(d for d in LAB.devices if d.name == "gpu-001").rail_interfaces)
+    assert rails > 1
+    errors = table(out, Status.ERROR, "host-acs")
+    assert {(d, s) for _, d, s in errors} == {("gpu-001", f"eth{i}") for i in range(rails)} | {
+        ("gpu-002", "eth1")
+    }
+    assert {one(out, "host-acs", "gpu-001", f"eth{i}").message for i in range(rails)} == {
+        "PCI address of this rail's GPU not collected (host.gpus pci_address)"
+    }
+    assert (
+        one(out, "host-acs", "gpu-002", "eth1").message
+        == "PCI address of this NIC not collected (nic.pci_address)"
+    )
+    rows = [r for r in out.results.problems if r.check == "host-acs" and r.device == "gpu-001"]
+    assert len(rows) == 1 and type(rows[0]) is SkipBlock and block_count(rows[0]) == rails

@@ -436,6 +436,10 @@ def bridges_between(bridges: Mapping[str, Any], one: tuple[str, int], other: tup
     return sorted(out)
 
 
+_NO_GPU_ADDRESS = "PCI address of this rail's GPU not collected (host.gpus pci_address)"
+_NO_NIC_ADDRESS = "PCI address of this NIC not collected (nic.pci_address)"
+
+
 class HostAcsCheck(GpuServerCheck[AcsParams]):
     """ACS is off on every PCIe bridge between GPU i and rail NIC i (GPUDirect RDMA stays peer-to-peer).
 
@@ -468,8 +472,8 @@ class HostAcsCheck(GpuServerCheck[AcsParams]):
             nic_at = _bus(_nic(body).get("pci_address"))
             gpu_at = _bus(gpu.get("pci_address")) if isinstance(gpu, Mapping) else None
             if gpu_at is None or nic_at is None:
-                what = f"GPU {i}" if gpu_at is None else name
-                yield self.error(device.name, name, f"{name}: the PCI address of {what} was not collected")
+                # One message per reason (the subject names the port): a host's ports fold into one row.
+                yield self.error(device.name, name, _NO_GPU_ADDRESS if gpu_at is None else _NO_NIC_ADDRESS)
                 continue
             path = bridges_between(bridges, gpu_at, nic_at)
             unreadable = [b for b in path if bridges[b].get("config_readable") is False]
