@@ -305,16 +305,7 @@ def search_lines(rx: re.Pattern[str], text: str, needle: str) -> re.Match[str] |
         >>> search_lines(rx, "  x Rx pause\\n", " Rx pause") is None
         True
     """
-    start = 0
-    while (i := text.find(needle, start)) >= 0:
-        first = text.rfind("\n", 0, i) + 1
-        end = text.find("\n", i)
-        if end < 0:
-            end = len(text)
-        if m := rx.search(text, first, end):
-            return m
-        start = end + 1
-    return None
+    return next(_matches_on_lines(rx, text, needle), None)
 
 
 # --- LLDP ---------------------------------------------------------------------------------------
@@ -339,14 +330,14 @@ def text_blocks(
         []
     """
     rx = re.compile(head, re.MULTILINE) if isinstance(head, str) else head
-    heads = list(rx.finditer(text) if needle is None else _heads_on_lines(rx, text, needle))
+    heads = list(rx.finditer(text) if needle is None else _matches_on_lines(rx, text, needle))
     ends = [h.start() for h in heads[1:]] + [len(text)]
     # With no head, ends is [len(text)] and zip yields nothing: no blocks.
     return [(h, text[h.end() : end]) for h, end in zip(heads, ends, strict=False)]
 
 
-def _heads_on_lines(rx: re.Pattern[str], text: str, needle: str) -> Iterator[re.Match[str]]:
-    """The first match of ``rx`` on each line holding ``needle``, in order."""
+def _matches_on_lines(rx: re.Pattern[str], text: str, needle: str) -> Iterator[re.Match[str]]:
+    """The first match of ``rx`` on each line holding ``needle`` (found by ``str.find``), in order."""
     start = 0
     while (i := text.find(needle, start)) >= 0:
         first = text.rfind("\n", 0, i) + 1
