@@ -161,6 +161,16 @@ def test_counter_deltas_rates_and_resets() -> None:
     }
 
 
+def test_a_ports_first_storm_is_a_counter_delta_from_zero() -> None:
+    """A storm table read before without the queue ({}: no storm yet) counts it from zero; pauses do not."""
+    b = _counters_doc("2026-11-29T08:00:00Z", pfcwd_storms_detected={}, pfc_rx_pause={"3": 100})
+    a = _counters_doc(
+        "2026-11-29T08:01:40Z", pfcwd_storms_detected={"3": 2}, pfc_rx_pause={"3": 100, "4": 9}
+    )  # fmt: skip
+    got = {c.counter: (c.before, c.after, c.delta) for c in counter_deltas("leaf", b, a)}
+    assert got == {"pfcwd_storms_detected.3": (0, 2, 2)}  # pfc_rx_pause.4 was not read before
+
+
 def test_counter_rates_need_both_collection_times() -> None:
     b = _counters_doc("not a time", crc_errors=1)
     a = _counters_doc("2026-11-29T08:01:40Z", crc_errors=4)

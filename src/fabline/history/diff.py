@@ -345,6 +345,9 @@ def _change(device: str, parts: Sequence[str], b: Any, a: Any) -> Change:
 
 #: Per-priority counter names, built once (a 100k-GPU diff has a million of them).
 _LABELS: dict[tuple[str, str], str] = {}
+#: Per-queue tables that list a queue only from its first event (the PFC watchdog's storm counts:
+#: a port's table is ``{}`` until then): a queue missing before counts from zero.
+_FROM_ZERO = frozenset({"pfcwd_storms_detected", "pfcwd_storms_restored"})
 
 
 def _is_count(v: Any) -> TypeGuard[int]:
@@ -354,7 +357,8 @@ def _is_count(v: Any) -> TypeGuard[int]:
 def counter_deltas(device: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[CounterDelta]:
     """Deltas of every interface counter that moved or was reset between two states of a device.
 
-    Per-priority counters (``pfc_rx_pause: {"3": n}``) are named ``pfc_rx_pause.3``.
+    Per-priority counters (``pfc_rx_pause: {"3": n}``) are named ``pfc_rx_pause.3``. A queue
+    missing from a storm-count table read in both states had none before (the first storm).
 
     Example:
         >>> b = {"collected_at": "2026-11-29T08:00:00Z", "interfaces": {"eth0": {"counters": {"cnp_sent": 100}}}}
@@ -389,6 +393,8 @@ def counter_rows(device: str, before: Mapping[str, Any], after: Mapping[str, Any
             if type(va) is dict and type(vb) is dict:
                 for prio, xa in va.items():
                     xb = vb.get(prio)
+                    if xb is None and key in _FROM_ZERO:
+                        xb = 0
                     if _is_count(xa) and _is_count(xb) and xa != xb:
                         label = _LABELS.get((key, prio))
                         if label is None:
