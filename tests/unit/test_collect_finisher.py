@@ -154,16 +154,16 @@ def test_cli_names_the_unwritable_snapshot_path_in_one_line(tmp_path: Path) -> N
 def test_collection_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> None:
     import gc
 
-    from fabline.collect import collector
+    from fabline import perf
 
     assert gc.isenabled()
     devices = [make_device(f"gpu-{i}", "linux", 22, rail_interfaces=["eth2"]) for i in range(5)]
-    original = collector._GcSweeper.EVERY
-    collector._GcSweeper.EVERY = 2  # sweep (collect + freeze) during this small run
+    original = perf.GcSweeper.EVERY
+    perf.GcSweeper.EVERY = 2  # sweep (collect + freeze) during this small run
     try:
         collect(devices, tmp_path / "snap", session_factory=factory_for(FakeSession(HOST_FILES)))
     finally:
-        collector._GcSweeper.EVERY = original
+        perf.GcSweeper.EVERY = original
     assert gc.isenabled() and gc.get_freeze_count() == 0
     assert len(list((tmp_path / "snap" / "state").glob("*.json"))) == 5
 

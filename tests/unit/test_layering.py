@@ -285,3 +285,19 @@ def test_only_perf_starts_worker_processes() -> None:
     }
     assert bad == {}, f"only {PROCESS_OWNER} starts worker processes: {bad}"
     assert _process_starts(_modules()[PROCESS_OWNER]), "the rule reads nothing: perf itself starts none?"
+
+
+def test_only_perf_switches_the_garbage_collector() -> None:
+    """One garbage-collector helper (issue 12): pauses, batched passes and freezes live in fabline.perf."""
+    switches = {"disable", "enable", "freeze", "unfreeze"}
+    bad = sorted(
+        f"{module}: gc.{node.attr}"
+        for module, path in _modules().items()
+        if module != PROCESS_OWNER
+        for node in ast.walk(ast.parse(path.read_text("utf-8")))
+        if isinstance(node, ast.Attribute)
+        and node.attr in switches
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "gc"
+    )
+    assert bad == [], f"only {PROCESS_OWNER} switches the garbage collector: {bad}"

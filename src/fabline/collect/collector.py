@@ -10,7 +10,6 @@ seconds and at the end, also after Ctrl-C.
 from __future__ import annotations
 
 import dataclasses
-import gc
 import math
 import queue
 import threading
@@ -48,6 +47,7 @@ from fabline.collect.writer import (
 from fabline.errors import ConfigError
 from fabline.inventory import Device
 from fabline.paths import under
+from fabline.perf import GcSweeper
 from fabline.state import UNREADABLE_STATUSES, StateError, load_state_file
 
 DEFAULT_WORKERS = 32
@@ -474,7 +474,7 @@ def collect(
     # Made before any collecting thread: with fork, its worker process starts now. A backend
     # parses elsewhere and needs none.
     finisher = Finisher(out) if backend is None else Finisher(out, use_processes=False)
-    sweeper = _GcSweeper()
+    sweeper = GcSweeper()
 
     def report(result: DeviceResult) -> None:
         with lock:
@@ -510,35 +510,6 @@ def collect(
         save(final=True)
         summary.seconds = time.monotonic() - started
     return summary
-
-
-class _GcSweeper:
-    """The cyclic garbage collector in batches during a collection.
-
-    Left on, its full passes rescan everything the run keeps (the manifest's command records, the
-    sessions' objects) over and over: about a sixth of the collecting process's CPU. Switched off,
-    the reference cycles every SSH session leaves (a few hundred objects per device) would pile
-    up. So it is off, and every :data:`EVERY` finished devices one pass frees the cycles and freezes
-    what survives, so the next pass looks only at what is new.
-    """
-
-    EVERY = 128
-
-    def __init__(self) -> None:
-        self.was_enabled = gc.isenabled()
-        self.count = 0
-        gc.disable()
-
-    def tick(self) -> None:
-        self.count += 1
-        if self.count % self.EVERY == 0:
-            gc.collect()
-            gc.freeze()
-
-    def close(self) -> None:
-        gc.unfreeze()
-        if self.was_enabled:
-            gc.enable()
 
 
 class Interrupted(Exception):

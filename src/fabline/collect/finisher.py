@@ -20,7 +20,6 @@ work; nothing gathered is dropped either way.
 from __future__ import annotations
 
 import contextlib
-import gc
 import os
 import signal
 import sys
@@ -31,7 +30,7 @@ from pathlib import Path
 
 from fabline.collect.device import DeviceResult, Gathered, finish_device
 from fabline.collect.writer import write_device
-from fabline.perf import can_fork, fork_executor, spare_workers
+from fabline.perf import can_fork, fork_executor, freeze_inherited, spare_workers
 
 
 def finish_and_write(out: Path, gathered: Gathered) -> DeviceResult:
@@ -60,9 +59,7 @@ def _worker_init(parent: int) -> None:
     # gathered, then stops), so the worker must not die of the same signal mid-write.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with(parent)
-    # The heap inherited from the parent never changes here: keep the cyclic collector off it.
-    gc.freeze()
-    gc.enable()
+    freeze_inherited()
 
 
 #: prctl(2) option: the signal the kernel sends this process when its parent dies.
