@@ -5,6 +5,8 @@ The real cluster runs are in tests/integration/test_collect_distributed.py.
 
 from __future__ import annotations
 
+import copy
+import json
 import pickle
 import socket
 import subprocess
@@ -17,7 +19,9 @@ import yaml
 from click.testing import CliRunner
 
 from fabline.cli import main
-from fabline.collect.distributed import remote_devices, site_of
+from fabline.collect.device import CommandRecord, DeviceResult
+from fabline.collect.distributed import ShippedResult, _write, remote_devices, site_of
+from fabline.collect.finisher import write_result
 from fabline.errors import ConfigError
 from fabline.inventory import load_inventory
 
@@ -152,3 +156,48 @@ def test_local_collection_never_imports_dask(tmp_path: Path) -> None:
     )
     assert out.stdout.strip() == "[]", out.stdout
     assert (tmp_path / "snap" / "state" / "gpu-1.json").is_file()  # it did collect (unreachable)
+
+
+def test_a_shipped_device_is_written_as_a_local_one_is(tmp_path: Path) -> None:
+    """A collector sends the state file's bytes; the client writes the very files a local run writes."""
+    state = {
+        "device": {"name": "leaf-1", "platform": "arista_eos"},
+        "status": "partial",
+        "errors": [{"command": "show lldp", "kind": "failed", "message": "exit 1: n\u00e9ighbor"}],
+        "interfaces": {"Ethernet1/1": {"mtu": 9214, "speed_bps": 4e11, "description": "r\u00e4il 0"}},
+    }
+    raw = {"show_version.txt": "EOS 4.30\n", "show_lldp.txt": "n\u00e9ighbor\n"}
+
+    def result() -> DeviceResult:
+        return DeviceResult(
+            "leaf-1", "arista_eos", "leaf", "partial", copy.deepcopy(state), dict(raw),
+            [CommandRecord("show version", "ok", 0.01234, file="show_version.txt"),
+             CommandRecord("show lldp", "failed", 0.5, file="show_lldp.txt", exit_code=1, message="x")],
+            attempts=2, started_at="2026-12-02T10:00:00Z", duration_s=1.23456,
+            extra={"site": "dc1", "collector": "tcp://10.0.0.5:40123"},
+        )  # fmt: skip
+
+    local = write_result(tmp_path / "local", result())
+    shipped = pickle.loads(pickle.dumps(ShippedResult.of(result())))
+    assert "interfaces" not in shipped.state  # the document itself travels as bytes only
+    written = _write(tmp_path / "dist", shipped)
+
+    def files(root: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+    assert files(tmp_path / "dist") == files(tmp_path / "local")
+    assert json.loads((tmp_path / "dist" / "state" / "leaf-1.json").read_text()) == state
+    assert (written.status, written.state, written.manifest_entry()) == (
+        local.status,
+        local.state,
+        local.manifest_entry(),
+    )
+    assert written.raw == {} and written.state_json == b""  # nothing kept once on disk
+    # The digest is recorded under the schema the collector validated the state against: a
+    # collector with another fabline's schema is not taken for this one (the check re-validates).
+    other = ShippedResult.of(result())
+    other.state_schema = "0123456789abcdef"
+    _write(tmp_path / "other", other)
+    entry = json.loads((tmp_path / "other" / "manifest.d" / "leaf-1.json").read_text())
+    assert entry["state_schema"] == "0123456789abcdef"
+    assert entry["state_sha256"] == local.state_digest["state_sha256"]

@@ -6,7 +6,8 @@ device becomes one small Dask task, pinned to its site with a worker resource (a
 is started with ``dask worker ... --resources "site-a=1"``). On the worker, the task runs the
 existing collector for that device (:func:`fabline.collect.collector._safe_gather`, then
 :func:`fabline.collect.device.finish_device`, so parsing happens at the site too) and sends the
-finished device back. This process stays the snapshot's one writer: it writes each device as its
+finished device back, its state already serialized as the snapshot stores it
+(:class:`ShippedResult`). This process stays the snapshot's one writer: it writes each device as its
 result arrives (:func:`fabline.collect.finisher.write_result`) and reports it to the ordinary
 collection run, so the layout, the manifest and ``--resume`` are the ones of a local collection.
 
@@ -42,7 +43,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,10 +62,12 @@ from fabline.collect.device import (
 from fabline.collect.finisher import write_result
 from fabline.collect.profiles import Profile
 from fabline.collect.transports import Session, redact
+from fabline.collect.writer import state_bytes, write_device
 from fabline.errors import ConfigError, FablineError
 from fabline.inventory import Device, HostVars, Inventory
 from fabline.inventory.varstemplates import VarError, VarsTemplater
 from fabline.secret_keys import is_secret_key
+from fabline.state import schema_fingerprint
 
 #: The host variable that names a device's site.
 SITE_VAR = "fabline_site"
@@ -265,8 +268,30 @@ _PROFILER_CALLBACKS = ("profile", "profile-cycle")
 _profiler_stopped: set[str] = set()  # worker addresses
 
 
-def collect_remote(remote: RemoteDevice, options: CollectOptions) -> DeviceResult:
-    """Run on a site's Dask worker: collect and parse one device, return it finished.
+@dataclass
+class ShippedResult(DeviceResult):
+    """A finished device as a site collector sends it back: its state file's bytes, ready to write.
+
+    The client writes ``state_json`` as it is (:func:`fabline.collect.writer.write_device`): it
+    neither rebuilds the state document from the pickle (thousands of small objects, about a
+    millisecond a device) nor serializes it again. ``state`` keeps only the status and errors,
+    what the manifest entry and the progress report read. ``state_schema`` is the fingerprint of
+    the state schema the collector's fabline validated it against (recorded with its digest).
+    """
+
+    state_json: bytes = b""
+    state_schema: str = ""
+
+    @classmethod
+    def of(cls, result: DeviceResult) -> ShippedResult:
+        """``result`` with its state serialized as the snapshot stores it."""
+        kept = {f.name: getattr(result, f.name) for f in fields(DeviceResult)}
+        kept["state"] = {"status": result.state.get("status"), "errors": result.state.get("errors", [])}
+        return cls(**kept, state_json=state_bytes(result.state), state_schema=schema_fingerprint())
+
+
+def collect_remote(remote: RemoteDevice, options: CollectOptions) -> ShippedResult:
+    """Run on a site's Dask worker: collect and parse one device, return it finished (:class:`ShippedResult`).
 
     The password is rendered here, in the worker's environment. One session factory (so one
     host-key store, ``--known-hosts`` being a path on the worker) serves every task of a run.
@@ -296,6 +321,18 @@ def collect_remote(remote: RemoteDevice, options: CollectOptions) -> DeviceResul
         gathered = _safe_gather(device, factory, RetryPolicy(retries=options.retries))
     result = finish_device(gathered)
     result.extra = {"site": remote.site, "collector": worker}
+    return ShippedResult.of(result)
+
+
+def _write(out: Path, result: DeviceResult) -> DeviceResult:
+    """Write a device a collector sent back (its state file as bytes), or one that failed here."""
+    if not isinstance(result, ShippedResult):
+        return write_result(out, result)
+    result.state_digest = write_device(
+        out, result.name, result.state_json, result.raw, result.manifest_entry(), schema=result.state_schema
+    )
+    result.raw = {}
+    result.state_json = b""
     return result
 
 
@@ -541,7 +578,7 @@ class _Run:
             if result is None:
                 result = self._outcome(future, remote)
             future.release()
-            self.report(write_result(self.out, result))
+            self.report(_write(self.out, result))
 
     def _gather(self, futures: list[Any]) -> list[DeviceResult]:
         """The results of finished futures in one round trip, or TimeoutError after ``--timeout``.

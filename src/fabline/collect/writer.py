@@ -32,7 +32,7 @@ from fabline.paths import (
     read_under,
     under,
 )
-from fabline.snapshot import DIGESTS, digest_index, state_digest
+from fabline.snapshot import DIGESTS, SCHEMA_KEY, digest_index, state_digest
 
 MANIFEST_SCHEMA = "fabline.manifest/1"
 #: Folder of the per-device manifest entries, written with each device's files.
@@ -121,9 +121,10 @@ def write_digests(root: Path, entries: Mapping[str, Any]) -> None:
 def write_device(
     root: Path,
     name: str,
-    state: Mapping[str, Any],
+    state: Mapping[str, Any] | bytes,
     raw: Mapping[str, str],
     entry: Mapping[str, Any] | None = None,
+    schema: str | None = None,
 ) -> dict[str, str]:
     """Write one device's raw outputs (``file name -> text``), manifest entry and state, atomically.
 
@@ -131,7 +132,9 @@ def write_device(
     state file on disk always has its evidence beside it. Every path is checked to stay inside the
     snapshot before anything is written or removed. ``state`` is one fabline assembled from
     fragments checked against the state schema: its digest (:func:`~fabline.snapshot.state_digest`)
-    goes into the entry, and is returned for the manifest.
+    goes into the entry, and is returned for the manifest. ``state`` may also be the state file's
+    bytes as :func:`state_bytes` made them (a site collector sends those), with ``schema`` the
+    fingerprint of the schema the collector validated it against (its fabline's).
 
     Raises:
         SnapshotPathError: The device name is not one plain file name, or a path would leave the
@@ -141,8 +144,10 @@ def write_device(
     final = under(root, "raw", name)
     old = under(root, "raw", f".{name}.old")
     under(root, "state", f"{name}.json")  # checked before anything is written
-    data = state_bytes(state)
+    data = state if isinstance(state, bytes) else state_bytes(state)
     digest = state_digest(data)
+    if schema is not None:
+        digest[SCHEMA_KEY] = schema
     raw_root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=raw_root))
     try:
