@@ -38,6 +38,11 @@ from fabline.platforms import (
     switch_platforms,
 )
 from fabline.platforms.base import Command, Fragment, ParseContext, json_parser, text_parser
+from fabline.remediate.common import RawReader, Remediation, Stages, Tasks, port_changes
+from fabline.remediate.core import build_plan
+from fabline.remediate.model import DeviceChange
+from fabline.remediate.playbook import playbook
+from fabline.results import Result, Severity, Status
 from fabline.sim import render as sim_render
 from fabline.sim.render.common import Answer
 from fabline.sim.render.linux import not_found
@@ -86,6 +91,29 @@ def parse_toy_bios(text: str, ctx: ParseContext) -> Fragment:
     return {"facts": {"bios_version": words[1]}}
 
 
+# Its change format: what a remediation module of the platform would hold (the spec names it).
+
+
+def emit_toy(stages: Stages, raw: RawReader) -> DeviceChange:
+    """ToyOS takes ``toy set port <port> mtu <n>`` lines."""
+    change = DeviceChange(stages.device, "toyos", list(stages.fixes))
+    diffs = port_changes(stages.before, stages.after)
+    lines = [f"toy set port {port} mtu {diff['mtu']}" for port, diff in diffs.items() if "mtu" in diff]
+    change.files[f"{stages.device}.toy.txt"] = "\n".join(lines) + "\n"
+    change.steps += lines
+    return change
+
+
+def toy_tasks(change: DeviceChange, disruptive: bool) -> Tasks:
+    """One script task for the traffic-safe part; ToyOS has no disruptive one."""
+    if disruptive:
+        return [], {}
+    return [{"name": "toy apply", "ansible.builtin.script": f"devices/{change.device}.toy.txt"}], {}
+
+
+TOY_REMEDIATION = Remediation(emit_toy, toy_tasks)
+
+
 TOY = PlatformSpec(
     id="toyos",
     description="ToyOS, a switch that exists only in this test",
@@ -106,6 +134,7 @@ TOY = PlatformSpec(
     port_name=lambda index: f"tp{index + 1}",
     mtu=MtuSemantics(MtuKind.FRAME, fabric_mtu=9120),
     os_version="1.2.3",
+    remediation=f"{__name__}:TOY_REMEDIATION",
 )
 
 
@@ -263,6 +292,56 @@ def test_a_registered_platform_is_collected_and_checked_end_to_end(toy: Platform
     assert any(device == "toy-leaf" for _, device in by_pair), "the toy switch was checked"
     link = [by_pair.get(("link-mtu", device)) for device in ("toy-leaf", "gpu-01")]
     assert link == [{"pass"}, {"pass"}], link
+
+
+def test_a_registered_platform_is_remediated_through_its_spec(toy: PlatformSpec) -> None:
+    """``fabline remediate`` finds a platform's change format and playbook tasks through its spec;
+    a platform without one is refused by name."""
+    interfaces = {"tp1": {"mtu": 1500}, "tp2": {"mtu": 9120}}
+    states = {"t1": {"name": "t1", "platform": "toyos", "status": "ok", "interfaces": interfaces}}
+    failing = [
+        Result("switch-mtu", "t1", "tp1", Status.FAIL, Severity.MAJOR, {"mtu": {"min": 9100}}, None, "m")
+    ]
+    plan = build_plan(failing, states.get, {"t1": "toyos"}, None, {"toyos": TOY.mtu.fabric_mtu})
+    assert [(c.device, c.platform) for c in plan.changes] == [("t1", "toyos")]
+    assert plan.changes[0].files == {"t1.toy.txt": "toy set port tp1 mtu 9120\n"}  # the design's MTU
+    assert plan.covered == {"t1::switch-mtu::tp1"} and not plan.skipped
+    book = yaml.safe_load(playbook(plan) or "")
+    assert book == [
+        {"name": "t1 (toyos)", "hosts": "t1", "gather_facts": False,
+         "tasks": [{"name": "toy apply", "ansible.builtin.script": "devices/t1.toy.txt"}]},
+    ]  # fmt: skip
+    # A platform with no change format: its devices are refused, the plan naming the platform.
+    bare = PlatformSpec(
+        **{**TOY.__dict__, "id": "toybare", "network_os": (), "remediation": None,
+           "run": RunPlan("toybare", "exec", None, TOY.run.device_commands)}
+    )  # fmt: skip
+    with registered(bare):
+        states["t1"]["platform"] = "toybare"
+        plan = build_plan(failing, states.get, {"t1": "toybare"}, None, {})
+    assert plan.changes == [] and playbook(plan) is None
+    assert plan.skipped == {"t1": "no change format for platform 'toybare' yet"}
+    assert plan.unresolved == {"t1::switch-mtu::tp1": "platform toybare has no change format"}
+    # A spec naming its change format wrongly is refused when it is registered.
+    with pytest.raises(
+        ValueError, match="remediation 'toy-remediation' is not a 'module:attribute' reference"
+    ):
+        registered(PlatformSpec(**{**bare.__dict__, "remediation": "toy-remediation"})).__enter__()
+
+
+def test_every_change_format_is_its_platforms_and_no_module_picks_one_by_id() -> None:
+    """The shipped change formats load from their specs; the remediate package names no platform id."""
+    from fabline.remediate.common import remediator
+
+    formats = {p: remediator(p) for p in platform_ids()}
+    assert [p for p, f in formats.items() if f is None] == ["napalm"]
+    for f in formats.values():
+        assert f is None or (callable(f.emit) and callable(f.tasks))
+    dispatch = "".join(
+        (REPO_ROOT / "src/fabline/remediate" / m).read_text("utf-8")
+        for m in ("core.py", "playbook.py", "common.py", "output.py", "intent.py")
+    )
+    assert [p for p in platform_ids() if f'"{p}"' in dispatch or f"'{p}'" in dispatch] == []
 
 
 def test_the_documented_mtu_rule_is_the_registry() -> None:

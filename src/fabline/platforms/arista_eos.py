@@ -965,6 +965,7 @@ PLATFORM = PlatformSpec(
     vocabulary=VOCABULARY,
     os_version="4.32.2F",
     config_command="show running-config",
+    remediation="fabline.remediate.netcli:EOS",
 )
 
 __all__ = ["COMMANDS", "PLATFORM", "canonical_name", "is_mac", "kept"]

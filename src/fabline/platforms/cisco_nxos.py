@@ -479,6 +479,7 @@ PLATFORM = PlatformSpec(
     vocabulary=VOCABULARY,
     os_version="10.4(3)",
     config_command="show running-config",
+    remediation="fabline.remediate.netcli:NXOS",
 )
 
 __all__ = ["COMMANDS", "PLATFORM", "canonical_name", "kept"]

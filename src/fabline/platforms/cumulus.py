@@ -434,4 +434,5 @@ PLATFORM = PlatformSpec(
     config_releases=Releases(
         since="5.3", source="NVUE object model: qos mapping/pfc/congestion-control profiles from 5.3"
     ),
+    remediation="fabline.remediate.cumulus:REMEDIATION",
 )

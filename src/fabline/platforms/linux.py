@@ -1401,4 +1401,5 @@ PLATFORM = PlatformSpec(
             DMIDECODE_COMMAND,  # the BIOS version from SMBIOS
         }
     ),
+    remediation="fabline.remediate.linux:REMEDIATION",
 )

@@ -258,4 +258,5 @@ PLATFORM = PlatformSpec(
     mtu=MtuSemantics(MtuKind.FRAME, fabric_mtu=9100),
     os_version="SONiC.202311.1",
     config_command="show runningconfiguration all",
+    remediation="fabline.remediate.sonic:REMEDIATION",
 )

@@ -184,6 +184,9 @@ def _state_words(words: dict[str, str], modes: tuple[str, ...]) -> dict[str, Any
     return words
 
 
+#: A ``module:attribute`` reference (as an entry point names an object).
+_OBJECT_REF = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
 #: How a collection can connect: an interactive CLI (netmiko), exec channels (Linux hosts), Arista
 #: eAPI (:mod:`fabline.collect.eapi`), NAPALM getters (:mod:`fabline.collect.getters`).
 TRANSPORTS = ("netmiko", "exec", "eapi", "napalm")
@@ -318,6 +321,11 @@ class PlatformSpec:
             prefixes, ``*`` for any interface: ``{"interfaces.*.ecn": "..."}``). Written into every
             state it collects (``unsupported``), so a rule that needs such a path ends ``skipped``
             with the reason instead of ``error`` (:func:`fabline.state.unsupported_reason`).
+        remediation: Where ``fabline remediate`` finds its change format, as ``module:attribute``
+            (a :class:`fabline.remediate.common.Remediator`: the emitter of a device's change and
+            the playbook tasks that apply it). Imported only by a remediation, so the platform
+            layer never loads its libraries (hier_config). None: its devices get no change, the
+            plan says ``no change format for platform '<id>'``.
     """
 
     id: str
@@ -336,6 +344,7 @@ class PlatformSpec:
     unsupported: Mapping[str, str] = field(default_factory=dict)
     config_releases: Releases | None = None
     root_commands: frozenset[str] = frozenset()
+    remediation: str | None = None
 
     def __post_init__(self) -> None:
         # A Platform member is its id, but states, messages and pickles carry the plain string.
@@ -408,6 +417,8 @@ class PlatformSpec:
             for t in sorted(self.root_commands)
             if not t.startswith(ROOT_PREFIX)
         ]
+        if self.remediation is not None and not _OBJECT_REF.fullmatch(self.remediation):
+            out.append(f"{self.id}: remediation {self.remediation!r} is not a 'module:attribute' reference")
         if self.run.transport not in TRANSPORTS:
             out.append(f"{self.id}: unknown transport {self.run.transport!r}")
         if self.run.httpapi not in (None, "eapi"):

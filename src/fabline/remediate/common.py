@@ -3,18 +3,25 @@
 An emitter turns two states of one device, ``before`` and ``after`` (the collected state and the
 same with fixes applied), into that platform's change. It never sees results: only which
 configurable fields differ.
+
+A platform's change format is a :class:`Remediator` (its emitter and its playbook tasks) that its
+:class:`~fabline.platforms.spec.PlatformSpec` names in ``remediation`` (``module:attribute``);
+:func:`remediator` finds it. Nothing in this package chooses by platform id.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from fabline.paths import MAX_RAW_BYTES, SnapshotPathError, read_under
-from fabline.remediate.model import Fix
+from fabline.platforms import PLATFORMS
+from fabline.remediate.model import DeviceChange, Fix
 
 T = TypeVar("T")
 
@@ -55,6 +62,60 @@ class Stages:
     safe: Mapping[str, Any]
     after: Mapping[str, Any]
     fixes: tuple[Fix, ...]
+
+
+#: A play's tasks and its ``vars`` (empty: none), as :mod:`fabline.remediate.playbook` writes them.
+Tasks = tuple[list[dict[str, Any]], dict[str, Any]]
+
+
+class Remediator(Protocol):
+    """A platform's change format: what ``fabline remediate`` writes for one of its devices."""
+
+    def emit(self, stages: Stages, raw: RawReader, /) -> DeviceChange:
+        """The device's change (files to review, steps, the traffic-interrupting ones).
+
+        Raises:
+            NoEvidence: The snapshot lacks what the change is built from.
+        """
+        ...
+
+    def tasks(self, change: DeviceChange, disruptive: bool, /) -> Tasks:
+        """The Ansible tasks (and play vars) that apply the traffic-safe or the disruptive part; no
+        tasks: that part has no play.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class Remediation:
+    """A :class:`Remediator` made of two functions (one module per platform holds them)."""
+
+    emit: Callable[[Stages, RawReader], DeviceChange]
+    tasks: Callable[[DeviceChange, bool], Tasks]
+
+
+def remediator(platform: str) -> Remediator | None:
+    """The change format of a platform, as its spec names it; None when it has none (or is unknown).
+
+    Example:
+        >>> from fabline.platforms import Platform
+        >>> type(remediator(Platform.SONIC)).__name__, remediator(Platform.NAPALM), remediator("junos")
+        ('Remediation', None, None)
+    """
+    spec = PLATFORMS.get(platform)
+    if spec is None or spec.remediation is None:
+        return None
+    return _load(spec.remediation)
+
+
+@functools.cache
+def _load(ref: str) -> Remediator:
+    """The object a ``module:attribute`` reference names."""
+    module, _, attribute = ref.partition(":")
+    found: Any = importlib.import_module(module)
+    for part in attribute.split("."):
+        found = getattr(found, part)
+    return cast(Remediator, found)
 
 
 #: Per-port fields an emitter may have to change.

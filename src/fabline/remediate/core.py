@@ -11,23 +11,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from fabline.remediate import cumulus, linux, netcli, sonic
-from fabline.remediate.common import NoEvidence, RawReader, Stages, raw_output
+from fabline.remediate.common import NoEvidence, Stages, raw_output, remediator
 from fabline.remediate.intent import DeviceIntent, build_intents, covers, put, work_order
-from fabline.remediate.model import DeviceChange, Plan, WorkOrder
+from fabline.remediate.model import Plan, WorkOrder
 from fabline.results import Result, Status
 from fabline.state import UNREADABLE_STATUSES, StateError
-
-Emitter = Callable[[Stages, RawReader], DeviceChange]
-
-#: Platform id -> the function that writes its change.
-EMITTERS: dict[str, Emitter] = {
-    "sonic": sonic.emit,
-    "cumulus": cumulus.emit,
-    "arista_eos": netcli.emit_eos,
-    "cisco_nxos": netcli.emit_nxos,
-    "linux": linux.emit,
-}
 
 
 def stages_of(intent: DeviceIntent) -> Stages:
@@ -76,8 +64,8 @@ def build_plan(
             states[name] = state
     intents, rest = build_intents((r for r in results if r.device in states), states, platforms, design_mtu)
     for name, intent in sorted(intents.items()):
-        emitter = EMITTERS.get(intent.platform)
-        if emitter is None:
+        change_format = remediator(intent.platform)  # the platform spec's remediation
+        if change_format is None:
             plan.skipped[name] = f"no change format for platform {intent.platform!r} yet"
             for f in intent.fixes:
                 plan.unresolved[f.finding] = f"platform {intent.platform} has no change format"
@@ -87,7 +75,7 @@ def build_plan(
             return None if snapshot is None else raw_output(snapshot, device, commands)
 
         try:
-            change = emitter(stages_of(intent), reader)
+            change = change_format.emit(stages_of(intent), reader)
         except NoEvidence as exc:
             plan.skipped[name] = str(exc)
             for f in intent.fixes:

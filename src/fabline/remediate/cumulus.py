@@ -22,7 +22,9 @@ from fabline.platforms import get_platform
 from fabline.remediate.common import (
     NoEvidence,
     RawReader,
+    Remediation,
     Stages,
+    Tasks,
     port_changes,
     rebind,
     running_config,
@@ -244,3 +246,27 @@ def emit(stages: Stages, raw: RawReader) -> DeviceChange:
     change.files[f"{name}.nv.sh"] = "\n".join(body) + "\n"
     change.files[f"{name}.nv-patch.yaml"] = patch_yaml(safe + risky)
     return change
+
+
+def tasks(change: DeviceChange, disruptive: bool) -> Tasks:
+    """``ansible.builtin.command`` per ``nv set``/``nv unset``, ``nv config diff``, then ``nv config
+    apply`` (in check mode the lines are shown, nothing is staged).
+    """
+    lines = change.disruptive if disruptive else [s for s in change.steps if s not in change.disruptive]
+    nv = [ln for ln in lines if ln.startswith(("nv set ", "nv unset "))]
+    if not any(ln.startswith(("nv set", "nv unset")) for ln in lines):
+        return [], {}
+    label = "traffic-interrupting" if disruptive else "traffic-safe"
+    return [
+        {"name": f"show the {label} NVUE change", "ansible.builtin.debug": {"msg": nv}},
+        {"name": f"stage the {label} NVUE change", "ansible.builtin.command": "{{ item }}", "loop": nv,
+         "when": "not ansible_check_mode"},
+        {"name": "nv config diff", "ansible.builtin.command": "nv config diff", "changed_when": False,
+         "when": "not ansible_check_mode"},
+        {"name": "nv config apply", "ansible.builtin.command": "nv config apply --assume-yes",
+         "when": "not ansible_check_mode"},
+    ], {}  # fmt: skip
+
+
+#: Cumulus Linux's change format (``PlatformSpec.remediation`` of ``fabline.platforms.cumulus``).
+REMEDIATION = Remediation(emit, tasks)

@@ -21,7 +21,7 @@ from typing import Any
 
 import jinja2
 
-from fabline.remediate.common import RawReader, Stages, port_changes
+from fabline.remediate.common import RawReader, Remediation, Stages, Tasks, port_changes
 from fabline.remediate.model import DeviceChange
 
 _NIC_FIELDS = ("roce_tos", "ecn_np_priorities", "ecn_rp_priorities")
@@ -159,3 +159,17 @@ def emit(stages: Stages, raw: RawReader, templates: Path | None = None) -> Devic
             "no host template (templates/linux/*.j2) found: no persistent settings file written"
         )
     return change
+
+
+def tasks(change: DeviceChange, disruptive: bool) -> Tasks:
+    """``ansible.builtin.script`` with the host's commands (skipped in check mode); the
+    link-retraining lines are at the end of the same script, so there is no disruptive play.
+    """
+    script = f"{change.device}.sh"
+    if disruptive or script not in change.files:
+        return [], {}
+    return [{"name": f"run devices/{script}", "ansible.builtin.script": f"devices/{script}"}], {}
+
+
+#: A Linux GPU host's change format (``PlatformSpec.remediation`` of ``fabline.platforms.linux``).
+REMEDIATION = Remediation(emit, tasks)

@@ -6,7 +6,8 @@ the fixes edited in (the lines of an interface section, a ``tx-queue``, the glob
 dscp`` lines, NX-OS's ``system qos`` policies); hier_config's ``WorkflowRemediation`` then gives
 the commands that take the running configuration there. Nothing is concatenated by hand.
 
-Platform limits the change follows (as the simulator and ``docs/platforms/*.md`` describe them):
+One :class:`NetworkCli` per platform (:data:`EOS`, :data:`NXOS`), named by its platform spec's
+``remediation``. Platform limits the change follows (as the simulator and ``docs/platforms/*.md`` describe them):
 EOS maps DSCP to traffic class switch-wide (``qos map dscp``); NX-OS has one lossless set, the
 ``pause pfc-cos`` lines of the network-qos policy ``system qos`` names, and per-port QoS only
 through a port's own ``service-policy``.
@@ -15,19 +16,23 @@ through a port's own ``service-policy``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from hier_config import HConfig, MatchRule, Platform, WorkflowRemediation, get_hconfig, get_hconfig_driver
+from hier_config import HConfig, MatchRule, WorkflowRemediation, get_hconfig, get_hconfig_driver
+from hier_config import Platform as HierPlatform
 from hier_config.child import HConfigChild
 from hier_config.models import IdempotentCommandsRule
 from hier_config.platforms.driver_base import HConfigDriverBase
 
-from fabline.platforms import get_platform
+from fabline.platforms import Platform, get_platform
 from fabline.remediate.common import (
     NoEvidence,
     RawReader,
     Stages,
+    Tasks,
     port_changes,
+    remediator,
     running_config,
     watchdog_change,
 )
@@ -278,94 +283,143 @@ def _nxos_lossless(
 
 
 Edit = Callable[[HConfig, Mapping[str, Any], Mapping[str, Any]], None]
-_PLATFORMS: dict[str, tuple[Platform, Edit, str]] = {
-    "arista_eos": (Platform.ARISTA_EOS, eos_edit, "Arista EOS"),
-    "cisco_nxos": (Platform.CISCO_NXOS, nxos_edit, "Cisco NX-OS"),
-}
 
 
-#: Interface commands that hold one value (a new line replaces the old; no negation first), beyond
-#: the ones hier_config's drivers know: NX-OS ``fec`` takes one mode, ``speed`` one speed, ``priority-flow-control
-#: mode`` one mode; EOS ``qos trust`` one trust. (EOS ``error-correction encoding`` is not one: several
-#: encodings can be allowed at once, so the old one is negated.)
-_SINGLE_VALUED: dict[str, tuple[str, ...]] = {
-    "cisco_nxos": ("fec ", "speed ", "priority-flow-control mode "),
-    "arista_eos": ("qos trust ", "speed "),
-}
+@dataclass(frozen=True)
+class NetworkCli:
+    """The change format of a configuration-mode CLI platform: hier_config's remediation of its
+    collected running-config, applied with the platform's Ansible ``<os>_config`` module.
+
+    Attributes:
+        platform: Platform id.
+        hier_platform: hier_config's platform (its driver).
+        edit: Edits a running-config tree into the intended one for ``before`` -> ``after``.
+        apply: How a person applies the change file (its header says it).
+        single_valued: Interface commands that hold one value (a new line replaces the old; no
+            negation first), beyond the ones hier_config's driver knows.
+        single_valued_global: Global commands that hold one value.
+    """
+
+    platform: str
+    hier_platform: HierPlatform
+    edit: Edit
+    apply: str
+    single_valued: tuple[str, ...] = ()
+    single_valued_global: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # A Platform member is its id, but changes and their YAML carry the plain string.
+        object.__setattr__(self, "platform", str(self.platform))
+
+    def driver(self) -> HConfigDriverBase:
+        """hier_config's driver for the platform, with the single-valued RoCE commands."""
+        drv = get_hconfig_driver(self.hier_platform)
+        for prefix in self.single_valued:
+            drv.rules.idempotent_commands.append(
+                IdempotentCommandsRule(
+                    match_rules=(MatchRule(startswith="interface "), MatchRule(startswith=prefix))
+                )
+            )
+        for prefix in self.single_valued_global:
+            drv.rules.idempotent_commands.append(
+                IdempotentCommandsRule(match_rules=(MatchRule(startswith=prefix),))
+            )
+        return drv
+
+    def remediation(self, running: str, stages: Stages) -> tuple[str, str]:
+        """hier_config's remediation: the traffic-safe lines, then the traffic-interrupting ones."""
+        drv = self.driver()
+        current = get_hconfig(drv, running)
+        safe = get_hconfig(drv, running)
+        self.edit(safe, stages.before, stages.safe)
+        final = get_hconfig(drv, "\n".join(line.cisco_style_text() for line in safe.all_children_sorted()))
+        self.edit(final, stages.safe, stages.after)
+        first = WorkflowRemediation(current, safe).remediation_config
+        second = WorkflowRemediation(safe, final).remediation_config
+        return _text(first), _text(second)
+
+    def emit(self, stages: Stages, raw: RawReader) -> DeviceChange:
+        """The configuration-mode change of one device.
+
+        Raises:
+            NoEvidence: No running-config in the snapshot, or a change it cannot express.
+        """
+        text = running_config(raw, CONFIG_COMMANDS, "running-config")
+        label = get_platform(self.platform).description
+        safe, risky = self.remediation(text, stages)
+        name = stages.device
+        change = DeviceChange(name, self.platform, list(stages.fixes))
+        header = (
+            f"! {name} ({label}): hier_config remediation of the collected running-config.\n"
+            f"! Apply: {self.apply}.\n"
+        )
+        if safe:
+            change.files[f"{name}.cli.txt"] = header + safe + "\n"
+            change.steps += safe.splitlines()
+        if risky:
+            change.files[f"{name}.disruptive.cli.txt"] = (
+                header
+                + "! Interrupts traffic on live ports (FEC / speed / autonegotiation): apply last.\n"
+                + risky
+                + "\n"
+            )
+            change.steps += risky.splitlines()
+            change.disruptive += risky.splitlines()
+        return change
+
+    def tasks(self, change: DeviceChange, disruptive: bool) -> Tasks:
+        """The platform's ``<os>_config`` module with the change file as ``src``, over
+        ``ansible.netcommon.network_cli`` (``--check --diff`` supported).
+        """
+        name = f"{change.device}.disruptive.cli.txt" if disruptive else f"{change.device}.cli.txt"
+        if name not in change.files:
+            return [], {}
+        # The platform's Ansible name (its FQCN ansible_network_os); its config module is <name>_config.
+        network_os = next(n for n in get_platform(self.platform).network_os if "." in n)
+        tasks = [
+            {
+                "name": f"apply devices/{name} (hier_config remediation)",
+                f"{network_os}_config": {"src": f"devices/{name}"},
+            }
+        ]
+        play_vars = {"ansible_connection": "ansible.netcommon.network_cli", "ansible_network_os": network_os}
+        return tasks, play_vars
+
+
+#: Arista EOS (``PlatformSpec.remediation`` of ``fabline.platforms.arista_eos``). ``error-correction
+#: encoding`` is not single-valued: several encodings can be allowed at once, so the old one is negated.
+EOS = NetworkCli(
+    Platform.ARISTA_EOS,
+    HierPlatform.ARISTA_EOS,
+    eos_edit,
+    "configure session fabline-remediate, paste, `show session-config diffs`, then `commit` (or `abort`)",
+    single_valued=("qos trust ", "speed "),
+)
+#: Cisco NX-OS (``PlatformSpec.remediation`` of ``fabline.platforms.cisco_nxos``): ``fec`` takes one
+#: mode, ``speed`` one speed, ``priority-flow-control mode`` one mode; the global watchdog switch is
+#: one line, on or off.
+NXOS = NetworkCli(
+    Platform.CISCO_NXOS,
+    HierPlatform.CISCO_NXOS,
+    nxos_edit,
+    "configure terminal, paste, end; `show running-config diff` to review",
+    single_valued=("fec ", "speed ", "priority-flow-control mode "),
+    single_valued_global=("priority-flow-control watch-dog-interval ",),
+)
+
+
+def _cli(platform: str) -> NetworkCli:
+    found = remediator(platform)
+    if not isinstance(found, NetworkCli):
+        raise ValueError(f"platform {platform!r} is not remediated as a configuration-mode CLI")
+    return found
 
 
 def driver(platform: str) -> HConfigDriverBase:
-    """hier_config's driver for the platform, with the single-valued RoCE interface commands."""
-    drv = get_hconfig_driver(_PLATFORMS[platform][0])
-    for prefix in _SINGLE_VALUED.get(platform, ()):
-        drv.rules.idempotent_commands.append(
-            IdempotentCommandsRule(
-                match_rules=(MatchRule(startswith="interface "), MatchRule(startswith=prefix))
-            )
-        )
-    if platform == "cisco_nxos":
-        # The global watchdog switch is one line, on or off.
-        drv.rules.idempotent_commands.append(
-            IdempotentCommandsRule(
-                match_rules=(MatchRule(startswith="priority-flow-control watch-dog-interval "),)
-            )
-        )
-    return drv
+    """hier_config's driver for a platform, with its single-valued RoCE commands."""
+    return _cli(platform).driver()
 
 
 def remediation(platform: str, running: str, stages: Stages) -> tuple[str, str]:
-    """hier_config's remediation: the traffic-safe lines, then the traffic-interrupting ones."""
-    _, edit, _ = _PLATFORMS[platform]
-    drv = driver(platform)
-    current = get_hconfig(drv, running)
-    safe = get_hconfig(drv, running)
-    edit(safe, stages.before, stages.safe)
-    final = get_hconfig(drv, "\n".join(line.cisco_style_text() for line in safe.all_children_sorted()))
-    edit(final, stages.safe, stages.after)
-    first = WorkflowRemediation(current, safe).remediation_config
-    second = WorkflowRemediation(safe, final).remediation_config
-    return _text(first), _text(second)
-
-
-def emit(stages: Stages, raw: RawReader, platform: str) -> DeviceChange:
-    """The configuration-mode change of one EOS or NX-OS device.
-
-    Raises:
-        NoEvidence: No running-config in the snapshot, or a change it cannot express.
-    """
-    text = running_config(raw, CONFIG_COMMANDS, "running-config")
-    label = _PLATFORMS[platform][2]
-    safe, risky = remediation(platform, text, stages)
-    name = stages.device
-    change = DeviceChange(name, platform, list(stages.fixes))
-    how = (
-        "configure session fabline-remediate, paste, `show session-config diffs`, then `commit` (or `abort`)"
-        if platform == "arista_eos"
-        else "configure terminal, paste, end; `show running-config diff` to review"
-    )
-    header = (
-        f"! {name} ({label}): hier_config remediation of the collected running-config.\n! Apply: {how}.\n"
-    )
-    if safe:
-        change.files[f"{name}.cli.txt"] = header + safe + "\n"
-        change.steps += safe.splitlines()
-    if risky:
-        change.files[f"{name}.disruptive.cli.txt"] = (
-            header
-            + "! Interrupts traffic on live ports (FEC / speed / autonegotiation): apply last.\n"
-            + risky
-            + "\n"
-        )
-        change.steps += risky.splitlines()
-        change.disruptive += risky.splitlines()
-    return change
-
-
-def emit_eos(stages: Stages, raw: RawReader) -> DeviceChange:
-    """:func:`emit` for Arista EOS."""
-    return emit(stages, raw, "arista_eos")
-
-
-def emit_nxos(stages: Stages, raw: RawReader) -> DeviceChange:
-    """:func:`emit` for Cisco NX-OS."""
-    return emit(stages, raw, "cisco_nxos")
+    """hier_config's remediation on a platform: the traffic-safe lines, then the traffic-interrupting ones."""
+    return _cli(platform).remediation(running, stages)

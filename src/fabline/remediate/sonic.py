@@ -19,7 +19,9 @@ from typing import Any
 from fabline.remediate.common import (
     NoEvidence,
     RawReader,
+    Remediation,
     Stages,
+    Tasks,
     port_changes,
     rebind,
     running_config,
@@ -275,3 +277,27 @@ def emit(stages: Stages, raw: RawReader) -> DeviceChange:
         + "\n"
     )
     return change
+
+
+#: Where the playbook copies a patch on the switch.
+PATCH_DEST = "/tmp/fabline-remediate.patch.json"
+
+
+def tasks(change: DeviceChange, disruptive: bool) -> Tasks:
+    """``ansible.builtin.copy`` of the patch, ``config apply-patch --dry-run`` then ``config
+    apply-patch`` (``ansible.builtin.command``; only the dry run in check mode).
+    """
+    name = f"{change.device}.disruptive.patch.json" if disruptive else f"{change.device}.patch.json"
+    if name not in change.files:
+        return [], {}
+    return [
+        {"name": f"copy {name}", "ansible.builtin.copy": {"src": f"devices/{name}", "dest": PATCH_DEST, "mode": "0600"}},
+        {"name": f"validate {name} (config apply-patch --dry-run)", "ansible.builtin.command": f"config apply-patch --dry-run {PATCH_DEST}",
+         "become": True, "check_mode": False, "changed_when": False},
+        {"name": f"apply {name}" + (" (interrupts traffic)" if disruptive else ""), "ansible.builtin.command": f"config apply-patch {PATCH_DEST}",
+         "become": True, "when": "not ansible_check_mode"},
+    ], {}  # fmt: skip
+
+
+#: SONiC's change format (``PlatformSpec.remediation`` of ``fabline.platforms.sonic``).
+REMEDIATION = Remediation(emit, tasks)
