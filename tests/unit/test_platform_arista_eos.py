@@ -215,7 +215,10 @@ def test_pfc_watchdog_counters_list_only_ports_with_an_event_and_the_simulator_f
     got = parse_output("arista_eos", command, dev.answer(command, render).out)
     assert got == {
         "interfaces": {
-            port: {"counters": {"pfcwd_storms_detected": {"3": 2}, "pfcwd_storms_restored": {"3": 1}}}
+            port: {
+                "counters": {"pfcwd_storms_detected": {"3": 2}, "pfcwd_storms_restored": {"3": 1}},
+                "pfcwd_stormed_queues": [3],  # stuck once more than recovered: a storm now
+            }
         },
         **read,
     }
@@ -232,7 +235,8 @@ def test_ports_the_watchdog_counters_leave_out_had_no_storm() -> None:
     state = arista_eos.PLATFORM.finish(merge_fragments([config, storms]))
     assert state["interfaces"][ports[0]]["counters"]["pfcwd_storms_detected"] == {"3": 1}
     assert state["interfaces"][ports[1]]["counters"]["pfcwd_storms_detected"] == {}
-    assert "pfcwd_stormed_queues" not in state["interfaces"][ports[1]]  # EOS has no current-storm view
+    assert state["interfaces"][ports[0]]["pfcwd_stormed_queues"] == []  # stuck once, recovered once
+    assert state["interfaces"][ports[1]]["pfcwd_stormed_queues"] == []  # not listed: no storm
     # Without the watchdog counters nothing is assumed.
     alone = arista_eos.PLATFORM.finish(merge_fragments([config]))
     assert all("pfcwd_storms_detected" not in b.get("counters", {}) for b in alone["interfaces"].values())
@@ -303,3 +307,22 @@ def test_dlb_line_is_the_one_arista_s_data_model_renders_and_the_simulator_print
         dev = Simulator(synthetic.lab_fabric(), [fault]).devices["leaf-r2-a"]
         got = parse_output("arista_eos", "show running-config", dev.answer("show running-config", render).out)
         assert got["load_balance"]["adaptive_routing"] is on
+
+
+def test_a_storm_planted_now_reads_back_as_a_stormed_queue_on_eos_and_nxos() -> None:
+    """A queue in a storm now: the simulators count one detection more than restorations."""
+    from fabline import synthetic
+    from fabline.sim.render import render
+    from fabline.sim.server import Simulator
+    from fabline.synthetic import Fault
+
+    for device, port, command, platform in (
+        ("leaf-r2-a", "Ethernet1/1", "show priority-flow-control counters watchdog | json", "arista_eos"),
+        ("leaf-r3-a", "Ethernet1/1", "show queuing pfc-queue detail | json", "cisco_nxos"),
+    ):
+        fault = Fault(device, "pfcwd_stormed_queues", [3], port)
+        dev = Simulator(synthetic.lab_fabric(), [fault]).devices[device]
+        got = parse_output(platform, command, dev.answer(command, render).out)
+        assert got["interfaces"][port]["pfcwd_stormed_queues"] == [3], platform
+        counters = got["interfaces"][port]["counters"]
+        assert counters["pfcwd_storms_detected"]["3"] == counters["pfcwd_storms_restored"]["3"] + 1

@@ -38,6 +38,7 @@ from fabline.platforms.toolkit import (
     lldp_entry,
     port_blocks,
     speed_gbps,
+    storm_entry,
     text_blocks,
     text_field,
     uptime_seconds,
@@ -658,7 +659,7 @@ def parse_show_priority_flow_control_counters_watchdog_json(doc: Any, ctx: Parse
                     raise ctx.reject(f"{name} queue {queue}: {key} {value!r} is not a count")
                 counters.setdefault(field, {})[queue] = value
         if counters:
-            interfaces[name] = {"counters": {k: dict(sorted(v.items())) for k, v in counters.items()}}
+            interfaces[name] = storm_entry(counters)
     return {"interfaces": interfaces, "qos": {"pfc_watchdog": {"stats_collected": True}}}
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from fabline.platforms.base import ParseContext, json_parser, text_parser
 from fabline.platforms.cisco_nxos_names import canonical_name, kept
-from fabline.platforms.toolkit import nxapi_rows, port_blocks, text_blocks
+from fabline.platforms.toolkit import nxapi_rows, port_blocks, storm_entry, text_blocks
 from fabline.state_types import StateBody
 
 # --- show interface priority-flow-control detail --------------------------------------------
@@ -236,7 +236,7 @@ def parse_show_queuing_pfc_queue_json(doc: Any, ctx: ParseContext) -> StateBody:
                     if values:
                         counters.setdefault(state_key, {})[key] = max(values)
             if counters:
-                interfaces[name] = {"counters": {k: dict(sorted(v.items())) for k, v in counters.items()}}
+                interfaces[name] = storm_entry(counters)
     return {"interfaces": interfaces, "qos": {"pfc_watchdog": {"stats_collected": True}}}
 
 

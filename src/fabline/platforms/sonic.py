@@ -8,8 +8,6 @@ says what each command feeds and which vendor quirks the parsers handle.
 
 from __future__ import annotations
 
-from typing import Any
-
 from fabline.platforms.base import Command, Releases
 from fabline.platforms.linux import parse_carrier_changes
 from fabline.platforms.routing import (
@@ -209,10 +207,6 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 
-def _fill_storms(state: dict[str, Any]) -> dict[str, Any]:
-    return fill_storm_counters(state, stormed_queues=True)
-
-
 PLATFORM = PlatformSpec(
     id=Platform.SONIC,
     description="SONiC (config_db JSON and the sonic-utilities show commands)",
@@ -249,7 +243,7 @@ PLATFORM = PlatformSpec(
         ),
         route_commands=("vtysh -c 'show ip route {prefix} json'",),
         # Ports 'show pfcwd stats' leaves out had no storm and are in none now.
-        finalize=_fill_storms,
+        finalize=fill_storm_counters,
     ),
     network_os=("sonic", "dellemc.enterprise_sonic.sonic"),
     # Port names step by the 8 lanes of a 400G/800G port.

@@ -557,21 +557,42 @@ def dash_tables(lines: list[str]) -> list[Table]:
 STORMS_READ: dict[str, Any] = {"qos": {"pfc_watchdog": {"stats_collected": True}}}
 
 
-def fill_storm_counters(state: dict[str, Any], *, stormed_queues: bool = False) -> dict[str, Any]:
+def storm_entry(counters: dict[str, dict[str, int]]) -> dict[str, Any]:
+    """A port's watchdog storm counts and the queues in a storm now (more detected than restored).
+
+    Each storm the watchdog detects on a queue it restores once the pauses stop: a queue whose
+    detections outnumber its restorations is stormed now. SONiC prints both (its real captures:
+    ``stormed`` rows are exactly those with detected > restored); EOS and NX-OS print only the
+    counts, so this gives them the same ``pfcwd_stormed_queues``.
+
+    Example:
+        >>> storm_entry({"pfcwd_storms_detected": {"4": 1, "3": 2}, "pfcwd_storms_restored": {"3": 1, "4": 1}})
+        {'counters': {'pfcwd_storms_detected': {'3': 2, '4': 1}, 'pfcwd_storms_restored': {'3': 1, '4': 1}}, 'pfcwd_stormed_queues': [3]}
+    """
+    detected = counters.get("pfcwd_storms_detected", {})
+    restored = counters.get("pfcwd_storms_restored", {})
+    stormed = sorted(int(q) for q, n in detected.items() if n > restored.get(q, 0))
+    return {
+        "counters": {k: dict(sorted(v.items(), key=lambda kv: int(kv[0]))) for k, v in counters.items()},
+        "pfcwd_stormed_queues": stormed,
+    }
+
+
+def fill_storm_counters(state: dict[str, Any]) -> dict[str, Any]:
     """Give every physical port the watchdog's counters left out "no storm" (a finalize hook).
 
     SONiC's ``show pfcwd stats``, EOS's and NX-OS's watchdog counters list a port (or queue) only
     after its first storm. Once a storm-counter parser marked the state (``qos.pfc_watchdog.
-    stats_collected``), a ``Ethernet`` port missing from them gets ``counters.pfcwd_storms_detected:
-    {}`` (and, where the command also tells the queues in storm now, ``pfcwd_stormed_queues: []``),
-    so the storm checks judge it (zero storms) and its first storm is a rise from zero, not a port
-    "not in the previous snapshot". Without the mark (the command was not run) nothing is added.
+    stats_collected``), an ``Ethernet`` port missing from them gets ``counters.pfcwd_storms_detected:
+    {}`` and ``pfcwd_stormed_queues: []``, so the storm checks judge it (zero storms, none now) and
+    its first storm is a rise from zero, not a port "not in the previous snapshot". Without the
+    mark (the command was not run) nothing is added.
 
     Example:
         >>> s = {"qos": {"pfc_watchdog": {"stats_collected": True}},
         ...      "interfaces": {"Ethernet0": {}, "Ethernet8": {"counters": {"pfcwd_storms_detected": {"3": 1}}},
         ...                     "PortChannel1": {}}}
-        >>> fill_storm_counters(s, stormed_queues=True)["interfaces"]
+        >>> fill_storm_counters(s)["interfaces"]
         {'Ethernet0': {'counters': {'pfcwd_storms_detected': {}}, 'pfcwd_stormed_queues': []}, 'Ethernet8': {'counters': {'pfcwd_storms_detected': {'3': 1}}, 'pfcwd_stormed_queues': []}, 'PortChannel1': {}}
     """
     qos = state.get("qos")
@@ -587,8 +608,7 @@ def fill_storm_counters(state: dict[str, Any], *, stormed_queues: bool = False) 
         counters = body.setdefault("counters", {})
         if type(counters) is dict:
             counters.setdefault("pfcwd_storms_detected", {})
-        if stormed_queues:
-            body.setdefault("pfcwd_stormed_queues", [])
+        body.setdefault("pfcwd_stormed_queues", [])
     return state
 
 

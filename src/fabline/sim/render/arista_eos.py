@@ -12,7 +12,7 @@ from typing import Any
 
 from fabline.platforms.arista_eos import PLATFORM
 from fabline.sim.render import routing
-from fabline.sim.render.common import Answer, SimView
+from fabline.sim.render.common import Answer, SimView, storm_counts
 
 MODEL = "DCS-7060X6-64PE"
 #: EOS's FEC lines (the words are the platform spec's vocabulary, shared with its parsers).
@@ -429,8 +429,7 @@ def _pfc_watchdog_counters(ports: dict[str, dict[str, Any]]) -> str:
     """
     doc: dict[str, Any] = {}
     for n, b in ports.items():
-        c = b.get("counters", {})
-        stuck, recovered = c.get("pfcwd_storms_detected", {}), c.get("pfcwd_storms_restored", {})
+        stuck, recovered = storm_counts(b)
         queues = {
             q: {"stuckCount": int(stuck.get(q, 0)), "recoveryCount": int(recovered.get(q, 0))}
             for q in sorted({*stuck, *recovered}, key=int)

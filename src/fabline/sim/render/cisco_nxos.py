@@ -14,7 +14,7 @@ from typing import Any
 from fabline.platforms.cisco_nxos import PLATFORM
 from fabline.platforms.toolkit import compress_ints
 from fabline.sim.render import routing
-from fabline.sim.render.common import Answer, SimView
+from fabline.sim.render.common import Answer, SimView, storm_counts
 
 MODEL = "Nexus9000 C9364D-GX2A Chassis"
 #: NX-OS's FEC words (the platform spec's vocabulary, shared with its parsers).
@@ -447,8 +447,7 @@ def _pfc_queue_json(ports: dict[str, dict[str, Any]]) -> str:
     """
     rows: list[dict[str, Any]] = []
     for name, b in ports.items():
-        c = b.get("counters", {})
-        stuck, restored = c.get("pfcwd_storms_detected", {}), c.get("pfcwd_storms_restored", {})
+        stuck, restored = storm_counts(b)
         groups = sorted({*map(str, b.get("pfc_priorities") or []), *stuck, *restored}, key=int)
         stats = []
         for g in groups:

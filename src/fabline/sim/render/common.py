@@ -139,3 +139,19 @@ def ranges(values: Sequence[int]) -> str:
         '3,4'
     """
     return ",".join(str(v) for v in values)
+
+
+def storm_counts(body: dict[str, Any]) -> tuple[dict[str, int], dict[str, int]]:
+    """A port's watchdog storms (detected, restored per queue) as a switch counts them.
+
+    A queue in the state's ``pfcwd_stormed_queues`` is in a storm now: detected once more than
+    restored (the storm not yet restored), as SONiC's captures show and EOS's and NX-OS's counts
+    imply (:func:`fabline.platforms.toolkit.storm_entry` reads it back).
+    """
+    c = body.get("counters", {})
+    detected = {str(q): int(n) for q, n in c.get("pfcwd_storms_detected", {}).items()}
+    restored = {str(q): int(n) for q, n in c.get("pfcwd_storms_restored", {}).items()}
+    for q in map(str, body.get("pfcwd_stormed_queues") or []):
+        restored.setdefault(q, max(detected.get(q, 0) - 1, 0))
+        detected[q] = max(detected.get(q, 0), restored[q] + 1)
+    return detected, restored
