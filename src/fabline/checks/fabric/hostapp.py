@@ -48,6 +48,22 @@ def lossless_dscps(
     return hit[2]
 
 
+def _priority_of(
+    dscp_map: tuple[tuple[int, int], ...] | None, dscp: int, maps: dict[int, tuple[Any, dict[int, int]]]
+) -> int | None:
+    """The priority a port's DSCP map gives ``dscp`` (None: not mapped, or no map).
+
+    The projection shares one tuple per distinct map, so ``maps`` (the caller's, for one pass)
+    keeps its lookup table once per map, not once per NIC.
+    """
+    if not dscp_map:
+        return None
+    hit = maps.get(id(dscp_map))
+    if hit is None or hit[0] is not dscp_map:
+        hit = maps[id(dscp_map)] = (dscp_map, dict(dscp_map))
+    return hit[1].get(dscp)
+
+
 def tos_problem(tos: int, lossless: frozenset[int]) -> str | None:
     """Why a ToS byte does not put traffic into the lossless class with ECN capability.
 
@@ -84,6 +100,7 @@ class HostTosFabricCheck(LinkCheck):
         graph = self.graph(fabric)
         passes: dict[str, list[str | None]] = {}
         memo: dict[tuple[int, int], tuple[Any, Any, frozenset[int]]] = {}
+        maps: dict[int, tuple[Any, dict[int, int]]] = {}
         for name in sorted(graph.ports):
             if fabric.devices[name].role != "host":
                 continue
@@ -94,7 +111,7 @@ class HostTosFabricCheck(LinkCheck):
                 if end.status not in PAIRED or end.peer is None:
                     continue
                 lossless = lossless_dscps(end.peer, memo)
-                result = self._nic(fabric, end, lossless)
+                result = self._nic(fabric, end, lossless, maps)
                 if result is None:
                     ok.append(end.port.name)
                 else:
@@ -130,9 +147,14 @@ class HostTosFabricCheck(LinkCheck):
 
         yield from pass_blocks(self, passes)
 
-    def _nic(self, fabric: FabricContext, end: End, lossless: frozenset[int] | None) -> Result | None:
+    def _nic(
+        self,
+        fabric: FabricContext,
+        end: End,
+        lossless: frozenset[int] | None,
+        maps: dict[int, tuple[Any, dict[int, int]]],
+    ) -> Result | None:
         """The finding of one rail NIC, or None when it passes."""
-        label = link_label(end)
         port = end.port
         if lossless is None:
             peer = fabric.devices.get(end.peer_device) if end.peer_device else None
@@ -148,7 +170,7 @@ class HostTosFabricCheck(LinkCheck):
         if problem:
             problems.append(problem)
         else:
-            prio = dict(port.dscp or ()).get(port.roce_tos >> 2)
+            prio = _priority_of(port.dscp, port.roce_tos >> 2, maps)
             if prio is None:
                 problems.append(f"the host maps DSCP {port.roce_tos >> 2} to no priority")
             else:
@@ -171,7 +193,11 @@ class HostTosFabricCheck(LinkCheck):
         if all(p.endswith("not collected") for p in problems):
             return self.error(end.device, port.name, "; ".join(problems))
         return self.failed(
-            end.device, port.name, f"{label}: {'; '.join(problems)}", expected=expected, actual=actual
+            end.device,
+            port.name,
+            f"{link_label(end)}: {'; '.join(problems)}",
+            expected=expected,
+            actual=actual,
         )
 
 

@@ -95,14 +95,13 @@ class RailCablingCheck(LinkCheck):
 
     def _end(self, end: End, here: DeviceSummary, there: DeviceSummary) -> Result | None:
         """The finding of one end, or None when it passes."""
-        label = link_label(end)
         if here.role == "host":
             host, hport, leaf = here, end.port.name, there
         else:
             host, hport, leaf = there, end.peer_port_name, here
         if leaf.role != "leaf":
             return self.failed(
-                end.device, end.port.name, f"{label}: a host NIC is cabled to a {leaf.role}, not to a leaf",
+                end.device, end.port.name, f"{link_label(end)}: a host NIC is cabled to a {leaf.role}, not to a leaf",
                 expected={"peer_role": "leaf"},
                 actual={"device": end.device, "interface": end.port.name, "peer_device": end.peer_device,
                         "peer_interface": end.peer_port_name, "peer_role": leaf.role},
@@ -111,8 +110,13 @@ class RailCablingCheck(LinkCheck):
         leaf_rail = _int_var(leaf, "rail")
         if leaf_rail is None:
             return self.error(
-                end.device, end.port.name, f"{label}: leaf {leaf.name} has no 'rail' inventory variable"
+                end.device,
+                end.port.name,
+                f"{link_label(end)}: leaf {leaf.name} has no 'rail' inventory variable",
             )
+        if host_rail == leaf_rail:
+            return None  # the one outcome of a clean fabric: nothing below is built for it
+        label = link_label(end)
         actual = {
             "device": end.device, "interface": end.port.name, "peer_device": end.peer_device,
             "peer_interface": end.peer_port_name, "host_rail": host_rail, "leaf_rail": leaf_rail,
@@ -128,8 +132,6 @@ class RailCablingCheck(LinkCheck):
                 end.device, end.port.name, f"{label}: {host.name} {hport} {why}",
                 expected={"host_interface": f"one of {host.name}'s rail_interfaces"}, actual=actual,
             )  # fmt: skip
-        if host_rail == leaf_rail:
-            return None
         return self.failed(
             end.device, end.port.name,
             f"{label}: {host.name} {hport} is rail {host_rail} but {leaf.name} is a rail-{leaf_rail} leaf",
