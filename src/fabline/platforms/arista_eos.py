@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from fabline.platforms.arista_eos_config import parse_show_running_config
 from fabline.platforms.arista_eos_names import VOCABULARY, canonical_name, is_mac, kept
@@ -43,7 +43,7 @@ from fabline.platforms.toolkit import (
     text_field,
     uptime_seconds,
 )
-from fabline.state_types import Facts, Optics, StateBody
+from fabline.state_types import Counters, Facts, Interface, Optics, StateBody
 
 
 def _num(value: str) -> float | None:
@@ -134,12 +134,12 @@ def parse_show_interfaces_json(doc: Any, ctx: ParseContext) -> StateBody:
     ``bandwidth`` (bit/s) of 0 means unknown (virtual labs) and is left out; ``autoNegotiate``
     ``unknown`` is left out.
     """
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     marks = ("interfaceStatus", "lineProtocolStatus")
     for name, body in _interfaces_of(doc, "interfaces", ctx, ctx.expected, marks).items():
         if not kept(name):
             continue
-        entry: dict[str, Any] = {}
+        entry: Interface = {}
         status = body.get("interfaceStatus")
         if isinstance(status, str):
             entry["admin_up"] = status != "disabled"
@@ -186,9 +186,9 @@ def parse_show_interfaces(text: str, ctx: ParseContext) -> StateBody:
     blocks = text_blocks(text, _TEXT_IF_HEAD)
     if not blocks:
         raise ctx.reject()
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     for name, head, block in port_blocks(blocks, canonical_name, kept):
-        entry: dict[str, Any] = {
+        entry: Interface = {
             "admin_up": head["admin"] != "administratively down",
             "oper_up": head["proto"] == "up",
         }
@@ -227,13 +227,13 @@ def parse_show_interfaces_status(text: str, ctx: ParseContext) -> StateBody:
     speed (``autoneg: false``), ``auto`` autoneg with no link (no speed), ``unconf`` nothing.
     Rows are matched from the status word, since long names overflow their column.
     """
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     for m in table_rows(text, ctx, ctx.expected, r"^Port\s+Name\s+Status", _STATUS_ROW, "Port Name Status"):
         name = canonical_name(m["port"])
         if not kept(name):
             continue
         status = m["status"].lower()
-        entry: dict[str, Any] = {"admin_up": status != "disabled", "oper_up": status == "connected"}
+        entry: Interface = {"admin_up": status != "disabled", "oper_up": status == "connected"}
         speed = m["speed"]
         if speed == "auto":
             entry["autoneg"] = True
@@ -258,7 +258,7 @@ def parse_show_interfaces_description(text: str, ctx: ParseContext) -> StateBody
         raise ctx.reject("no 'Interface Status Protocol Description' header")
     header = lines[start]
     cols = [header.index(w) for w in ("Status", "Protocol", "Description")]
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     for line in lines[start + 1 :]:
         if not line.strip():
             continue
@@ -269,7 +269,7 @@ def parse_show_interfaces_description(text: str, ctx: ParseContext) -> StateBody
             raise ctx.reject(f"unreadable row {line.strip()!r}")
         if not kept(name):
             continue
-        entry: dict[str, Any] = {"admin_up": status != "admin down", "oper_up": proto == "up"}
+        entry: Interface = {"admin_up": status != "admin down", "oper_up": proto == "up"}
         if description := line[cols[2] :].strip():
             entry["description"] = description
         interfaces[name] = entry
@@ -279,11 +279,11 @@ def parse_show_interfaces_description(text: str, ctx: ParseContext) -> StateBody
 @json_parser("an eAPI 'show interfaces description' object with 'interfaceDescriptions'", may_be_empty=True)
 def parse_show_interfaces_description_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``show interfaces description | json``: description, admin_up, oper_up."""
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     for name, body in _interfaces_of(doc, "interfaceDescriptions", ctx, ctx.expected).items():
         if not kept(name) or not isinstance(body, dict):
             continue
-        entry: dict[str, Any] = {}
+        entry: Interface = {}
         if isinstance(body.get("interfaceStatus"), str):
             entry["admin_up"] = body["interfaceStatus"] != "adminDown"
         if isinstance(body.get("lineProtocolStatus"), str):
@@ -299,7 +299,7 @@ def parse_show_interfaces_description_json(doc: Any, ctx: ParseContext) -> State
 )
 def parse_show_interfaces_counters_errors_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``show interfaces counters errors | json``: ``counters.crc_errors`` (EOS ``fcsErrors``)."""
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     for name, body in _interfaces_of(doc, "interfaceErrorCounters", ctx, ctx.expected).items():
         if kept(name) and isinstance(body, dict) and isinstance(body.get("fcsErrors"), int):
             interfaces[name] = {"counters": {"crc_errors": body["fcsErrors"]}}
@@ -318,7 +318,7 @@ def parse_show_lldp_neighbors(text: str, ctx: ParseContext) -> StateBody:
     The summary has no port description, so a MAC port id stays a MAC here; the ``detail``
     commands replace it with the description.
     """
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     for m in table_rows(
         text, ctx, ctx.expected, r"^Port\s+Neighbor Device ID", _LLDP_ROW, "Port  Neighbor Device ID"
     ):
@@ -333,7 +333,7 @@ def parse_show_lldp_neighbors_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``show lldp neighbors | json``: ``lldp.device`` and ``lldp.port`` per local port."""
     if not isinstance(doc, dict) or not isinstance(doc.get("lldpNeighbors"), list):
         raise ctx.reject()
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     for row in doc["lldpNeighbors"]:
         if not isinstance(row, dict):
             raise ctx.reject("a neighbour entry that is not an object")
@@ -356,7 +356,7 @@ def parse_show_lldp_neighbors_detail(text: str, ctx: ParseContext) -> StateBody:
     blocks = text_blocks(text, r"^Interface (\S+) detected (\d+) LLDP neighbors?:")
     if not blocks:
         raise ctx.reject()
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     for name, head, block in port_blocks(blocks, canonical_name, kept, group=1):
         if head.group(2) == "0":
             continue
@@ -381,7 +381,7 @@ def parse_show_lldp_neighbors_detail_json(doc: Any, ctx: ParseContext) -> StateB
 
     EOS quotes interface-name port ids (``"et-0/0/20"``); the quotes are removed.
     """
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     for name, body in _interfaces_of(doc, "lldpNeighbors", ctx, ctx.expected).items():
         infos = body.get("lldpNeighborInfo")
         if not kept(name) or not isinstance(infos, list) or not infos or not isinstance(infos[0], dict):
@@ -415,7 +415,7 @@ def parse_show_interfaces_transceiver(text: str, ctx: ParseContext) -> StateBody
     """
     if not re.search(r"^Port\s+\(Celsius\)\s+\(Volts\)", text, re.MULTILINE):
         raise ctx.reject("no 'Port (Celsius) (Volts)' header")
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     row_rx = re.compile(r"^((?:Et|Ethernet)\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+")
     for line in text.splitlines():
         m = row_rx.match(line)
@@ -437,7 +437,7 @@ def parse_show_interfaces_transceiver(text: str, ctx: ParseContext) -> StateBody
 @json_parser("an eAPI 'show interfaces transceiver' object with 'interfaces'", may_be_empty=True)
 def parse_show_interfaces_transceiver_json(doc: Any, ctx: ParseContext) -> StateBody:
     """``show interfaces transceiver | json``: optics type, serial, temperature_c, tx/rx_power_dbm."""
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     marks = ("rxPower", "txPower", "txBias", "temperature", "voltage")
     for name, body in _interfaces_of(doc, "interfaces", ctx, ctx.expected, marks).items():
         if "parameters" in body:
@@ -467,7 +467,7 @@ def parse_show_interfaces_transceiver_dom_thresholds_json(doc: Any, ctx: ParseCo
     The added ``optics.active_flags`` lists each reading beyond one of its printed alarm or warning
     thresholds (``rxPower low alarm on channel 3``), the flags the module raises.
     """
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     for name, body in _interfaces_of(
         doc, "interfaces", ctx, ctx.expected, ("displayName", "parameters")
     ).items():
@@ -487,7 +487,7 @@ def parse_show_interfaces_transceiver_dom_thresholds_json(doc: Any, ctx: ParseCo
         if optics and flags is not None:
             optics["active_flags"] = flags
         if optics:
-            interfaces[name] = {"optics": optics}
+            interfaces[name] = {"optics": cast(Optics, optics)}
     return {"interfaces": interfaces}
 
 
@@ -554,7 +554,7 @@ def parse_show_interfaces_transceiver_detail(text: str, ctx: ParseContext) -> St
     The output is one table per measurement (temperature, voltage, current, tx power,
     rx power), each row a lane interface with its current value and its thresholds.
     """
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     section: str | None = None
     seen = False
     for line in text.splitlines():
@@ -568,7 +568,9 @@ def parse_show_interfaces_transceiver_detail(text: str, ctx: ParseContext) -> St
         value = _num(m.group(2))
         if value is None:
             continue
-        optics = interfaces.setdefault(canonical_name(m.group(1)), {"optics": {}})["optics"]
+        optics = cast(
+            dict[str, Any], interfaces.setdefault(canonical_name(m.group(1)), {"optics": {}})["optics"]
+        )
         optics[section] = value if section == "temperature_c" else [value]
     if not seen:
         raise ctx.reject("no '<measurement> Threshold' table header")
@@ -581,7 +583,7 @@ def parse_show_interfaces_transceiver_hardware(text: str, ctx: ParseContext) -> 
     blocks = re.split(r"^Name:\s*", text, flags=re.MULTILINE)[1:]
     if not blocks:
         raise ctx.reject()
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     for block in blocks:
         words = block.split(None, 1)
         if not words:
@@ -606,7 +608,7 @@ def parse_show_priority_flow_control_counters_json(doc: Any, ctx: ParseContext) 
     ``counters.pfc_rx_frames`` / ``counters.pfc_tx_frames`` (the per-priority ``pfc_rx_pause``
     stays absent).
     """
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     for name, body in _interfaces_of(doc, "interfaceCounters", ctx, ctx.expected).items():
         if not isinstance(body, dict):
             continue
@@ -616,7 +618,7 @@ def parse_show_priority_flow_control_counters_json(doc: Any, ctx: ParseContext) 
             if isinstance(body.get(key), int)
         }
         if counters:
-            interfaces[name] = {"counters": counters}
+            interfaces[name] = {"counters": cast(Counters, counters)}
     return {"interfaces": interfaces}
 
 
@@ -637,7 +639,7 @@ def parse_show_priority_flow_control_counters_watchdog_json(doc: Any, ctx: Parse
     The keys are those a public health check reads from EOS (``docs/platforms/arista_eos.md``); no
     device capture was found.
     """
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     for name, body in _interfaces_of(doc, "interfaces", ctx, ctx.expected, ("txQueues",)).items():
         queues = body.get("txQueues")
         if not kept(name) or not isinstance(queues, dict):
@@ -659,7 +661,7 @@ def parse_show_priority_flow_control_counters_watchdog_json(doc: Any, ctx: Parse
                     raise ctx.reject(f"{name} queue {queue}: {key} {value!r} is not a count")
                 counters.setdefault(field, {})[queue] = value
         if counters:
-            interfaces[name] = storm_entry(counters)
+            interfaces[name] = cast(Interface, storm_entry(counters))
     return {"interfaces": interfaces, "qos": {"pfc_watchdog": {"stats_collected": True}}}
 
 
@@ -678,7 +680,7 @@ def parse_show_interfaces_counters_queue_drops_json(doc: Any, ctx: ParseContext)
     ``countersSum.droppedPackets``. Keys other than ``TC0``-``TC7`` (ranges) are not read; a
     switch with no queue counter at all answers an empty ``interfaces`` object.
     """
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     for name, body in _interfaces_of(doc, "interfaces", ctx, ctx.expected, ("trafficClasses",)).items():
         classes = body.get("trafficClasses")
         if not kept(name) or not isinstance(classes, dict):
@@ -708,7 +710,7 @@ def parse_show_interfaces_phy_detail_json(doc: Any, ctx: ParseContext) -> StateB
     ``counters.fec_corrected`` / ``fec_uncorrectable`` (cumulative) and its ``preFecBer`` the
     added ``fec_pre_ber``. A port without FEC counters (no module, FEC off) is left out.
     """
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     for name, body in _interfaces_of(doc, "interfacePhyStatuses", ctx, ctx.expected).items():
         phys = body.get("phyStatuses")
         if not kept(name) or not isinstance(phys, list):
@@ -716,7 +718,7 @@ def parse_show_interfaces_phy_detail_json(doc: Any, ctx: ParseContext) -> StateB
         phy = next((p for p in phys if isinstance(p, dict) and isinstance(p.get("fec"), dict)), None)
         if phy is None:
             continue
-        entry: dict[str, Any] = {}
+        entry: Interface = {}
         counters: dict[str, int] = {}
         for key, field in (
             ("correctedCodewords", "fec_corrected"),
@@ -726,7 +728,7 @@ def parse_show_interfaces_phy_detail_json(doc: Any, ctx: ParseContext) -> StateB
             if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
                 counters[field] = value
         if counters:
-            entry["counters"] = counters
+            entry["counters"] = cast(Counters, counters)
         ber = (phy.get("preFecBer") or {}).get("value")
         if isinstance(ber, (int, float)) and not isinstance(ber, bool) and 0 <= ber <= 1:
             entry["fec_pre_ber"] = float(ber)
@@ -744,7 +746,7 @@ def parse_show_qos_interfaces_ecn_counters_queue_json(doc: Any, ctx: ParseContex
     EOS counts ECN-marked packets per tx-queue; the state counter is their sum. ``-`` marks a
     queue without a counter; a port with no numeric queue counter is left out.
     """
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     for name, body in _interfaces_of(doc, "intfQueueCounters", ctx, ctx.expected).items():
         queues = _obj(body.get("queueCounters"))
         values = [int(v) for v in queues.values() if str(v).isdigit()]
@@ -793,7 +795,7 @@ def parse_show_priority_flow_control(text: str, ctx: ParseContext) -> StateBody:
     fragment: StateBody = {}
     if m := re.search(r"The PFC watchdog action is (\S+)", text):
         fragment["qos"] = {"pfc_watchdog": {"action": m.group(1)}}
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     for line in text.splitlines():
         m = re.match(r"^(Et\S+|Ethernet\S+)\s+([ED])\s+([A-]|A)\s+([W-])\s+(.*)$", line)
         if not m:

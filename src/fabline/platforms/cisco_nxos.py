@@ -16,7 +16,7 @@ also in ``docs/platforms/cisco_nxos.md``:
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from fabline.platforms.base import (
     Command,
@@ -42,7 +42,7 @@ from fabline.platforms.toolkit import (
     text_blocks,
     uptime_seconds,
 )
-from fabline.state_types import Facts, StateBody
+from fabline.state_types import Counters, Facts, Interface, Optics, StateBody
 
 # --- facts ---------------------------------------------------------------------------------
 
@@ -91,9 +91,9 @@ def parse_show_interface(text: str, ctx: ParseContext) -> StateBody:
     blocks = text_blocks(text, _IF_HEAD)
     if not blocks:
         raise ctx.reject()
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     for name, head, block in port_blocks(blocks, canonical_name, kept):
-        entry: dict[str, Any] = {"oper_up": head["state"] == "up"}
+        entry: Interface = {"oper_up": head["state"] == "up"}
         if m := re.search(r"admin state is (up|down)", block):
             entry["admin_up"] = m.group(1) == "up"
         elif head["why"] and "administratively down" in head["why"].lower():
@@ -128,7 +128,7 @@ def parse_show_interface(text: str, ctx: ParseContext) -> StateBody:
         if m := search_lines(_RESETS, block, " interface resets"):
             counters["interface_resets"] = int(m.group(1))
         if counters:
-            entry["counters"] = counters
+            entry["counters"] = cast(Counters, counters)
         if (m := search_lines(_FLAPPED, block, "Last link flapped ")) and (
             age := flap_age_s(m.group(1))
         ) is not None:
@@ -189,12 +189,12 @@ def parse_show_interface_status(text: str, ctx: ParseContext) -> StateBody:
     lines = text.splitlines()
     first = next((i for i, ln in enumerate(lines) if re.match(header, ln)), -1)
     text = "\n".join(ln for i, ln in enumerate(lines) if i <= first or not re.match(header, ln))
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     for m in table_rows(text, ctx, ctx.expected, header, _STATUS_ROW, "Port Name Status"):
         name = canonical_name(m["port"])
         if not kept(name):
             continue
-        entry: dict[str, Any] = {"admin_up": m["status"] != "disabled", "oper_up": m["status"] == "connected"}
+        entry: Interface = {"admin_up": m["status"] != "disabled", "oper_up": m["status"] == "connected"}
         if (speed := speed_gbps(m["speed"], default_unit="M")) is not None:
             entry["speed_gbps"] = speed
         if m["name"] and m["name"] != "--":
@@ -222,7 +222,7 @@ def parse_show_lldp_neighbors(text: str, ctx: ParseContext) -> StateBody:
     row = re.compile(
         r"^(?P<dev>\S.*?)?\s+(?P<intf>\S+)\s+(?P<hold>\d+)\s+(?P<cap>[A-Z, ]*?)\s*(?P<port>\S+)\s*$"
     )
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     pending: str | None = None
     for line in lines[start + 1 :]:
         if not line.strip():
@@ -253,7 +253,7 @@ def parse_show_lldp_neighbors_detail(text: str, ctx: ParseContext) -> StateBody:
     blocks = re.split(r"^\s*Chassis id:", text, flags=re.MULTILINE)[1:]
     if not blocks:
         raise ctx.reject("no 'Chassis id:' block")
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     for block in blocks:
         chassis = block.splitlines()[0].strip()
 
@@ -323,7 +323,7 @@ def parse_show_interface_transceiver(text: str, ctx: ParseContext) -> StateBody:
     blocks = text_blocks(text, _TRANSCEIVER_HEAD, "Ethernet")
     if not blocks or "transceiver is" not in text:
         raise ctx.reject()
-    interfaces: dict[str, Any] = {}
+    interfaces: dict[str, Interface] = {}
     for head, block in blocks:
         if "transceiver is present" not in block:
             continue
@@ -342,7 +342,7 @@ def parse_show_interface_transceiver(text: str, ctx: ParseContext) -> StateBody:
         flags = dom_flags(block)
         if flags is not None:
             optics["active_flags"] = flags
-        interfaces[canonical_name(head.group(1))] = {"optics": optics}
+        interfaces[canonical_name(head.group(1))] = {"optics": cast(Optics, optics)}
     return {"interfaces": interfaces}
 
 

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from fabline.state_types import LldpNeighbor
+from fabline.state_types import Lldp, LldpNeighbor
 
 
 class ValueProblem(ValueError):
@@ -379,7 +379,7 @@ def lldp_entry(
     port_description: str | None = None,
     chassis_id: str | None = None,
     port_id_is_mac: bool = False,
-) -> LldpNeighbor:
+) -> Lldp:
     """The state's ``lldp`` object, by the rule of ``docs/state-schema.md``.
 
     ``port`` is the neighbour's port id, unless that names no port: a MAC address (or an id the
@@ -396,7 +396,7 @@ def lldp_entry(
         >>> lldp_entry(None, None, "eth2")
         {'port': 'eth2', 'port_description': 'eth2'}
     """
-    entry: LldpNeighbor = {}
+    entry: Lldp = {}
     if device:
         entry["device"] = device
     names_no_port = not port_id or port_id_is_mac or is_mac(port_id)
