@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from fabline.platforms.spec import PLATFORMS, host_platform
+from fabline.platforms.synthetic_fill import roce_dscp_map
 from fabline.state import SCHEMA_ID
 from fabline.state_types import Gid, Interface, Pcie
 
@@ -411,13 +412,6 @@ def _bgp_faults(doc: dict[str, Any], plan: DeviceBgp, faults: Sequence[Fault]) -
     bgp["ecmp"] = ecmp
 
 
-def _dscp_map() -> dict[str, int]:
-    m = {str(d): 0 for d in range(64)}
-    m["26"] = 3
-    m["48"] = 6
-    return m
-
-
 def _iface(platform: str, peer: tuple[str, str] | None, n: int, speed: int = 400) -> Interface:
     body: Interface = {
         "admin_up": True,
@@ -427,7 +421,7 @@ def _iface(platform: str, peer: tuple[str, str] | None, n: int, speed: int = 400
         "fec": "rs",
         "autoneg": False,
         "trust": "dscp",
-        "dscp_to_priority": _dscp_map(),
+        "dscp_to_priority": roce_dscp_map(),
         "pfc_priorities": [3],
     }
     if PLATFORMS[platform].kind == "switch":
@@ -645,53 +639,6 @@ def _gpus(count: int) -> dict[str, Any]:
     return gpus
 
 
-#: What a collection adds to the synthetic state of a SONiC switch port that is up (from the
-#: simulator's outputs of the SONiC collection profile, parsed by the SONiC parsers: ``show
-#: interfaces transceiver status``, ``show pfcwd config``, ``show queue counters``, ``show
-#: priority-group drop counters``, ``show interfaces counters fec-stats``, carrier changes).
-#: ``show pfcwd stats`` lists no queue of a clean switch: the parse marks the storm counters read
-#: and gives every port no storm (``pfcwd_stormed_queues: []``, ``pfcwd_storms_detected: {}``).
-_SONIC_PORT: dict[str, Any] = {
-    "alias": None,  # etp<n>
-    "pfc_asymmetric": False,
-    "transceiver_type": "OSFP 8X Pluggable Transceiver",
-    "dscp_to_tc_map": "AZURE",
-    "pfc_watchdog": {"enabled": True, "detection_ms": 200, "restoration_ms": 200, "action": "drop"},
-    "fec_pre_ber": 1.48e-09,
-    "frame_bytes": 9100,
-    "frame_bytes_tagged": 9100,
-}
-_SONIC_OPTICS: dict[str, Any] = {
-    "present": True, "firmware": "46.120.10", "type": "OSFP 8X Pluggable Transceiver", "revision": "A2",
-    "module_state": "ModuleReady", "cmis_state": "READY", "active_flags": [],
-}  # fmt: skip
-_SONIC_FACTS: dict[str, Any] = {
-    "hwsku": "Mellanox-SN5600-V256", "sonic_platform": "x86_64-nvidia_sn5600-r0", "asic": "mellanox",
-    "distribution": "Debian 12.5", "kernel": "6.1.0-11-2-amd64", "uptime_s": 1048440,
-}  # fmt: skip
-#: What a collection adds to the synthetic state of a GPU server's rail NIC (the linux profile:
-#: ethtool -S / --show-fec / --show-module, mlnx_qos, lldpctl, the RDMA hw_counters, ibv_devinfo).
-_LINUX_PORT: dict[str, Any] = {
-    "fec_configured": ["rs"],
-    "dcbx_mode": "OS controlled",
-    "cable_length_m": 7,
-    "priority_to_tc": {"0": 1, "1": 0, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7},
-    "frame_bytes": 9018,
-    "frame_bytes_tagged": 9022,
-}
-#: The mlx5 RDMA port's error counters (hw_counters), all 0 on a healthy NIC.
-ROCE_ERROR_COUNTERS = (
-    "roce_duplicate_request", "roce_implied_nak_seq_err", "roce_local_ack_timeout_err", "roce_out_of_buffer",
-    "roce_out_of_sequence", "roce_packet_seq_err", "roce_rnr_nak_retry_err", "roce_adp_retrans",
-    "roce_adp_retrans_to", "rx_discards_phy", "rx_out_of_buffer",
-)  # fmt: skip
-_HOST_MODULES = [
-    "ib_core", "ib_uverbs", "mlx5_core", "mlx5_ib", "nvidia", "nvidia_drm", "nvidia_modeset", "nvidia_peermem",
-    "nvidia_uvm",
-]  # fmt: skip
-_PRIORITIES = tuple(str(p) for p in range(8))
-
-
 def as_collected(doc: dict[str, Any]) -> dict[str, Any]:
     """``doc`` (a :func:`states` document) with what a real collection of its platform adds; returns it.
 
@@ -699,108 +646,13 @@ def as_collected(doc: dict[str, Any]) -> dict[str, Any]:
     switch or a GPU server today yields more (health counters per priority, transceiver status and
     flags, pre-FEC BER, PFC watchdog per port, the host's RDMA devices and RoCE error counters),
     and the checks added since read it. The values are those of a clean, healthy device (no drop,
-    no error, no storm, no alarm), as the simulator renders them. Other platforms are returned
-    unchanged. Existing values (planted faults) are kept: only missing keys are added.
+    no error, no storm, no alarm), as the simulator renders them; each platform's spec holds its
+    own (``PlatformSpec.synthetic_extras``, none: returned unchanged). Existing values (planted faults) are kept: only missing keys are added.
     """
-    platform = doc.get("platform")
-    if platform == "sonic":
-        _sonic_collected(doc)
-    elif platform == "linux":
-        _linux_collected(doc)
+    spec = PLATFORMS.get(str(doc.get("platform")))
+    if spec is not None and spec.synthetic_extras is not None:
+        spec.synthetic_extras(doc)
     return doc
-
-
-def _fill(target: dict[str, Any], extra: Mapping[str, Any]) -> None:
-    for key, value in extra.items():
-        if key not in target:
-            target[key] = json.loads(json.dumps(value)) if isinstance(value, dict | list) else value
-
-
-def _per_priority(counters: dict[str, Any], key: str, value: int = 0) -> None:
-    per = counters.get(key)
-    if per is None:
-        per = counters[key] = {}
-    if isinstance(per, dict):
-        for prio in _PRIORITIES:
-            per.setdefault(prio, value)
-
-
-def _sonic_collected(doc: dict[str, Any]) -> None:
-    _fill(doc.setdefault("facts", {}), _SONIC_FACTS)
-    qos = doc.setdefault("qos", {})
-    _fill(
-        qos.setdefault("pfc_watchdog", {}),
-        {"action": "drop", "poll_interval_ms": 200, "stats_collected": True},
-    )
-    for name, body in doc.get("interfaces", {}).items():
-        if name.startswith("Ethernet") and isinstance(body, dict):  # toolkit.fill_storm_counters
-            body.setdefault("pfcwd_stormed_queues", [])
-            body.setdefault("counters", {}).setdefault("pfcwd_storms_detected", {})
-    _fill(qos, {"buffer_mode": "traditional", "maps": {"dscp_to_tc_map": {"AZURE": _dscp_map()}},
-                "wred_profiles": {"AZURE_LOSSLESS": {"ecn_mode": "ecn_all", "enabled": True, "min_bytes": 150000,
-                                                     "max_bytes": 1500000, "probability_pct": 5}}})  # fmt: skip
-    for n, body in enumerate(doc.get("interfaces", {}).values()):
-        if not body.get("oper_up"):
-            continue
-        _fill(body, {**_SONIC_PORT, "alias": f"etp{n + 1}"})
-        lldp = body.get("lldp")
-        if isinstance(lldp, dict):
-            lldp.setdefault("port_description", lldp.get("port"))
-            body.setdefault("description", f"{lldp.get('device')}:{lldp.get('port')}")
-        ecn = body.get("ecn")
-        if isinstance(ecn, dict):
-            for profile in ecn.values():
-                if isinstance(profile, dict):
-                    _fill(profile, {"profile": "AZURE_LOSSLESS", "ecn_mode": "ecn_all"})
-        optics = body.get("optics")
-        if isinstance(optics, dict):
-            _fill(optics, _SONIC_OPTICS)
-        counters = body.get("counters")
-        if isinstance(counters, dict):
-            for key in ("pfc_rx_pause", "pfc_tx_pause", "pg_dropped", "queue_dropped"):
-                _per_priority(counters, key)
-            counters.setdefault("fec_symbol_errors", counters.get("fec_corrected", 0))
-            counters.setdefault("link_flaps", 1)
-
-
-def _linux_collected(doc: dict[str, Any]) -> None:
-    _fill(doc.setdefault("facts", {}), {"kernel": "5.15.0-105-generic"})
-    host = doc.setdefault("host", {})
-    _fill(host, {"kernel_modules": _HOST_MODULES})
-    devices: dict[str, Any] = {}
-    for body in doc.get("interfaces", {}).values():
-        nic = body.get("nic")
-        if not isinstance(nic, dict):
-            continue
-        rdma = nic.get("rdma_device")
-        n = int(str(rdma).rpartition("_")[2]) if str(rdma).rpartition("_")[2].isdigit() else 0
-        _fill(nic, {"pci_address": f"0000:{0x1A + n * 0x10:02x}:00.0", "psid": "MT_0000000838"})
-        if rdma is not None:
-            devices[str(rdma)] = {
-                "firmware": nic.get("firmware"), "node_guid": f"a088:c203:{n:04x}:1dba",
-                "board_id": nic.get("psid"), "port_state": "PORT_ACTIVE" if body.get("oper_up") else "PORT_DOWN",
-                "max_mtu": 4096, "active_mtu": nic.get("roce_active_mtu"), "link_layer": "Ethernet",
-                "roce_tos": nic.get("roce_tos"),
-            }  # fmt: skip
-        if not body.get("oper_up"):
-            continue
-        _fill(body, _LINUX_PORT)
-        lldp = body.get("lldp")
-        if isinstance(lldp, dict):
-            lldp.setdefault("port_description", lldp.get("port"))
-            lldp.setdefault("chassis_id", "1c:34:da:5e:00:00")
-        optics = body.get("optics")
-        if isinstance(optics, dict):
-            optics.setdefault("type", "400GBASE-DR4 (Cl 124)")
-        counters = body.get("counters")
-        if isinstance(counters, dict):
-            for key in ("pfc_rx_pause", "pfc_tx_pause", "rx_prio_discards"):
-                _per_priority(counters, key)
-            for key in ROCE_ERROR_COUNTERS:
-                counters.setdefault(key, 0)
-            counters.setdefault("fec_corrected_bits", 8 * int(counters.get("fec_corrected", 0)))
-            counters.setdefault("link_flaps", 1)
-    _fill(host, {"rdma_devices": devices})
 
 
 def _set_path(target: dict[str, Any], path: str, value: Any) -> None:

@@ -114,6 +114,11 @@ def toy_tasks(change: DeviceChange, disruptive: bool) -> Tasks:
 TOY_REMEDIATION = Remediation(emit_toy, toy_tasks)
 
 
+def toy_synthetic_extras(doc: dict[str, Any]) -> None:
+    """What a collection of a healthy ToyOS switch adds to a synthetic state: its uptime."""
+    doc.setdefault("facts", {}).setdefault("uptime_s", 86400)
+
+
 TOY = PlatformSpec(
     id="toyos",
     description="ToyOS, a switch that exists only in this test",
@@ -135,6 +140,7 @@ TOY = PlatformSpec(
     mtu=MtuSemantics(MtuKind.FRAME, fabric_mtu=9120),
     os_version="1.2.3",
     remediation=f"{__name__}:TOY_REMEDIATION",
+    synthetic_extras=toy_synthetic_extras,
 )
 
 
@@ -261,6 +267,9 @@ def test_a_registered_platform_reaches_every_derived_table(toy: PlatformSpec, tm
     assert leaf["facts"]["os_version"] == "1.2.3"
     assert {b["mtu"] for b in leaf["interfaces"].values()} == {9120}
     assert all(name.startswith("tp") for name in leaf["interfaces"])
+    # What a collection of it adds to a synthetic state (bench data, clean-fabric tests).
+    assert synthetic.as_collected(leaf)["facts"]["uptime_s"] == 86400
+    assert not list(validator.iter_errors(leaf))
 
 
 def test_a_registered_platform_is_collected_and_checked_end_to_end(toy: PlatformSpec, tmp_path: Path) -> None:

@@ -37,6 +37,7 @@ from fabline.platforms.spec import (
     RunPlan,
     Vocabulary,
 )
+from fabline.platforms.synthetic_fill import fill_missing, fill_priorities
 from fabline.platforms.toolkit import lldp_entry, mbps_to_gbps, search_lines, text_field
 from fabline.state_types import Counters, HostNic, Interface, LldpNeighbor, Optics, PcieBridge, StateBody
 
@@ -1330,6 +1331,71 @@ COMMANDS: tuple[Command, ...] = (
     ),
 )
 
+# --- what a collection of a healthy device adds to a synthetic state (PlatformSpec.synthetic_extras)
+
+#: What a collection adds to the synthetic state of a GPU server's rail NIC (the linux profile:
+#: ethtool -S / --show-fec / --show-module, mlnx_qos, lldpctl, the RDMA hw_counters, ibv_devinfo).
+_LINUX_PORT: dict[str, Any] = {
+    "fec_configured": ["rs"],
+    "dcbx_mode": "OS controlled",
+    "cable_length_m": 7,
+    "priority_to_tc": {"0": 1, "1": 0, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7},
+    "frame_bytes": 9018,
+    "frame_bytes_tagged": 9022,
+}
+#: The mlx5 RDMA port's error counters (hw_counters), all 0 on a healthy NIC.
+ROCE_ERROR_COUNTERS = (
+    "roce_duplicate_request", "roce_implied_nak_seq_err", "roce_local_ack_timeout_err", "roce_out_of_buffer",
+    "roce_out_of_sequence", "roce_packet_seq_err", "roce_rnr_nak_retry_err", "roce_adp_retrans",
+    "roce_adp_retrans_to", "rx_discards_phy", "rx_out_of_buffer",
+)  # fmt: skip
+_HOST_MODULES = [
+    "ib_core", "ib_uverbs", "mlx5_core", "mlx5_ib", "nvidia", "nvidia_drm", "nvidia_modeset", "nvidia_peermem",
+    "nvidia_uvm",
+]  # fmt: skip
+
+
+def synthetic_extras(doc: dict[str, Any]) -> None:
+    """What a collection of a healthy GPU server adds to its synthetic state (:func:`fabline.synthetic.as_collected`)."""
+    fill_missing(doc.setdefault("facts", {}), {"kernel": "5.15.0-105-generic"})
+    host = doc.setdefault("host", {})
+    fill_missing(host, {"kernel_modules": _HOST_MODULES})
+    devices: dict[str, Any] = {}
+    for body in doc.get("interfaces", {}).values():
+        nic = body.get("nic")
+        if not isinstance(nic, dict):
+            continue
+        rdma = nic.get("rdma_device")
+        n = int(str(rdma).rpartition("_")[2]) if str(rdma).rpartition("_")[2].isdigit() else 0
+        fill_missing(nic, {"pci_address": f"0000:{0x1A + n * 0x10:02x}:00.0", "psid": "MT_0000000838"})
+        if rdma is not None:
+            devices[str(rdma)] = {
+                "firmware": nic.get("firmware"), "node_guid": f"a088:c203:{n:04x}:1dba",
+                "board_id": nic.get("psid"), "port_state": "PORT_ACTIVE" if body.get("oper_up") else "PORT_DOWN",
+                "max_mtu": 4096, "active_mtu": nic.get("roce_active_mtu"), "link_layer": "Ethernet",
+                "roce_tos": nic.get("roce_tos"),
+            }  # fmt: skip
+        if not body.get("oper_up"):
+            continue
+        fill_missing(body, _LINUX_PORT)
+        lldp = body.get("lldp")
+        if isinstance(lldp, dict):
+            lldp.setdefault("port_description", lldp.get("port"))
+            lldp.setdefault("chassis_id", "1c:34:da:5e:00:00")
+        optics = body.get("optics")
+        if isinstance(optics, dict):
+            optics.setdefault("type", "400GBASE-DR4 (Cl 124)")
+        counters = body.get("counters")
+        if isinstance(counters, dict):
+            for key in ("pfc_rx_pause", "pfc_tx_pause", "rx_prio_discards"):
+                fill_priorities(counters, key)
+            for key in ROCE_ERROR_COUNTERS:
+                counters.setdefault(key, 0)
+            counters.setdefault("fec_corrected_bits", 8 * int(counters.get("fec_corrected", 0)))
+            counters.setdefault("link_flaps", 1)
+    fill_missing(host, {"rdma_devices": devices})
+
+
 PLATFORM = PlatformSpec(
     id=Platform.LINUX,
     description="Linux GPU hosts with NVIDIA ConnectX NICs",
@@ -1401,5 +1467,6 @@ PLATFORM = PlatformSpec(
             DMIDECODE_COMMAND,  # the BIOS version from SMBIOS
         }
     ),
+    synthetic_extras=synthetic_extras,
     remediation="fabline.remediate.linux:REMEDIATION",
 )

@@ -8,6 +8,8 @@ says what each command feeds and which vendor quirks the parsers handle.
 
 from __future__ import annotations
 
+from typing import Any
+
 from fabline.platforms.base import Command, Releases
 from fabline.platforms.linux import parse_carrier_changes
 from fabline.platforms.routing import (
@@ -42,6 +44,7 @@ from fabline.platforms.sonic_show import (
     parse_show_version,
 )
 from fabline.platforms.spec import MtuKind, MtuSemantics, Platform, PlatformSpec, RunPlan
+from fabline.platforms.synthetic_fill import fill_missing, fill_priorities, roce_dscp_map
 from fabline.platforms.toolkit import fill_storm_counters
 
 _CONFIG_FEEDS = (
@@ -207,6 +210,73 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 
+# --- what a collection of a healthy device adds to a synthetic state (PlatformSpec.synthetic_extras)
+
+#: What a collection adds to the synthetic state of a SONiC switch port that is up (from the
+#: simulator's outputs of the SONiC collection profile, parsed by the SONiC parsers: ``show
+#: interfaces transceiver status``, ``show pfcwd config``, ``show queue counters``, ``show
+#: priority-group drop counters``, ``show interfaces counters fec-stats``, carrier changes).
+#: ``show pfcwd stats`` lists no queue of a clean switch: the parse marks the storm counters read
+#: and gives every port no storm (``pfcwd_stormed_queues: []``, ``pfcwd_storms_detected: {}``).
+_SONIC_PORT: dict[str, Any] = {
+    "alias": None,  # etp<n>
+    "pfc_asymmetric": False,
+    "transceiver_type": "OSFP 8X Pluggable Transceiver",
+    "dscp_to_tc_map": "AZURE",
+    "pfc_watchdog": {"enabled": True, "detection_ms": 200, "restoration_ms": 200, "action": "drop"},
+    "fec_pre_ber": 1.48e-09,
+    "frame_bytes": 9100,
+    "frame_bytes_tagged": 9100,
+}
+_SONIC_OPTICS: dict[str, Any] = {
+    "present": True, "firmware": "46.120.10", "type": "OSFP 8X Pluggable Transceiver", "revision": "A2",
+    "module_state": "ModuleReady", "cmis_state": "READY", "active_flags": [],
+}  # fmt: skip
+_SONIC_FACTS: dict[str, Any] = {
+    "hwsku": "Mellanox-SN5600-V256", "sonic_platform": "x86_64-nvidia_sn5600-r0", "asic": "mellanox",
+    "distribution": "Debian 12.5", "kernel": "6.1.0-11-2-amd64", "uptime_s": 1048440,
+}  # fmt: skip
+
+
+def synthetic_extras(doc: dict[str, Any]) -> None:
+    """What a collection of a healthy SONiC switch adds to its synthetic state (:func:`fabline.synthetic.as_collected`)."""
+    fill_missing(doc.setdefault("facts", {}), _SONIC_FACTS)
+    qos = doc.setdefault("qos", {})
+    fill_missing(
+        qos.setdefault("pfc_watchdog", {}),
+        {"action": "drop", "poll_interval_ms": 200, "stats_collected": True},
+    )
+    for name, body in doc.get("interfaces", {}).items():
+        if name.startswith("Ethernet") and isinstance(body, dict):  # toolkit.fill_storm_counters
+            body.setdefault("pfcwd_stormed_queues", [])
+            body.setdefault("counters", {}).setdefault("pfcwd_storms_detected", {})
+    fill_missing(qos, {"buffer_mode": "traditional", "maps": {"dscp_to_tc_map": {"AZURE": roce_dscp_map()}},
+                "wred_profiles": {"AZURE_LOSSLESS": {"ecn_mode": "ecn_all", "enabled": True, "min_bytes": 150000,
+                                                     "max_bytes": 1500000, "probability_pct": 5}}})  # fmt: skip
+    for n, body in enumerate(doc.get("interfaces", {}).values()):
+        if not body.get("oper_up"):
+            continue
+        fill_missing(body, {**_SONIC_PORT, "alias": f"etp{n + 1}"})
+        lldp = body.get("lldp")
+        if isinstance(lldp, dict):
+            lldp.setdefault("port_description", lldp.get("port"))
+            body.setdefault("description", f"{lldp.get('device')}:{lldp.get('port')}")
+        ecn = body.get("ecn")
+        if isinstance(ecn, dict):
+            for profile in ecn.values():
+                if isinstance(profile, dict):
+                    fill_missing(profile, {"profile": "AZURE_LOSSLESS", "ecn_mode": "ecn_all"})
+        optics = body.get("optics")
+        if isinstance(optics, dict):
+            fill_missing(optics, _SONIC_OPTICS)
+        counters = body.get("counters")
+        if isinstance(counters, dict):
+            for key in ("pfc_rx_pause", "pfc_tx_pause", "pg_dropped", "queue_dropped"):
+                fill_priorities(counters, key)
+            counters.setdefault("fec_symbol_errors", counters.get("fec_corrected", 0))
+            counters.setdefault("link_flaps", 1)
+
+
 PLATFORM = PlatformSpec(
     id=Platform.SONIC,
     description="SONiC (config_db JSON and the sonic-utilities show commands)",
@@ -252,5 +322,6 @@ PLATFORM = PlatformSpec(
     mtu=MtuSemantics(MtuKind.FRAME, fabric_mtu=9100),
     os_version="SONiC.202311.1",
     config_command="show runningconfiguration all",
+    synthetic_extras=synthetic_extras,
     remediation="fabline.remediate.sonic:REMEDIATION",
 )

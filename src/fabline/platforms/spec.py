@@ -10,8 +10,9 @@ scrapli's platform definitions and netmiko's class mapper are the models.
 
 Everything else derives from the registry (:func:`register`, filled by ``fabline.platforms``):
 the inventory's platform and ``ansible_network_os`` tables, the baseline's platform names, the state
-JSON Schema's platform enum, the switch list, the collection run plans, the synthetic fabrics' port
-names. Nothing outside a platform module branches on a platform id. ``docs/platforms.md`` ("How to
+JSON Schema's platform enum, the switch list, the collection run plans and the allow-list's root
+reads, the synthetic fabrics' port names and collected extras, ``fabline remediate``'s change
+formats. Nothing outside a platform module branches on a platform id. ``docs/platforms.md`` ("How to
 add a platform") walks through adding one.
 """
 
@@ -321,6 +322,10 @@ class PlatformSpec:
             prefixes, ``*`` for any interface: ``{"interfaces.*.ecn": "..."}``). Written into every
             state it collects (``unsupported``), so a rule that needs such a path ends ``skipped``
             with the reason instead of ``error`` (:func:`fabline.state.unsupported_reason`).
+        synthetic_extras: Adds to a synthetic state (:func:`fabline.synthetic.as_collected`) what a
+            collection of a healthy device of the platform yields beyond the fields every
+            synthetic state has (health counters, transceiver status, the host's RDMA devices),
+            keeping every value already there; None: nothing.
         remediation: Where ``fabline remediate`` finds its change format, as ``module:attribute``
             (a :class:`fabline.remediate.common.Remediator`: the emitter of a device's change and
             the playbook tasks that apply it). Imported only by a remediation, so the platform
@@ -344,6 +349,7 @@ class PlatformSpec:
     unsupported: Mapping[str, str] = field(default_factory=dict)
     config_releases: Releases | None = None
     root_commands: frozenset[str] = frozenset()
+    synthetic_extras: Callable[[dict[str, Any]], None] | None = None
     remediation: str | None = None
 
     def __post_init__(self) -> None:
