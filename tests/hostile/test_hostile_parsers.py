@@ -129,6 +129,27 @@ def test_json_beyond_limits_is_a_parse_error(platform: str, command: str, docume
     rejects(platform, command, document)
 
 
+def test_json_is_read_by_orjson_and_refusals_by_the_standard_reader() -> None:
+    """load_json reads with orjson; a document it refuses is read again so the ParseError says what it always said."""
+    from fabline.platforms import ParseContext
+    from fabline.platforms.base import load_json
+
+    ctx = ParseContext("arista_eos", "show version | json")
+    assert load_json('{"a": 1.5, "b": [1, -2], "c": "x"}', ctx) == {"a": 1.5, "b": [1, -2], "c": "x"}
+    assert load_json('{"n": 18446744073709551615}', ctx) == {"n": 2**64 - 1}  # a 64-bit counter stays exact
+    big = load_json('{"n": 18446744073709551616}', ctx)["n"]
+    assert type(big) is float  # beyond 64 bits: a float, which the schema refuses where an integer is due
+    assert load_json('["\\ud800"]', ctx) == json.loads('["\\ud800"]')  # orjson refuses it; read as before
+    for document, said in [
+        ('{"a": 1e999}', "number 1e999 is out of range"),
+        ('{"a": NaN}', "NaN is not a JSON number"),
+        ('{"a": }', "invalid JSON at line 1 column 7"),
+        ('{"a": ' + "9" * 5000 + "}", "invalid JSON: Exceeds the limit"),
+    ]:
+        with pytest.raises(ParseError, match=said):
+            load_json(document, ctx)
+
+
 @pytest.mark.parametrize(
     ("platform", "command", "document"),
     [
