@@ -97,6 +97,12 @@ def pass_blocks(check: AnyCheck, passes: dict[str, list[str | None]]) -> Iterato
 EQUALITY_ATTRS = ("speed_gbps", "fec", "autoneg", "trust", "pfc", "dscp")
 
 
+#: Where :data:`EQUALITY_ATTRS` sit in a :class:`PortView` (side by side, in that order).
+_EQ_FIRST = PortView._fields.index(EQUALITY_ATTRS[0])
+_EQ_END = _EQ_FIRST + len(EQUALITY_ATTRS)
+assert PortView._fields[_EQ_FIRST:_EQ_END] == EQUALITY_ATTRS, "keep EQUALITY_ATTRS side by side in PortView"
+
+
 def _comparison(graph: LinkGraph) -> dict[str, tuple[dict[str, list[str]], dict[str, list[End]]]]:
     """Per attribute: the paired ends' port names per device, and the ends whose values differ.
 
@@ -116,8 +122,8 @@ def _comparison(graph: LinkGraph) -> dict[str, tuple[dict[str, list[str]], dict[
             names.append(end.port.name)
             a, b = end.port, end.peer
             assert b is not None
-            if a.speed_gbps == b.speed_gbps and a.fec == b.fec and a.autoneg == b.autoneg and a.trust == b.trust \
-                    and a.pfc == b.pfc and a.dscp == b.dscp and None not in (a.speed_gbps, a.fec, a.autoneg, a.trust, a.pfc, a.dscp):  # fmt: skip
+            mine: tuple[Any, ...] = a[_EQ_FIRST:_EQ_END]
+            if mine == b[_EQ_FIRST:_EQ_END] and None not in mine:  # every attribute collected and equal
                 continue
             for attr in EQUALITY_ATTRS:
                 x, y = getattr(a, attr), getattr(b, attr)
