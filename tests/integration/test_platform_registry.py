@@ -9,6 +9,7 @@ renderers and the parser cases.
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -425,3 +426,55 @@ def test_the_collector_names_no_platform_command() -> None:
         }
     )
     assert named == []
+
+
+#: Where per-platform code lives, so naming a platform id there is expected: the platform modules,
+#: the simulator's per-platform renderers, configurators and login dialects.
+_PER_PLATFORM_CODE = ("platforms/", "sim/render/", "sim/config/", "sim/dialects.py")
+
+
+def _id_branches(path: Path, ids: set[str]) -> list[str]:
+    """Comparisons with a platform id literal and tables keyed on one, in one module's code."""
+    tree = ast.parse(path.read_text("utf-8"))
+
+    def is_id(node: ast.AST) -> bool:
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "Platform"
+        ):
+            return True  # Platform.SONIC
+        return isinstance(node, ast.Constant) and node.value in ids
+
+    def exempt(node: ast.AST) -> bool:
+        # sys.platform == "linux" is the OS; a transport named like a platform ("napalm") is a transport.
+        text = ast.unparse(node)
+        return text == "sys.platform" or text.endswith("transport")
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            literals = [
+                e
+                for o in operands
+                for e in (o.elts if isinstance(o, ast.Tuple | ast.List | ast.Set) else [o])
+            ]
+            if any(is_id(e) for e in literals) and not any(exempt(o) for o in operands):
+                found.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Dict) and any(k is not None and is_id(k) for k in node.keys):
+            found.append(f"{path.name}:{node.lineno}: a table keyed on platform ids")
+    return found
+
+
+def test_no_code_outside_the_platforms_branches_on_a_platform_id() -> None:
+    """Checks, the collector, the remediation, the synthetic fabrics: they ask the spec, never an id."""
+    src = REPO_ROOT / "src" / "fabline"
+    ids = set(platform_ids())
+    found = [
+        hit
+        for path in sorted(src.rglob("*.py"))
+        if not path.relative_to(src).as_posix().startswith(_PER_PLATFORM_CODE)
+        for hit in _id_branches(path, ids)
+    ]
+    assert found == []

@@ -311,7 +311,7 @@ def open_session(
     if transport == "exec":
         return ExecSession(device, store, options)
     if transport == "eapi":
-        return EapiSession(device, options)
+        return EapiSession(device, options, device.platform)
     if transport == "napalm":
         from fabline.collect.getters import NapalmSession  # NAPALM's stack only when a device uses it
 

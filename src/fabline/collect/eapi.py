@@ -377,7 +377,7 @@ class EapiSession:
         ConnectFailure: The session could not be opened (see :func:`classify_eapi_error`).
     """
 
-    def __init__(self, device: Device, options: ConnectOptions, platform: str = "arista_eos") -> None:
+    def __init__(self, device: Device, options: ConnectOptions, platform: str) -> None:
         from napalm import get_network_driver
 
         self.device = device
