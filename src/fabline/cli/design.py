@@ -14,6 +14,9 @@ from fabline.errors import ConfigError
 from fabline.inventory import Device
 from fabline.results import verdict_exit_code
 
+#: A design's platforms are those with bundled templates (design.model.template_platforms()).
+_PLATFORM_HELP = "A switch platform with bundled config templates (templates/<platform>/; another is refused, naming them)."
+
 
 @click.command()
 @click.argument("design_file", required=False, type=click.Path(path_type=Path))
@@ -27,10 +30,8 @@ from fabline.results import verdict_exit_code
 @click.option(
     "--oversubscription", type=int, default=1, show_default=True, help="o of o:1 at the leaf (1 = 1:1)."
 )
-@click.option("--leaf-platform", default="sonic", show_default=True, help="sonic, cumulus or arista_eos.")
-@click.option(
-    "--spine-platform", default="arista_eos", show_default=True, help="sonic, cumulus or arista_eos."
-)
+@click.option("--leaf-platform", default="sonic", show_default=True, help=_PLATFORM_HELP)
+@click.option("--spine-platform", default="arista_eos", show_default=True, help=_PLATFORM_HELP)
 @click.option("--name", default="fabric", show_default=True, help="Design name (written into configs).")
 @click.option("-b", "--baseline", "baselines", multiple=True, type=click.Path(path_type=Path),
               help="Baseline whose vars give the QoS values (default: as fabline check).")  # fmt: skip

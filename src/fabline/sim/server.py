@@ -130,7 +130,9 @@ class _Server(asyncssh.SSHServer):
             return False
         ok = username == self.sim.username and password == self.sim.password
         slow = self.dev.transport_fault("slow_login")
-        if slow is not None and get_platform(self.dev.platform).transport == "exec":  # an exec session's login
+        if (
+            slow is not None and get_platform(self.dev.platform).transport == "exec"
+        ):  # an exec session's login
             return _later(ok, slow.seconds)  # asyncssh awaits a coroutine answer
         return ok
 
