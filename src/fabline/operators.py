@@ -44,6 +44,7 @@ def _is_number(value: Any) -> bool:
 
 
 _SCALARS = (int, str, float)
+_NUMBER_TYPES = frozenset({int, float})
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -212,7 +213,7 @@ def _compile_each(name: str, operand: Any) -> Predicate:
         if (
             bounds_only
             and type(v) is list
-            and all(type(x) is float or type(x) is int for x in v)
+            and _NUMBER_TYPES.issuperset(map(type, v))
             and (not v or (lo <= min(v) and max(v) <= hi))
         ):
             return None
@@ -234,8 +235,19 @@ def _compile_maps_only(name: str, operand: Any) -> Predicate:
     keys = [str(k) for k in _as_list("maps_only.keys", operand["keys"])]
     keyset = frozenset(keys)
     target = operand["to"]
+    target_type = type(target)
+    fast = target_type is int or target_type is str
 
     def maps_only(v: Any) -> str | None:
+        # Fast path (a DSCP map of 64 entries on every port): exactly as many values equal the
+        # target as there are keys, and each key maps to it (same type): then no other key does.
+        if (
+            fast
+            and type(v) is dict
+            and list(v.values()).count(target) == len(keyset)
+            and all(type(x := v.get(k)) is target_type and x == target for k in keyset)
+        ):
+            return None
         if not isinstance(v, Mapping):
             return f"is {_fmt(v)}, not a mapping"
         wrong = [k for k in keys if k not in v or not _same(v[k], target)]

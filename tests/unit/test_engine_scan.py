@@ -20,7 +20,7 @@ from fabline.checks.registry import load_checks
 from fabline.engine import rules
 from fabline.engine.rules import RuleProgram, Unreadable
 from fabline.state import Invalid
-from fabline.synthetic import lab_fabric, states
+from fabline.synthetic import as_collected, lab_fabric, states
 from tests.helpers import FakeDevice, by_id, run
 
 BASELINE = load_baseline([default_baseline_path()])
@@ -87,6 +87,27 @@ def test_a_valid_port_is_passed_by_the_scan() -> None:
     assert passed > len(PROGRAMS) * len(PORTS) // 4
 
 
+def test_alternative_counters_are_decided_by_the_scan() -> None:
+    """``on_missing: skip`` expectations (lossless-drops: the drop counters each platform has) pass
+    in the scan when another one answers; only a port with none of them goes to ``evaluate``.
+    """
+    (program,) = [p for p in PROGRAMS if p.id == "lossless-drops"]
+    compiled = program.compiled(_device(program))
+    paths = [e.parts for e in compiled.exps]
+    ports = [
+        body for doc in states(lab_fabric()) for body in (as_collected(doc).get("interfaces") or {}).values()
+    ]
+    ports += [{**ports[0], "counters": {}}, {"counters": {"roce_rx_discards": 5, "pg_dropped": {"3": 0}}}]
+    answered = [
+        i for i, b in enumerate(ports) if any(rules._walk(b, parts) is not rules._MISSING for parts in paths)
+    ]
+    assert 0 < len(answered) < len(ports)
+    left = program.scan(compiled)(ports, compiled.predicates)
+    assert set(left) == (set(range(len(ports))) - set(answered)) | {len(ports) - 1}
+    assert all(program.evaluate("dev1", "p", ports[i], compiled, None) is not None for i in left)
+    _same_as_evaluate(program, ports)
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 10_000) | st.floats(allow_nan=True) | st.sampled_from(["rs", "3", "dscp", ""]),
     lambda c: st.lists(c, max_size=3) | st.dictionaries(st.sampled_from(["0", "3", "26", "enabled", "mtu", "x"]), c, max_size=3),
@@ -114,7 +135,7 @@ def test_random_values_on_random_rules(data: st.DataObject) -> None:
 
 def test_results_are_those_of_evaluate_alone(tmp_path: Path, monkeypatch: Any) -> None:
     """The engine's results with the scan and with a scan that leaves every body to ``evaluate``."""
-    docs = [copy.deepcopy(d) for d in states(lab_fabric())]
+    docs = [as_collected(copy.deepcopy(d)) for d in states(lab_fabric())]  # with the counters of today
     rng = random.Random(7)
     for doc in docs:
         for body in (doc.get("interfaces") or {}).values():

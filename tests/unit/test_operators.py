@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fabline.operators import OperandError, compile_operators
 
@@ -88,3 +91,20 @@ def test_operator_fails_with_reason(spec: dict[str, Any], value: Any, reason: st
 def test_bad_operand_is_rejected_at_compile_time(spec: dict[str, Any], message: str) -> None:
     with pytest.raises(OperandError, match=message.replace("[", r"\[").replace("{", r"\{")):
         compile_operators(spec)
+
+
+_MAP_VALUES = st.one_of(st.integers(0, 4), st.sampled_from([3.0, True, False, "3", None, [3], {"3": 3}]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(["0", "3", "24", "26", "46", "x"]), _MAP_VALUES, max_size=6),
+    st.lists(st.sampled_from(["24", "26", "3"]), min_size=1, max_size=3),
+    st.sampled_from([3, 1, "3", True, 3.0]),
+)
+def test_maps_only_fast_path_agrees_with_the_full_comparison(
+    v: dict[str, Any], keys: list[str], to: Any
+) -> None:
+    """The fast path (a plain dict) answers what the full comparison (any other mapping) answers."""
+    predicate = compile_operators({"maps_only": {"keys": keys, "to": to}})
+    assert predicate(v) == predicate(MappingProxyType(v))

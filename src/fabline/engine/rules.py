@@ -99,8 +99,20 @@ class _Compiled:
 
     @property
     def shape(self) -> tuple[Any, ...]:
-        """What the scan's code depends on: each check's path, existence test and whether it has a predicate."""
-        return tuple((e.parts, e.existence, e.predicate is not None) for e in self.checks)
+        """What the scan's code depends on: each check's path, existence test, whether it has a
+        predicate, and what it is (``when``, ``exp``, or ``skip``: an expectation whose absence is
+        skipped when another expectation answers, ``on_missing: skip``).
+        """
+        n_when = len(self.when)
+        return tuple(
+            (
+                e.parts,
+                e.existence,
+                e.predicate is not None,
+                "when" if i < n_when else "skip" if e.on_missing == "skip" and e.existence is None else "exp",
+            )
+            for i, e in enumerate(self.checks)
+        )
 
 
 #: A rule's scan of a device's selected interfaces: ``scan(bodies, predicates)`` -> the positions
@@ -115,15 +127,23 @@ def compile_scan(shape: tuple[Any, ...]) -> Scan:
     ``evaluate`` decides it (value present, not :class:`~fabline.state.Invalid`, the predicate
     says nothing; or absent where ``absent`` is expected). Everything else, including a value
     reached through a list or a non-dict mapping, is returned for ``evaluate`` to judge: the scan
-    only saves the calls, it never decides a result.
+    only saves the calls, it never decides a result. One thing it decides that ``evaluate``'s own
+    fast path leaves to ``evaluate_fully``: an absent ``on_missing: skip`` expectation (``skip`` in
+    the shape) passes when every other expectation holds and at least one expectation was answered
+    (a platform that has some of several alternative counters); when none was, the body is returned.
 
     Example:
-        >>> scan = compile_scan(((("mtu",), None, True),))
+        >>> scan = compile_scan(((("mtu",), None, True, "exp"),))
         >>> scan([{"mtu": 9100}, {"mtu": 1500}, {}], (lambda v: None if v == 9100 else "is 1500",))
         [1, 2]
+        >>> either = compile_scan(((("a",), None, True, "skip"), (("b",), None, True, "skip")))
+        >>> either([{"a": 0}, {"b": 0}, {}, {"a": 1}], (lambda v: v and "above", lambda v: v and "above"))
+        [2, 3]
     """
     lines = ["def scan(bodies, predicates):"]
-    n_pred = sum(1 for _, _, has in shape if has)
+    n_pred = sum(1 for _, _, has, _ in shape if has)
+    n_exps = sum(1 for *_, kind in shape if kind != "when")
+    skips = any(kind == "skip" for *_, kind in shape)
     if n_pred:
         lines.append(
             f"    {', '.join(f'p{i}' for i in range(n_pred))}{',' if n_pred == 1 else ''} = predicates"
@@ -135,8 +155,10 @@ def compile_scan(shape: tuple[Any, ...]) -> Scan:
         "            out.append(i)",
         "            continue",
     ]
+    if skips:
+        lines.append("        missing = 0")
     k = 0
-    for parts, existence, has_predicate in shape:
+    for parts, existence, has_predicate, kind in shape:
         pad = "        "
         lines.append(f"{pad}v = b.get({parts[0]!r}, M)")
         for part in parts[1:]:
@@ -150,11 +172,18 @@ def compile_scan(shape: tuple[Any, ...]) -> Scan:
         if existence == "absent":
             lines += [f"{pad}if v is not M:", f"{pad}    out.append(i)", f"{pad}    continue"]
             continue
-        test = "v is M or type(v) is Invalid"
+        if kind == "skip":
+            lines += [f"{pad}if v is M:", f"{pad}    missing += 1", f"{pad}else:"]
+            pad += "    "
+            test = "type(v) is Invalid"
+        else:
+            test = "v is M or type(v) is Invalid"
         if has_predicate:
             test += f" or p{k}(v)"
             k += 1
         lines += [f"{pad}if {test}:", f"{pad}    out.append(i)", f"{pad}    continue"]
+    if skips:
+        lines += [f"        if missing == {n_exps}:", "            out.append(i)"]
     lines.append("    return out")
     namespace: dict[str, Any] = {"M": _MISSING, "Invalid": Invalid}
     exec(compile("\n".join(lines), "<fabline.engine.rules scan>", "exec"), namespace)

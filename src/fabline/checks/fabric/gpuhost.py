@@ -405,8 +405,11 @@ def _bus(address: Any) -> tuple[str, int] | None:
         >>> _bus("0000:1a:00.0"), _bus("nope")
         (('0000', 26), None)
     """
-    m = re.fullmatch(r"([0-9a-fA-F]{4}):([0-9a-fA-F]{2}):[0-9a-fA-F]{2}\.[0-7]", str(address))
+    m = _PCI_ADDRESS.fullmatch(str(address))
     return (m[1].lower(), int(m[2], 16)) if m else None
+
+
+_PCI_ADDRESS = re.compile(r"([0-9a-fA-F]{4}):([0-9a-fA-F]{2}):[0-9a-fA-F]{2}\.[0-7]")
 
 
 def bridges_between(bridges: Mapping[str, Any], one: tuple[str, int], other: tuple[str, int]) -> list[str]:
@@ -422,18 +425,32 @@ def bridges_between(bridges: Mapping[str, Any], one: tuple[str, int], other: tup
         >>> bridges_between(b, ("0000", 0x19), ("0000", 0x1a))
         ['0000:18:00.0', '0000:18:01.0']
     """
+    return _between(bridge_ranges(bridges), one, other)
+
+
+def bridge_ranges(bridges: Mapping[str, Any]) -> list[tuple[str, str, int, int]]:
+    """The bridges that say which buses they lead to: (address, PCI domain, secondary, subordinate),
+    read once per host for :func:`bridges_between` of each GPU and NIC pair.
+    """
     out = []
     for address, bridge in bridges.items():
         if not isinstance(bridge, Mapping):
             continue
         lo, hi = bridge.get("secondary"), bridge.get("subordinate")
-        if not isinstance(lo, int) or not isinstance(hi, int):
-            continue
-        domain = address[:4].lower()
-        above = [domain == d and lo <= bus <= hi for d, bus in (one, other)]
-        if above[0] != above[1]:
-            out.append(address)
-    return sorted(out)
+        if isinstance(lo, int) and isinstance(hi, int):
+            out.append((address, address[:4].lower(), lo, hi))
+    return out
+
+
+def _between(
+    ranges: list[tuple[str, str, int, int]], one: tuple[str, int], other: tuple[str, int]
+) -> list[str]:
+    (d1, b1), (d2, b2) = one, other
+    return sorted(
+        address
+        for address, domain, lo, hi in ranges
+        if (domain == d1 and lo <= b1 <= hi) != (domain == d2 and lo <= b2 <= hi)
+    )
 
 
 _NO_GPU_ADDRESS = "PCI address of this rail's GPU not collected (host.gpus pci_address)"
@@ -466,6 +483,7 @@ class HostAcsCheck(GpuServerCheck[AcsParams]):
             return
         gpus = _gpus(device) or {}
         harmless = set(self.params.harmless)
+        ranges = bridge_ranges(bridges)
         ok: list[str | None] = []
         for i, name, body in rail_nics(device):
             gpu = gpus.get(str(i))
@@ -475,7 +493,7 @@ class HostAcsCheck(GpuServerCheck[AcsParams]):
                 # One message per reason (the subject names the port): a host's ports fold into one row.
                 yield self.error(device.name, name, _NO_GPU_ADDRESS if gpu_at is None else _NO_NIC_ADDRESS)
                 continue
-            path = bridges_between(bridges, gpu_at, nic_at)
+            path = _between(ranges, gpu_at, nic_at)
             unreadable = [b for b in path if bridges[b].get("config_readable") is False]
             enabled = {
                 b: flags
