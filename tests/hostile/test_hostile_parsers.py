@@ -193,7 +193,9 @@ def test_eos_watchdog_timeout_dot_is_not_a_number() -> None:
     config = "hostname l1\npriority-flow-control pause watchdog default timeout -.\n"
     config += "priority-flow-control pause watchdog default recovery-time .\n"
     fragment = parse_output("arista_eos", "show running-config", config)
-    assert fragment == {"facts": {"hostname": "l1"}}
+    # What the config says besides the watchdog is read (a running-config without the dynamic
+    # load-balancing line says adaptive routing is off); no watchdog value is.
+    assert fragment == {"facts": {"hostname": "l1"}, "load_balance": {"adaptive_routing": False}}
 
 
 # --- item 6: no regex backtracks on a long field ----------------------------------------------------
