@@ -801,3 +801,78 @@ def test_nvidia_cumulus_is_not_a_collection_name() -> None:
     """Only names the collections use: there is no nvidia.cumulus collection."""
     assert platform_for_network_os("nvidia.cumulus.cumulus") is None
     assert platform_for_network_os("nvidia.nvue.httpapi") == "cumulus"
+
+
+_PLAIN_CASES = [
+    "a: 1\nb: [1, 2.5, .inf, .nan, ~, null, true, yes, no, on, 0o17, 0x1F, 1_000, 190:20:30, 2001-12-14,"
+    " 2001-12-14t21:59:43.10-05:00, '0', \"q\", '']\nc:\nd: ''",
+    "a: |\n  text\n  more\nb: >\n  folded\n  x\n",
+    "x:\n  - y:\n  - \n",
+    "\"k\": 1\n'j': 2\n1: int key\n2.5: f\nnull: n\ntrue: t\n2001-12-14: d",
+    "a: 1\na: 2",
+    "{a: 1, b: [x, y]}",
+    "- 1\n- - 2\n  - 3\n- {}\n- []",
+    "a: 1\n...\n",
+    "? a\n? b",
+    # not plain: the full loader builds (or refuses) them
+    "a: &x [1]\nb: *x",
+    "base: &b {x: 1}\nc:\n  <<: *b\n  y: 2",
+    "a: =",
+    "a: !unsafe '{{ x }}'",
+    "--- 1\n--- 2",
+    "",
+    "# only a comment",
+    "? [1]\n: 2",
+    "a: b: c",
+    "a: [1,\n",
+    "d: 2001-13-45",
+]
+
+
+@pytest.mark.parametrize("text", _PLAIN_CASES)
+def test_inventory_yaml_quick_path_builds_what_the_loader_builds(text: str) -> None:
+    """The one-pass reader of plain inventory YAML gives what PyYAML's loader gives (types, key
+    order, duplicate keys, empty values); for anything else it steps aside and the loader decides
+    (value or error, as before)."""
+    import math
+
+    from fabline.inventory.files import _NOT_PLAIN, _Loader, _plain_load
+
+    def same(a: object, b: object) -> bool:
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, dict) and isinstance(b, dict):
+            return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+        if isinstance(a, list) and isinstance(b, list):
+            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+        if isinstance(a, float) and isinstance(b, float) and math.isnan(a):
+            return math.isnan(b)
+        return a == b
+
+    got = _plain_load(text)
+    try:
+        want: object = yaml.load(text, Loader=_Loader)
+    except (yaml.YAMLError, ValueError):
+        assert got is _NOT_PLAIN
+        return
+    assert got is _NOT_PLAIN or same(got, want), (got, want)
+    plain = _PLAIN_CASES.index(text) < _PLAIN_CASES.index("a: &x [1]\nb: *x")
+    assert (got is not _NOT_PLAIN) == plain
+
+
+def test_inventory_yaml_quick_path_equals_the_loader_on_every_repository_yaml() -> None:
+    """Every YAML file of the repository (inventories, group_vars, baselines, fixtures) reads the
+    same through the quick path, when it takes it."""
+    from fabline.inventory.files import _NOT_PLAIN, _Loader, _plain_load
+
+    taken = 0
+    for path in sorted(REPO.glob("**/*.y*ml")):
+        if ".venv" in path.parts or not path.is_file():
+            continue
+        text = path.read_text("utf-8", errors="replace")
+        got = _plain_load(text)
+        if got is _NOT_PLAIN:
+            continue
+        taken += 1
+        assert got == yaml.load(text, Loader=_Loader), path
+    assert taken > 50
