@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Literal, cast, get_args
@@ -109,6 +110,29 @@ def natural_key(name: str) -> tuple[Any, ...]:
 
 
 _NATURAL_TOKENS = re.compile(r"\d+|\D+")
+
+
+def natural_order(names: Iterable[str]) -> tuple[str, ...]:
+    """``sorted(names, key=natural_key)``, remembered per distinct sequence of names (interned).
+
+    Every switch of a model lists the same ports in the same order, so on a large fabric the sort
+    runs once per model, not once per device and check; the names are the interned strings, shared
+    by every device's results.
+
+    Example:
+        >>> natural_order({"Ethernet10": {}, "Ethernet2": {}, "eth1": {}})
+        ('Ethernet2', 'Ethernet10', 'eth1')
+    """
+    key = tuple(names)
+    hit = _ORDERS.get(key)
+    if hit is None:
+        hit = tuple(sys.intern(n) for n in sorted(key, key=natural_key))
+        if len(_ORDERS) < 4096:
+            _ORDERS[key] = hit
+    return hit
+
+
+_ORDERS: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
 def peer_role(interface: Interface | Mapping[str, Any], roles_by_name: Mapping[str, str]) -> str | None:

@@ -10,7 +10,6 @@ expectation. Results are plain slot objects. Fabric-scope checks keep only what 
 from __future__ import annotations
 
 import datetime as dt
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from fabline.checks import (
     DeviceContext,
     DeviceSummary,
     FabricContext,
-    natural_key,
+    natural_order,
 )
 from fabline.checks.linkgraph import DeviceView, LinkGraphs, Projector
 from fabline.engine.parallel import Part, Work, choose_jobs, run_parts
@@ -335,12 +334,13 @@ class Engine:
         unsupported = state.get("unsupported") or None
         ordered: list[tuple[str, Mapping[str, Any]]] | None = None
         selections: dict[tuple[Any, ...], tuple[tuple[str, ...], list[Mapping[str, Any]]]] = {}
+        var_keys: dict[Any, str] = {}  # rules using the same variables share their cache key
         name = dev.name
         for prog in self.programs:
             if not prog.selects(dev):
                 continue
             try:
-                compiled = prog.compiled(dev)
+                compiled = prog.compiled(dev, var_keys)
             except ConfigError as exc:
                 results.append(Result(prog.id, name, None, Status.ERROR, prog.severity, None, None, str(exc)))
                 continue
@@ -365,11 +365,7 @@ class Engine:
                 )
                 continue
             if ordered is None:
-                ordered = [
-                    (sys.intern(n), ifaces[n])
-                    for n in sorted(ifaces, key=natural_key)
-                    if isinstance(ifaces[n], Mapping)
-                ]
+                ordered = [(n, ifaces[n]) for n in natural_order(ifaces) if isinstance(ifaces[n], Mapping)]
             key = prog.selector_key
             selection = selections.get(key)
             if selection is None:

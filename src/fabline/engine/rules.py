@@ -233,16 +233,23 @@ class RuleProgram:
             return False
         return self.hosts is None or dev.name in self.hosts
 
-    def compiled(self, dev: DeviceLike) -> _Compiled:
+    def compiled(self, dev: DeviceLike, keys: dict[Any, str] | None = None) -> _Compiled:
         """The rule compiled for this device's variable values (cached by those values).
+
+        ``keys`` is the caller's memo for one device (rules that use the same variables share the
+        cache key computed for the first of them).
 
         Raises:
             ConfigError: A template or operand the device's variables make invalid.
         """
         if not self.var_names:
             key = ""
+        elif keys is not None and (hit_key := keys.get((self.var_names, id(self.base_vars)))) is not None:
+            key = hit_key
         else:
             key = repr(tuple(dev.vars.get(n, self.base_vars.get(n, _MISSING)) for n in self.var_names))
+            if keys is not None:
+                keys[(self.var_names, id(self.base_vars))] = key
         hit = self._cache.get(key)
         if hit is not None:
             return hit

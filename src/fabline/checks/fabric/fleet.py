@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import override
 
-from fabline.checks import FABRIC_DEVICE, Check, DeviceContext, FabricContext, natural_key
+from fabline.checks import FABRIC_DEVICE, Check, DeviceContext, FabricContext, natural_key, natural_order
 from fabline.checks.fabric.gpuhost import root_read_missing
 from fabline.results import PassBlock, Result, Severity
 from fabline.state_types import Interface
@@ -481,7 +481,7 @@ class PfcHeadroomCheck(Check[HeadroomParams]):
         cable = device.vars.get("cable_length_m", self.params.default_cable_length_m)
         cable = float(cable) if isinstance(cable, (int, float)) else self.params.default_cable_length_m
         ok: list[str | None] = []
-        for name in sorted(ifaces, key=natural_key):
+        for name in natural_order(ifaces):
             body = ifaces[name]
             if not isinstance(body, Mapping) or not body.get("pfc_priorities") or not body.get("buffer_pg"):
                 continue

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import override
 
-from fabline.checks import NO_PREVIOUS, Check, DeviceContext, natural_key
+from fabline.checks import NO_PREVIOUS, Check, DeviceContext, natural_order
 from fabline.results import PassBlock, Result, Severity
 from fabline.state import parse_time
 from fabline.state_types import Interface
@@ -84,7 +84,7 @@ class CounterDeltaCheck(Check[DeltaParams]):
             return
         before_ifaces = previous_interfaces(device)
         ok: list[str | None] = []
-        for name in sorted(device.interfaces, key=natural_key):
+        for name in natural_order(device.interfaces):
             now = _counters(device.interfaces[name])
             after = now.get(self.counter) if now is not None else None
             if not isinstance(after, int):
@@ -186,7 +186,7 @@ class PfcPauseRateCheck(Check[PauseParams]):
         before_ifaces = previous_interfaces(device)
         ok: list[str | None] = []
         expected = {"max_per_s": self.params.max_per_s}
-        for name in sorted(device.interfaces, key=natural_key):
+        for name in natural_order(device.interfaces):
             now = _counters(device.interfaces[name])
             if now is None or not (
                 any(isinstance(now.get(k), Mapping) for k in ("pfc_rx_pause", "pfc_tx_pause"))
@@ -312,7 +312,7 @@ class CountersDeltaCheck(Check[CountersDeltaParams]):
         before_ifaces = previous_interfaces(device)
         expected = {"max_delta": self.params.max_delta}
         ok: list[str | None] = []
-        for name in sorted(device.interfaces, key=natural_key):
+        for name in natural_order(device.interfaces):
             now_counters = _counters(device.interfaces[name])
             now = self._values(now_counters)
             now_tables = self._tables(now_counters)
@@ -469,7 +469,7 @@ class FecCorrectedRateCheck(Check[FecRateParams]):
         before_ifaces = previous_interfaces(device)
         expected = {"max_pre_fec_ber": self.params.max_pre_fec_ber}
         ok: list[str | None] = []
-        for name in sorted(device.interfaces, key=natural_key):
+        for name in natural_order(device.interfaces):
             body = device.interfaces[name]
             now = _counters(body)
             if now is None:
@@ -569,7 +569,7 @@ class LinkFlapsCheck(Check[FlapParams]):
         expected = {"max_delta": self.params.max_delta, "recent_s": self.params.recent_s}
         ok: list[str | None] = []
         judged = False
-        for name in sorted(device.interfaces, key=natural_key):
+        for name in natural_order(device.interfaces):
             body = device.interfaces[name]
             if not isinstance(body, Mapping):
                 continue
