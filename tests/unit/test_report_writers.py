@@ -486,3 +486,18 @@ def test_tally_and_not_passes_are_what_one_result_at_a_time_gives(make: object) 
     assert list(store.not_passes()) == runs
     report = _report(store)
     assert (report.summary, report.pass_counts()) == (summary, passes)
+
+
+def test_block_rows_share_the_compacting_not_the_lists() -> None:
+    """Blocks with equal subject lists are compacted once, yet every row gets lists of its own
+    (a caller editing one row changes no other), equal to compact_subjects."""
+    ports = [f"Ethernet{n}" for n in range(0, 512, 4)] + ["mgmt0", None]
+    rows = [
+        SkipBlock("pfc-storm-active", f"leaf{i}", Severity.CRITICAL, list(ports), "not present").to_dict()
+        for i in range(3)
+    ]
+    assert all(r["subjects"] == compact_subjects(ports) for r in rows)
+    rows[0]["subjects"][0][1] = 99
+    rows[0]["subjects"].append("x")
+    fresh = SkipBlock("pfc-storm-active", "leaf9", Severity.CRITICAL, ports, "not present").to_dict()
+    assert rows[1]["subjects"] == fresh["subjects"] == compact_subjects(ports)
