@@ -660,3 +660,34 @@ def test_no_module_level_caches_in_the_link_checks() -> None:
             if isinstance(value, ast.Dict | ast.List | ast.Set | ast.DictComp | ast.ListComp):
                 found.append(f"{path.name}:{node.lineno}")
     assert found == [], f"module-level mutable values (per-run state belongs to the run): {found}"
+
+
+def test_equal_collected_values_are_shared_only_when_equal_to_the_type() -> None:
+    """A worker's part shares equal collected values (one object each, pickled once) and never
+    merges values that merely compare equal: 1 and True, 1 and 1.0, other key orders, named tuples."""
+    from typing import NamedTuple
+
+    from fabline.engine.parallel import share_equal_values
+
+    class Row(NamedTuple):
+        a: int
+
+    base = ("host", "linux", {"x": 1, "y": [1, 2]})
+    values = {
+        "h1": base,
+        "h2": ("host", "linux", {"x": 1, "y": [1, 2]}),
+        "h3": ("host", "linux", {"y": [1, 2], "x": 1}),  # other key order
+        "h4": ("host", "linux", {"x": True, "y": [1, 2]}),
+        "h5": ("host", "linux", {"x": 1.0, "y": [1, 2]}),
+        "h6": Row(1),
+        "h7": Row(1),
+    }
+    before = {k: repr(v) for k, v in values.items()}
+    share_equal_values(values)
+    assert values["h2"] is base and values["h1"] is base
+    assert all(values[k] is not base for k in ("h3", "h4", "h5"))
+    assert values["h6"] is not values["h7"]
+    assert {k: repr(v) for k, v in values.items()} == before
+    many = {f"d{i}": (i,) for i in range(10)} | {"again": (9,)}
+    share_equal_values(many, keep=4)
+    assert many["again"] is not many["d9"]  # past ``keep`` distinct values nothing more is remembered
