@@ -39,6 +39,23 @@ from fabline.snapshot import state_digest
 from fabline.state import schema_problem
 
 
+def stamp(snapshot: Path) -> int:
+    """Check every state of ``snapshot`` against the state schema and write its ``state-digests.json``,
+    as a collection does after validating what it parsed; returns how many states it holds.
+
+    For a fabric generated before the index existed, or under another state schema.
+    """
+    entries: dict[str, dict[str, str]] = {}
+    for path in sorted((snapshot / "state").glob("*.json")):
+        data = path.read_bytes()
+        problem = schema_problem(json.loads(data))
+        if problem is not None:
+            raise SystemExit(f"{path}: not valid state: {problem}")
+        entries[path.stem] = state_digest(data)
+    write_digests(snapshot, entries)
+    return len(entries)
+
+
 def planted_faults(fabric: synthetic.Fabric, rate: float, seed: int = 7) -> list[synthetic.Fault]:
     """About ``rate`` of the hosts get a wrong MTU on one rail NIC (deterministic)."""
     if rate <= 0:
