@@ -116,6 +116,7 @@ class Engine:
         for check_id, cls in registry.items():
             if check_id not in configured and exclude_tags.isdisjoint(cls.tags):
                 self._add_check(cls, {}, cls.severity, baseline, check_id)
+        self._plans: dict[tuple[str, str, bool], list[tuple[_PyCheck, bool]]] = {}
         today = today or dt.date.today()
         self.waivers = [
             WaiverMatcher(w, str(src), w.expires is not None and w.expires < today)
@@ -400,15 +401,10 @@ class Engine:
         )  # fmt: skip
         if projector is not None:
             part.views[dev.name] = projector.project(ctx)
-        for pc in self.pychecks:
-            if not pc.check.applies_to(dev.role, dev.platform):
-                continue
-            if without_previous and pc.check.needs_previous:
-                continue  # one fabric-level skip for the run (see run())
+        for pc, collects in self._plan(dev.role, dev.platform, without_previous):
             try:
-                if pc.check.scope == "fabric":
-                    if pc.collects:
-                        collected[pc.check.id][dev.name] = pc.check.collect(ctx)
+                if collects:
+                    collected[pc.check.id][dev.name] = pc.check.collect(ctx)
                 else:
                     results.extend(bounded_results(pc.check.check_device(ctx)))
             except Exception as exc:  # a check bug is an error result, never a crash
@@ -417,6 +413,23 @@ class Engine:
                         pc.check.id, dev.name, None, Status.ERROR, pc.severity, None, None, _exc_message(exc)
                     )
                 )
+
+    def _plan(self, role: str, platform: str, without_previous: bool) -> list[tuple[_PyCheck, bool]]:
+        """The Python checks a device of this role and platform runs, in order, each with whether it
+        is a fabric check's ``collect`` (else a device check's ``check_device``); once per kind of device.
+        """
+        key = (role, platform, without_previous)
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = [
+                (pc, pc.check.scope == "fabric")
+                for pc in self.pychecks
+                if pc.check.applies_to(role, platform)
+                # without a previous snapshot: one fabric-level skip for the run (see run())
+                and not (without_previous and pc.check.needs_previous)
+                and (pc.check.scope != "fabric" or pc.collects)
+            ]
+        return plan
 
 
 _DEVICE: tuple[str | None, ...] = (None,)
