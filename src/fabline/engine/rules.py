@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from fabline.baseline import Expectation, Rule, severity_of
@@ -92,6 +92,8 @@ class _Compiled:
     checks: tuple[_Exp, ...] = ()
     #: The predicates of ``checks`` that have one, in order (the arguments of the scan).
     predicates: tuple[Predicate, ...] = ()
+    #: The generated scan of this rule's shape, once looked up (:meth:`RuleProgram.scan`).
+    scan: Scan | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         self.checks = (*self.when, *self.exps)
@@ -265,10 +267,13 @@ class RuleProgram:
 
     def scan(self, compiled: _Compiled) -> Scan:
         """The generated scan for this compiled rule (:func:`compile_scan`, one per distinct shape)."""
-        shape = compiled.shape
-        hit = self._scans.get(shape)
+        hit = compiled.scan
         if hit is None:
-            hit = self._scans[shape] = compile_scan(shape)
+            shape = compiled.shape
+            hit = self._scans.get(shape)
+            if hit is None:
+                hit = self._scans[shape] = compile_scan(shape)
+            compiled.scan = hit
         return hit
 
     @property
