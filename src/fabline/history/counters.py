@@ -272,6 +272,11 @@ class CounterStats:
         }
 
 
+#: More counter rows than any device has: row numbers of a part starting at its first device's
+#: position times this never reach the next part's.
+ROWS_PER_DEVICE_BOUND = 1 << 32
+
+
 def _keep_top(heap: list[Any], entry: Any, size: int) -> None:
     if len(heap) < size:
         heapq.heappush(heap, entry)
@@ -294,7 +299,12 @@ class CounterSummary:
     Feed it one device at a time (:meth:`add_device`), merge parts (:meth:`merge`).
     """
 
-    def __init__(self, limits: CounterLimits | None = None) -> None:
+    def __init__(self, limits: CounterLimits | None = None, first: int = 0) -> None:
+        """``first``: the position of the first device fed, in the whole comparison's device order.
+
+        Ties among the top movers go to the row seen first in that order, so a comparison split
+        into parts (workers, any number of them) keeps the same rows as one made in one go.
+        """
         self.limits = limits or CounterLimits.none()
         self.by_counter: dict[str, CounterStats] = {}
         self.moved = 0
@@ -303,7 +313,7 @@ class CounterSummary:
         self.findings_total = 0
         # min-heap of (summed rate, device, counter): the busiest (device, counter) pairs
         self.busiest: list[tuple[float, str, str]] = []
-        self._order = 0
+        self._order = first * ROWS_PER_DEVICE_BOUND
 
     def __len__(self) -> int:
         """Interface counters that moved (or were reset)."""

@@ -582,7 +582,7 @@ def compare_passes(
 
 #: What one worker is given: both snapshot folders, the ignore patterns (None: counters only),
 #: the devices, the counter limits, and where to write its counter rows (None: not asked).
-_Job = tuple[Path, Path, "tuple[str, ...] | None", list[str], CounterLimits, "Path | None"]
+_Job = tuple[Path, Path, "tuple[str, ...] | None", list[str], CounterLimits, "Path | None", int]
 
 
 def _diff_devices(job: _Job) -> tuple[list[Change], CounterSummary, list[dict[str, str]], int]:
@@ -598,11 +598,12 @@ def _diff_devices_inner(
     names: list[str],
     limits: CounterLimits,
     rows: Path | None,
+    first: int,
 ) -> tuple[list[Change], CounterSummary, list[dict[str, str]], int]:
     snap_b, snap_a = Snapshot(root_b), Snapshot(root_a)
     matcher = IgnoreSet(ignore) if ignore is not None else None
     changes: list[Change] = []
-    summary = CounterSummary(limits)
+    summary = CounterSummary(limits, first)
     unreadable: list[dict[str, str]] = []
     writer = RowWriter(rows) if rows is not None else None
     compared = 0
@@ -720,13 +721,15 @@ def _run_devices(
     limits = result.counters.limits
     jobs = worker_count(len(names))
     if jobs == 1:
-        parts = [_diff_devices((snap_b.root, snap_a.root, ignore, names, limits, rows))]
+        parts = [_diff_devices((snap_b.root, snap_a.root, ignore, names, limits, rows, 0))]
     else:
-        step = -(-len(names) // (jobs * 4))
+        # Small parts: names sort by role and a switch's state is several times a host's, so a
+        # few large parts left one worker every switch (23 s against 13 s of CPU on 100k GPUs).
+        step = -(-len(names) // (jobs * 32))
         starts = range(0, len(names), step)
         files = [] if rows is None else [rows.with_name(f".{rows.name}.part{n}") for n in range(len(starts))]
         chunks: list[_Job] = [
-            (snap_b.root, snap_a.root, ignore, names[i : i + step], limits, files[n] if files else None)
+            (snap_b.root, snap_a.root, ignore, names[i : i + step], limits, files[n] if files else None, i)
             for n, i in enumerate(starts)
         ]
         try:

@@ -1,0 +1,46 @@
+"""A counter summary made in parts (the diff's workers) keeps the same top movers as one made in one go."""
+
+from __future__ import annotations
+
+from fabline.history.counters import TOP_MOVERS, CounterSummary
+
+
+def _rows(device: str, ports: int, delta: int) -> list[tuple]:
+    # (device, subject, counter, before, after, delta, per_second, reset, seconds)
+    return [
+        (device, f"eth{p}", "cnp_sent", 0, delta, delta, delta / 86400, False, 86400.0) for p in range(ports)
+    ]
+
+
+def _top(summary: CounterSummary) -> list[tuple[str, str]]:
+    return [(r["device"], r["subject"]) for r in summary.by_counter["cnp_sent"].to_dict()["top"]]
+
+
+def test_ties_go_to_the_first_rows_whatever_the_parts() -> None:
+    # Every row ties: the top movers are the first rows in device order, also across parts.
+    devices = [(f"gpu-{n:03d}", _rows(f"gpu-{n:03d}", 3, 49)) for n in range(12)]
+    whole = CounterSummary()
+    for _, rows in devices:
+        whole.add_device(rows)
+    expected = _top(whole)
+    assert expected == [("gpu-000", "eth0"), ("gpu-000", "eth1"), ("gpu-000", "eth2"),
+                        ("gpu-001", "eth0"), ("gpu-001", "eth1")][:TOP_MOVERS]  # fmt: skip
+    for step in (1, 2, 5):
+        merged = CounterSummary()
+        # parts merged in any order: the rows' positions decide, not the order parts arrive in
+        starts = list(range(0, len(devices), step))
+        for start in reversed(starts):
+            part = CounterSummary(first=start)
+            for _, rows in devices[start : start + step]:
+                part.add_device(rows)
+            merged.merge(part)
+        assert _top(merged) == expected, step
+
+
+def test_a_larger_delta_still_wins_over_an_earlier_row() -> None:
+    whole = CounterSummary()
+    whole.add_device(_rows("gpu-000", 8, 10))
+    late = CounterSummary(first=1)
+    late.add_device(_rows("gpu-001", 1, 99))
+    whole.merge(late)
+    assert _top(whole)[0] == ("gpu-001", "eth0")
