@@ -10,13 +10,13 @@ normalized form parsers produce.
 from __future__ import annotations
 
 import ipaddress
-import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from fabline.collect.writer import state_bytes
 from fabline.platforms.spec import PLATFORMS, host_platform
 from fabline.platforms.synthetic_fill import roce_dscp_map
 from fabline.state import SCHEMA_ID
@@ -706,12 +706,14 @@ def inventory(fabric: Fabric, *, address_base: str = "127.10", planes: bool = Tr
 
 
 def write_snapshot(fabric: Fabric, out_dir: Path, faults: Sequence[Fault] = (), **kwargs: Any) -> int:
-    """Write ``out_dir/state/<device>.json`` for every device; returns the number written."""
+    """Write ``out_dir/state/<device>.json`` for every device (compact, as a collection writes a
+    state: :func:`~fabline.collect.writer.state_bytes`); returns the number written.
+    """
     state_dir = out_dir / "state"
     state_dir.mkdir(parents=True, exist_ok=True)
     n = 0
     for doc in states(fabric, faults, **kwargs):
-        (state_dir / f"{doc['name']}.json").write_text(json.dumps(doc, indent=1) + "\n", "utf-8")
+        (state_dir / f"{doc['name']}.json").write_bytes(state_bytes(doc))  # as a collection writes it
         n += 1
     return n
 

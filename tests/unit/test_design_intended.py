@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 
+from fabline.collect.writer import state_bytes
 from fabline.design.diff import diff_device, diff_exit_code, diff_states, render_diff_text
 from fabline.design.intended import intended_snapshot, intended_state, parse_host_settings
 from fabline.design.model import load_design
@@ -77,6 +79,9 @@ def test_snapshot_states_load(configs: Path, tmp_path: Path) -> None:
     snap = intended_snapshot(configs, devices, tmp_path)
     for d in devices:
         assert load_state_file(snap / "state" / f"{d.name}.json")["name"] == d.name
+        # Written as a collection writes a state: the collector's compact bytes.
+        data = (snap / "state" / f"{d.name}.json").read_bytes()
+        assert data == state_bytes(orjson.loads(data)) and data.count(b"\n") == 1
     with pytest.raises(ConfigError, match="rendered configs folder not found"):
         intended_snapshot(tmp_path / "nope", devices, tmp_path / "out")
 

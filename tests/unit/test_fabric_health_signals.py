@@ -197,7 +197,21 @@ def test_link_flaps_by_counter_delta_and_by_recency(tmp_path: Path) -> None:
         ("link-flaps", "leaf-r3-a", "Ethernet1/2"),
         ("link-flaps", "spine-01", "Ethernet1/1"),
     }
-    assert one(single, "link-flaps", "gpu-001", None).status is Status.SKIPPED
+    # The counters not compared: one fabric-level skip for the run, no device-level one (15,092
+    # identical lines on the 100k-GPU fabric); a device with no last-flap time has no line.
+    skips = [r for r in single.results if r.status is Status.SKIPPED]
+    assert [(r.device, r.subject) for r in skips] == [("(fabric)", None)]
+    assert "--previous" in skips[0].message
+    assert not [r for r in single.results if r.device == "gpu-001"]
+    # With --previous, no fabric-level skip.
+    assert not [r for r in out.results if r.device == "(fabric)"]
+
+
+def test_link_flaps_without_previous_and_no_flap_times_is_one_fabric_skip(tmp_path: Path) -> None:
+    out = run_fabric(tmp_path, LAB, checks=["link-flaps"])
+    assert [(r.check, r.device, r.status) for r in out.results] == [
+        ("link-flaps", "(fabric)", Status.SKIPPED)
+    ]
 
 
 def test_default_rules_lossless_drops_and_active_storm(tmp_path: Path) -> None:

@@ -548,3 +548,37 @@ def test_acs_pci_addresses_not_collected_fold_into_one_row_per_host(tmp_path: Pa
     )
     rows = [r for r in out.results.problems if r.check == "host-acs" and r.device == "gpu-001"]
     assert len(rows) == 1 and type(rows[0]) is SkipBlock and block_count(rows[0]) == rails
+
+
+def test_acs_bridges_not_readable_fold_into_one_row_per_host(tmp_path: Path) -> None:
+    """Issue 14: lspci not run as root reads no bridge's ACS: every port of the host says the same
+    (the host's unreadable bridges, the subject names the port), so the host is one row."""
+    from fabline.results import SkipBlock, block_count
+
+    rails = len(next(d for d in LAB.devices if d.name == "gpu-001").rail_interfaces)
+    assert rails > 1
+    bridges = synthetic.pcie_bridges(rails)
+    for bridge in bridges.values():
+        bridge.pop("acs_ctl")
+        bridge["config_readable"] = False
+    partly = synthetic.pcie_bridges(rails)
+    partly["0000:37:00.0"].pop("acs_ctl")
+    partly["0000:37:00.0"]["config_readable"] = False  # rail 2's GPU-side bridge only
+    faults = [Fault("gpu-001", "host.pcie_bridges", bridges), Fault("gpu-002", "host.pcie_bridges", partly)]
+    out = run_fabric(tmp_path, LAB, faults, checks=["host-acs"])
+    errors = table(out, Status.ERROR, "host-acs")
+    assert {(d, s) for _, d, s in errors} == {("gpu-001", f"eth{i}") for i in range(rails)} | {
+        ("gpu-002", "eth2")
+    }
+    messages = {one(out, "host-acs", "gpu-001", f"eth{i}").message for i in range(rails)}
+    assert len(messages) == 1
+    (message,) = messages
+    assert message.startswith(
+        "ACS of the PCIe bridges between GPUs and rail NICs not readable (lspci not run as root): 0000:"
+    )
+    assert message.endswith(": " + ", ".join(sorted(bridges)))  # every bridge on the host's paths
+    assert one(out, "host-acs", "gpu-002", "eth2").message == (
+        "ACS of the PCIe bridges between GPUs and rail NICs not readable (lspci not run as root): 0000:37:00.0"
+    )
+    rows = [r for r in out.results.problems if r.check == "host-acs" and r.device == "gpu-001"]
+    assert len(rows) == 1 and type(rows[0]) is SkipBlock and block_count(rows[0]) == rails

@@ -180,6 +180,11 @@ class Check(Generic[P]):
             (counter deltas): in a run without ``--previous`` the engine does not call it per
             device and gives it one fabric-level ``skipped`` result (:data:`NO_PREVIOUS`) instead
             of one per device.
+        compares_previous: A device check that compares each device with the previous snapshot
+            when there is one, and also judges something without it (``link-flaps``: the age of
+            the last flap): in a run without ``--previous`` the engine still calls it per device
+            and gives the comparison one fabric-level ``skipped`` result (:data:`NO_PREVIOUS`);
+            the check yields nothing for a device it has nothing to judge on without one.
         tags: Baseline tags, as a rule's ``tags``: ``operational`` marks a check of live state only
             (hardware, runtime tables), which does not run on intended configs (``check --intended``).
         Params: A pydantic model of the check's parameters (unknown keys are errors); taken from
@@ -193,6 +198,7 @@ class Check(Generic[P]):
     platforms: ClassVar[tuple[str, ...] | None] = None
     uses_links: ClassVar[bool] = False
     needs_previous: ClassVar[bool] = False
+    compares_previous: ClassVar[bool] = False
     tags: ClassVar[tuple[str, ...]] = ()
     Params: ClassVar[type[BaseModel]] = NoParams
     params: P

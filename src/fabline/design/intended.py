@@ -34,6 +34,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from fabline.collect.writer import state_bytes
 from fabline.errors import ConfigError, ParseError
 from fabline.inventory import Device
 from fabline.platforms import merge_fragments, parse_output
@@ -221,7 +222,7 @@ def intended_snapshot(configs_dir: Path, devices: list[Device], out: Path) -> Pa
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     for device in devices:
         doc = intended_state(device, configs_dir, names, now)
-        (state_dir / f"{device.name}.json").write_text(json.dumps(doc, indent=1) + "\n", "utf-8")
+        (state_dir / f"{device.name}.json").write_bytes(state_bytes(doc))  # as a collection writes it
     return root
 
 

@@ -302,12 +302,15 @@ class Engine:
             return None, f"state unusable: {exc}"
 
     def _without_previous(self, devices: Sequence[DeviceLike]) -> Iterator[Result]:
-        """A run without a previous snapshot: one fabric-level skip per check that needs one and
-        applies to some device (not one per device: 15,000 identical lines on a 100k-GPU fabric).
+        """A run without a previous snapshot: one fabric-level skip per check that needs one (or
+        compares with one, ``Check.compares_previous``) and applies to some device (not one per
+        device: 15,000 identical lines on a 100k-GPU fabric).
         """
         for pc in self.pychecks:
             check = pc.check
-            if check.needs_previous and any(check.applies_to(d.role, d.platform) for d in devices):
+            if (check.needs_previous or check.compares_previous) and any(
+                check.applies_to(d.role, d.platform) for d in devices
+            ):
                 yield Result(
                     check.id, FABRIC_DEVICE, None, Status.SKIPPED, pc.severity, None, None, NO_PREVIOUS
                 )

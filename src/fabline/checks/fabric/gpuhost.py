@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import override
 
 from fabline.checks import Check, DeviceContext, FabricContext, P
-from fabline.results import PassBlock, Result, Severity, Status
+from fabline.results import PassBlock, Result, Severity, Status, capped_join
 from fabline.state import unsupported_reason
 from fabline.state_types import Gpu, Host, HostNic, Interface
 
@@ -485,6 +485,9 @@ class HostAcsCheck(GpuServerCheck[AcsParams]):
         harmless = set(self.params.harmless)
         ranges = bridge_ranges(bridges)
         ok: list[str | None] = []
+        # Ports whose path has a bridge lspci could not read: one message for the host (the
+        # subject names the port), so they fold into one row as the other messages do.
+        unreadable_at: list[tuple[str, list[str]]] = []
         for i, name, body in rail_nics(device):
             gpu = gpus.get(str(i))
             nic_at = _bus(_nic(body).get("pci_address"))
@@ -501,11 +504,7 @@ class HostAcsCheck(GpuServerCheck[AcsParams]):
                 if (flags := [f for f in bridges[b].get("acs_ctl") or () if f not in harmless])
             }
             if unreadable:
-                yield self.error(
-                    device.name,
-                    name,
-                    f"{name}: ACS of {', '.join(unreadable)} not readable (lspci not run as root)",
-                )
+                unreadable_at.append((name, unreadable))
             elif enabled:
                 where = "; ".join(
                     f"{b} ({bridges[b].get('name', 'bridge')}): {' '.join(f)}" for b, f in enabled.items()
@@ -518,6 +517,14 @@ class HostAcsCheck(GpuServerCheck[AcsParams]):
                 )  # fmt: skip
             else:
                 ok.append(name)
+        if unreadable_at:
+            every = sorted({b for _, path in unreadable_at for b in path})
+            message = (
+                f"ACS of the PCIe bridges between GPUs and rail NICs not readable (lspci not run as root): "
+                f"{capped_join(every, ', ')}"
+            )
+            for name, _ in unreadable_at:
+                yield self.error(device.name, name, message)
         if ok:
             yield PassBlock(self.id, device.name, self.effective_severity, ok)
 
