@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pytest
 import yaml
 
 from fabline import synthetic
@@ -378,3 +380,103 @@ def test_new_counters_are_deltas_and_rates_in_diff_and_their_volatile_fields_are
     assert ignore.matches("interfaces.Ethernet0.last_flap_age_s")
     assert ignore.matches("interfaces.Ethernet0.fec_pre_ber")
     assert not ignore.matches("interfaces.Ethernet0.optics.active_flags")  # a new alarm is a change
+
+
+def _random_counters(rng: Any, before: dict[str, Any] | None) -> dict[str, Any]:
+    """Counters of one port: the health checks' names, odd values among them (None, bools,
+    floats, text, a reset, a key or a table missing), ``before`` moved on when given."""
+    names = ("fec_uncorrectable", "crc_errors", "roce_rx_discards", "rx_discards_phy", "roce_out_of_sequence",
+             "roce_adp_retrans", "pfc_rx_frames", "pfc_tx_frames", "roce_pfc_rx_pause", "ecn_marked",
+             "fec_corrected", "link_flaps")  # fmt: skip
+    tables = ("pg_dropped", "queue_dropped", "rx_prio_discards", "pfcwd_storms_detected", "pfc_rx_pause",
+              "pfc_tx_pause")  # fmt: skip
+
+    def value(old: Any) -> Any:
+        roll = rng.random()
+        if roll < 0.05:
+            return rng.choice([None, True, False, 1.5, "12", -3])
+        if not isinstance(old, int) or isinstance(old, bool):
+            return rng.randrange(0, 1000)
+        if roll < 0.1:
+            return rng.randrange(0, max(1, old))  # a reset (or the same)
+        return old + rng.choice([0, 0, 0, 1, 2, 50, 100_000])
+
+    out: dict[str, Any] = {}
+    for key in names:
+        if rng.random() < 0.85:
+            out[key] = value((before or {}).get(key))
+    for key in tables:
+        if rng.random() < 0.15:
+            continue
+        old = (before or {}).get(key)
+        old = old if isinstance(old, dict) else {}
+        prios = [p for p in ("0", "3", "4", "6") if rng.random() < 0.8]
+        out[key] = {p: value(old.get(p)) for p in prios}
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_counter_checks_quick_pass_decides_as_the_full_reading(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The counter checks' pass without dicts (``_quiet``) gives the very results of the full
+    reading on ports with odd, reset, missing and moving counters, at several limits."""
+    import random
+
+    from fabline.checks import DeviceContext
+    from fabline.checks.fabric.health import (
+        CountersDeltaCheck,
+        LosslessDropsDeltaCheck,
+        PfcPauseRateCheck,
+        PfcStormsDeltaCheck,
+        RoceErrorsDeltaCheck,
+    )
+
+    rng = random.Random(seed)
+    devices = []
+    for d in range(40):
+        before: dict[str, Any] = {}
+        now: dict[str, Any] = {}
+        for p in range(24):
+            port = f"Ethernet{p * 8}"
+            if rng.random() < 0.9:
+                before[port] = {"counters": _random_counters(rng, None)}
+            if rng.random() < 0.95:
+                now[port] = {"counters": _random_counters(rng, before.get(port, {}).get("counters"))}
+        devices.append(
+            DeviceContext(
+                f"leaf{d}",
+                "sonic",
+                "leaf",
+                (),
+                {},
+                {"interfaces": now},
+                {},
+                {"interfaces": before},
+                rng.choice([None, 3600.0, 0.5]),
+            )
+        )
+    checks = [
+        cls(params)
+        for cls in (LosslessDropsDeltaCheck, RoceErrorsDeltaCheck, PfcStormsDeltaCheck)
+        for params in ({}, {"max_delta": 2}, {"max_delta": 60, "priorities": [3, 4]})
+    ] + [
+        PfcPauseRateCheck(params)
+        for params in ({}, {"max_per_s": 0}, {"max_per_s": 0.01}, {"max_per_s": 1e9})
+    ]
+
+    def results() -> list[Any]:
+        out = []
+        for check in checks:
+            for dev in devices:
+                for r in check.check_device(dev):
+                    out.append((r.to_dict(), list(getattr(r, "subjects", None) or ())))
+        return out
+
+    quick = results()
+    monkeypatch.setattr(CountersDeltaCheck, "_quiet", lambda self, now, then: False)
+    monkeypatch.setattr(PfcPauseRateCheck, "_quiet", lambda self, now, then, interval: False)
+    full = results()
+    assert quick == full
+    passes = sum(len(subjects) for d, subjects in quick if d["status"] == "pass")
+    assert passes > 500 and any(d["status"] == "fail" for d, _ in quick)

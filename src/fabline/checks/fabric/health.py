@@ -10,8 +10,9 @@ Absolute optics and counter thresholds are the declarative rules ``optics-*``,
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import override
@@ -37,10 +38,15 @@ def counter_delta(before: int, after: int) -> tuple[int, bool]:
 def _counters(body: Interface | None) -> Mapping[str, Any] | None:
     # Counters read by name from parameters and tables (one field among several): the generic
     # mapping, not the typed ``Counters``.
-    if not isinstance(body, Mapping):
+    if type(body) is not dict and not isinstance(body, Mapping):  # a dict first: the ABC check is slow
         return None
     c = body.get("counters")
-    return c if isinstance(c, Mapping) else None
+    return c if type(c) is dict or isinstance(c, Mapping) else None
+
+
+def _is_map(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    """``isinstance(value, Mapping)``, a dict (every loaded state's) decided without the ABC check."""
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 NO_INTERVAL = "collection times of the two snapshots unknown: no rate"
@@ -84,8 +90,9 @@ class CounterDeltaCheck(Check[DeltaParams]):
             return
         before_ifaces = previous_interfaces(device)
         ok: list[str | None] = []
-        for name in natural_order(device.interfaces):
-            now = _counters(device.interfaces[name])
+        ifaces = device.interfaces  # a property: read once
+        for name in natural_order(ifaces):
+            now = _counters(ifaces[name])
             after = now.get(self.counter) if now is not None else None
             if not isinstance(after, int):
                 continue
@@ -95,14 +102,14 @@ class CounterDeltaCheck(Check[DeltaParams]):
                 yield self.skipped(device.name, name, f"{self.counter} not in the previous snapshot")
                 continue
             delta, reset = counter_delta(before, after)
+            if delta <= self.params.max_delta:
+                ok.append(name)
+                continue
             actual: dict[str, Any] = {"before": before, "after": after, "delta": delta}
             if device.interval_s:
                 actual["interval_s"] = device.interval_s
             if reset:
                 actual["reset"] = True
-            if delta <= self.params.max_delta:
-                ok.append(name)
-                continue
             note = " since a counter reset" if reset else ""
             over = f" in {device.interval_s:g} s" if device.interval_s else ""
             yield self.failed(
@@ -186,14 +193,18 @@ class PfcPauseRateCheck(Check[PauseParams]):
         before_ifaces = previous_interfaces(device)
         ok: list[str | None] = []
         expected = {"max_per_s": self.params.max_per_s}
-        for name in natural_order(device.interfaces):
-            now = _counters(device.interfaces[name])
+        ifaces = device.interfaces  # a property: read once
+        for name in natural_order(ifaces):
+            now = _counters(ifaces[name])
             if now is None or not (
-                any(isinstance(now.get(k), Mapping) for k in ("pfc_rx_pause", "pfc_tx_pause"))
+                any(_is_map(now.get(k)) for k in ("pfc_rx_pause", "pfc_tx_pause"))
                 or any(isinstance(now.get(k), int) for k, _ in _PAUSE_TOTALS)
             ):
                 continue
             then = _counters(before_ifaces.get(name)) or {}
+            if self._quiet(now, then, interval):
+                ok.append(name)  # what the full reading below would decide, without its dicts
+                continue
             rates: dict[str, float] = {}
             resets = []
             for key in ("pfc_rx_pause", "pfc_tx_pause"):
@@ -250,6 +261,46 @@ class PfcPauseRateCheck(Check[PauseParams]):
         if ok:
             yield PassBlock(self.id, device.name, self.effective_severity, ok, expected)
 
+    def _quiet(self, now: Mapping[str, Any], then: Mapping[str, Any], interval: float) -> bool:
+        """Whether the port passes: a pause rate was had and the highest is within the limit.
+
+        The decision of the full reading in :meth:`check_device` (the same counters, the same
+        rounding: the highest rounded rate is the rounded highest delta over the interval) without
+        building its rate labels and result: most ports of a healthy fabric pass. False sends the
+        port to the full reading (a skip or a failure, said in full).
+        """
+        most = -1
+        seen_rx = seen_tx = False
+        for key in ("pfc_rx_pause", "pfc_tx_pause"):
+            cur = now.get(key)
+            if not _is_map(cur):
+                continue
+            old = then.get(key)
+            if not _is_map(old):
+                continue
+            had = False
+            for prio, value in cur.items():
+                before = old.get(prio)
+                if not isinstance(value, int) or not isinstance(before, int):
+                    continue
+                had = True
+                delta = value - before if value >= before else value
+                most = max(most, delta)
+            if had:
+                if key == "pfc_rx_pause":
+                    seen_rx = True
+                else:
+                    seen_tx = True
+        for key, label in _PAUSE_TOTALS:
+            if seen_rx if label[0] == "r" else seen_tx:
+                continue
+            cur, before = now.get(key), then.get(key)
+            if not isinstance(cur, int) or not isinstance(before, int):
+                continue
+            delta = cur - before if cur >= before else cur
+            most = max(most, delta)
+        return most >= 0 and round(most / interval, 3) <= self.params.max_per_s
+
 
 class CountersDeltaParams(BaseModel):
     """Parameters of a delta check over several counters of a port."""
@@ -304,6 +355,63 @@ class CountersDeltaCheck(Check[CountersDeltaParams]):
                     out[f"{key}.{sub}"] = value
         return out
 
+    def _quiet(self, now: Mapping[str, Any], then: Mapping[str, Any]) -> bool:
+        """Whether the port passes, decided without building :meth:`_values` of both snapshots:
+        every counter read now was read before and none rose past ``max_delta`` (most ports of a
+        healthy fabric). False sends the port to the full reading in :meth:`check_device` (which
+        also passes a port read only in part, or with empty storm tables).
+        """
+        limit = self.params.max_delta
+        common = False
+        for key in self.scalars:
+            after = now.get(key)
+            if type(after) is not int:
+                if after is None or type(after) is bool or not isinstance(after, int):
+                    continue
+                return False  # an int of another type: the full reading decides
+            before = then.get(key)
+            if type(before) is not int:
+                return False
+            common = True
+            if (after - before if after >= before else after) > limit:
+                return False
+        if self.per_priority or self.any_key:
+            keys = self._priority_keys
+            for key in self._table_keys:
+                table = now.get(key)
+                if not _is_map(table):
+                    continue
+                old = then.get(key)
+                if not _is_map(old):
+                    old = {}
+                only = keys if key in self.per_priority else None
+                for sub, after in table.items():
+                    if only is not None and sub not in only:
+                        continue
+                    if type(after) is not int:
+                        if after is None or type(after) is bool or not isinstance(after, int):
+                            continue
+                        return False
+                    before = old.get(sub)
+                    if type(before) is not int:
+                        return False
+                    common = True
+                    if (after - before if after >= before else after) > limit:
+                        return False
+        if common:
+            return True
+        # Nothing read but per-queue tables (a storm-free port's ``{}``): read both times passes.
+        return any(_is_map(now.get(k)) and _is_map(then.get(k)) for k in self.any_key)
+
+    @functools.cached_property
+    def _priority_keys(self) -> frozenset[str]:
+        """The ``per_priority`` keys read (the lossless priorities as the tables' keys)."""
+        return frozenset(str(p) for p in self.params.priorities)
+
+    @functools.cached_property
+    def _table_keys(self) -> tuple[str, ...]:
+        return (*self.per_priority, *self.any_key)
+
     @override
     def check_device(self, device: DeviceContext) -> Iterable[Result]:
         if why := not_comparable(device):
@@ -312,13 +420,19 @@ class CountersDeltaCheck(Check[CountersDeltaParams]):
         before_ifaces = previous_interfaces(device)
         expected = {"max_delta": self.params.max_delta}
         ok: list[str | None] = []
-        for name in natural_order(device.interfaces):
-            now_counters = _counters(device.interfaces[name])
+        ifaces = device.interfaces  # a property: read once
+        for name in natural_order(ifaces):
+            now_counters = _counters(ifaces[name])
+            if now_counters is None:
+                continue  # nothing read on this port
+            then_counters = _counters(before_ifaces.get(name))
+            if then_counters is not None and self._quiet(now_counters, then_counters):
+                ok.append(name)  # what the full reading below would decide, without its dicts
+                continue
             now = self._values(now_counters)
             now_tables = self._tables(now_counters)
             if not now and not now_tables:
                 continue
-            then_counters = _counters(before_ifaces.get(name))
             then = self._values(then_counters)
             # A per-queue table read in both snapshots: a queue it lacked before had zero (the
             # watchdog lists a queue from its first storm on), so that first storm is a rise.
@@ -469,8 +583,9 @@ class FecCorrectedRateCheck(Check[FecRateParams]):
         before_ifaces = previous_interfaces(device)
         expected = {"max_pre_fec_ber": self.params.max_pre_fec_ber}
         ok: list[str | None] = []
-        for name in natural_order(device.interfaces):
-            body = device.interfaces[name]
+        ifaces = device.interfaces  # a property: read once
+        for name in natural_order(ifaces):
+            body = ifaces[name]
             now = _counters(body)
             if now is None:
                 continue
@@ -490,15 +605,15 @@ class FecCorrectedRateCheck(Check[FecRateParams]):
             delta, reset = counter_delta(then[key], now[key])
             per_s = delta / interval
             ber = per_s / (speed * 1e9)
+            if ber <= self.params.max_pre_fec_ber:
+                ok.append(name)
+                continue
             actual: dict[str, Any] = {
                 key: {"before": then[key], "after": now[key], "delta": delta},
                 "per_s": round(per_s, 3), "pre_fec_ber": float(f"{ber:.3g}"), "interval_s": device.interval_s,
             }  # fmt: skip
             if reset:
                 actual["reset"] = True
-            if ber <= self.params.max_pre_fec_ber:
-                ok.append(name)
-                continue
             what = "corrected bits" if key == "fec_corrected_bits" else "corrected codewords"
             bound = "" if key == "fec_corrected_bits" else " at least"
             yield self.failed(
@@ -572,8 +687,9 @@ class LinkFlapsCheck(Check[FlapParams]):
         expected = {"max_delta": self.params.max_delta, "recent_s": self.params.recent_s}
         ok: list[str | None] = []
         judged = False
-        for name in natural_order(device.interfaces):
-            body = device.interfaces[name]
+        ifaces = device.interfaces  # a property: read once
+        for name in natural_order(ifaces):
+            body = ifaces[name]
             if not isinstance(body, Mapping):
                 continue
             age = flap_age_s(body, collected)
@@ -585,7 +701,7 @@ class LinkFlapsCheck(Check[FlapParams]):
                 continue  # nothing to judge: no flap time, and no counters to compare
             judged = True
             problems: list[str] = []
-            actual: dict[str, Any] = {}
+            compared: list[tuple[str, int, int, int, bool]] = []
             if device.previous is not None and counts:
                 then = _counters(before_ifaces.get(name)) or {}
                 for key, after in counts.items():
@@ -593,22 +709,21 @@ class LinkFlapsCheck(Check[FlapParams]):
                     if not isinstance(before, int):
                         continue
                     delta, reset = counter_delta(before, after)
-                    actual[key] = {
-                        "before": before,
-                        "after": after,
-                        "delta": delta,
-                        **({"reset": True} if reset else {}),
-                    }
+                    compared.append((key, before, after, delta, reset))
                     if delta > self.params.max_delta:
                         over = f" in {device.interval_s:g} s" if device.interval_s else ""
                         problems.append(f"{key} +{delta}{over}")
-            if age is not None:
-                actual["last_flap_age_s"] = round(age)
-                if self.params.recent_s and age < self.params.recent_s:
-                    problems.append(f"last flap {round(age)} s before the collection")
+            if age is not None and self.params.recent_s and age < self.params.recent_s:
+                problems.append(f"last flap {round(age)} s before the collection")
             if not problems:
                 ok.append(name)
                 continue
+            actual: dict[str, Any] = {
+                key: {"before": before, "after": after, "delta": delta, **({"reset": True} if reset else {})}
+                for key, before, after, delta, reset in compared
+            }
+            if age is not None:
+                actual["last_flap_age_s"] = round(age)
             yield self.failed(
                 device.name, name,
                 f"{device.name} {name}: link flapped: {', '.join(problems)} (max {self.params.max_delta} "
