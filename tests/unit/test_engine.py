@@ -691,3 +691,102 @@ def test_equal_collected_values_are_shared_only_when_equal_to_the_type() -> None
     many = {f"d{i}": (i,) for i in range(10)} | {"again": (9,)}
     share_equal_values(many, keep=4)
     assert many["again"] is not many["d9"]  # past ``keep`` distinct values nothing more is remembered
+
+
+class _NotingCheck(Check):
+    """A fabric check that reads no link graph: a note for the run, a finding per leaf port (test check).
+
+    It writes the process it ran in to the file ``options["pids"]`` names.
+    """
+
+    id = "noting"
+    scope = "fabric"
+
+    def collect(self, device: DeviceContext) -> object:
+        return sorted(device.interfaces)
+
+    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
+        _ran_in(fabric, self.id)
+        fabric.notes.append(f"noting saw {len(fabric.collected)} devices")
+        for name in sorted(fabric.collected):
+            for port in fabric.collected[name]:
+                yield self.failed(name, port, f"{name} {port} noted")
+
+
+class _HalfwayCheck(Check):
+    """A link check that yields one result, then raises (test check)."""
+
+    id = "halfway"
+    scope = "fabric"
+    uses_links = True
+
+    def check_fabric(self, fabric: FabricContext) -> Iterable[Result]:
+        _ran_in(fabric, self.id)
+        graph = fabric.links.graph(("nobody-*",))
+        yield self.passed("leaf1", "Ethernet0", actual=len(graph.ends))
+        raise KeyError("halfway")
+
+
+def _ran_in(fabric: FabricContext, check: str) -> None:
+    import os
+
+    with Path(fabric.options["pids"]).open("a", encoding="utf-8") as f:
+        f.write(f"{check} {os.getpid()}\n")
+
+
+# Three modules, three groups of fabric checks: the engine keeps the checks of one module in one process.
+_NotingCheck.__module__ = "site_checks.noting"
+_HalfwayCheck.__module__ = "site_checks.halfway"
+
+
+def test_fabric_checks_over_workers_give_identical_results(tmp_path: Path) -> None:
+    """The fabric checks run in forked workers with jobs > 1 (graphless ones while the link graph
+    is built): the same results in the same order, the same notes, errors and grouped problems,
+    and the graph the grouping reads, as in one process.
+    """
+    import os
+
+    from fabline.baseline import load_baseline
+    from fabline.engine import Engine
+    from fabline.snapshot import Snapshot
+    from tests.helpers import write_snapshot, write_yaml
+
+    devices = [FakeDevice(f"leaf{i}") for i in range(1, 5)]
+    devices += [
+        FakeDevice(f"gpu{i}", "linux", "host", vars={"rail_interfaces": ["eth0"]}) for i in range(1, 5)
+    ]
+    docs = [
+        state(
+            f"leaf{i}",
+            interfaces={"Ethernet0": {"lldp": {"device": f"gpu{i}", "port": "eth0"}}, "Ethernet1": {}},
+        )
+        for i in range(1, 5)
+    ]
+    docs += [
+        state(f"gpu{i}", interfaces={"eth0": {"lldp": {"device": f"leaf{i}", "port": "Ethernet0"}}})
+        for i in range(1, 4)  # gpu4 not collected: its leaf's end cannot be paired
+    ]
+    snap = Snapshot(write_snapshot(tmp_path / "snap", docs))
+    checks = {"linked-pairs": _LinkedPairsCheck, "noting": _NotingCheck, "halfway": _HalfwayCheck}
+    engine = Engine(load_baseline([write_yaml(tmp_path / "b.yml", "rules: []")]), checks, lambda p: set())
+    outcomes = {}
+    for jobs in (1, 2, 3):
+        pids = tmp_path / f"pids-{jobs}"
+        outcomes[jobs] = engine.run(devices, snap, options={"pids": pids}, jobs=jobs)
+        ran = dict(line.split() for line in pids.read_text().splitlines())
+        assert sorted(ran) == ["halfway", "noting"]
+        if jobs == 1:
+            assert set(ran.values()) == {str(os.getpid())}
+        else:  # each group in a worker, not here
+            assert str(os.getpid()) not in ran.values()
+    serial = outcomes[1]
+    assert [r.check for r in serial.results][:1] == ["linked-pairs"]
+    halfway = [r for r in serial.results if r.check == "halfway"]
+    assert [r.status for r in halfway] == [Status.PASS, Status.ERROR] and "KeyError" in halfway[1].message
+    assert "noting saw 8 devices" not in serial.warnings and "noting saw 7 devices" in serial.warnings
+    assert serial.problems
+    for jobs in (2, 3):
+        other = outcomes[jobs]
+        assert [r.to_dict() for r in other.results] == [r.to_dict() for r in serial.results]
+        assert other.warnings == serial.warnings
+        assert [p.to_dict() for p in other.problems] == [p.to_dict() for p in serial.problems]

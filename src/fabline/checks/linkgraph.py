@@ -416,6 +416,8 @@ class LinkGraphs:
         self.projected = projected
         self._graphs: dict[tuple[str, ...], LinkGraph] = {}
         self._last: LinkGraph | None = None
+        #: The ``ignore_peers`` patterns of the graph asked for last (None: none asked yet).
+        self.asked: tuple[str, ...] | None = None
 
     def graph(self, ignore_peers: Iterable[str] = ()) -> LinkGraph:
         """The run's link graph (built on the first call for these ``ignore_peers``, then the same object).
@@ -424,6 +426,16 @@ class LinkGraphs:
             ignore_peers: Glob patterns of LLDP neighbour names that are not fabric links (a
                 management switch heard on a front-panel port); ports facing them are left out.
         """
+        patterns = tuple(ignore_peers)
+        graph = self.prepare(patterns)
+        self._last = graph
+        self.asked = patterns
+        return graph
+
+    def prepare(self, ignore_peers: Iterable[str] = ()) -> LinkGraph:
+        """Build the graph for these ``ignore_peers`` now, before any check asks (:meth:`graph`
+        gets it then); which graph :meth:`built` names does not change.
+        """
         if not self.projected:
             raise RuntimeError("the link graph is for checks that declare uses_links = True")
         patterns = tuple(ignore_peers)
@@ -431,7 +443,6 @@ class LinkGraphs:
         if graph is None:
             with paused_gc():  # a million new containers, no cycles: the collector would rescan the heap
                 graph = self._graphs[patterns] = _build(self.views, self.devices, patterns)
-        self._last = graph
         return graph
 
     def built(self) -> LinkGraph | None:
@@ -442,17 +453,20 @@ class LinkGraphs:
 def _build(
     projected: Mapping[str, DeviceView], devices: Mapping[str, PeerSummary], ignore: tuple[str, ...]
 ) -> LinkGraph:
+    # Written for 800k link ends: locals for every call, the port views' fields by position
+    # (0 name, 1 peer, 2 peer_port, 3 peer_port_alt, 19 alias), dicts built by C loops.
     by_lower = {name.lower(): name for name in devices}
     ports: dict[str, dict[str, PortView]] = {}
     views: dict[str, tuple[PortView, ...]] = {}
-    new = tuple.__new__
+    make = functools.partial(tuple.__new__, PortView)
+    canon = canonical_port
     for name, view in projected.items():
-        index: dict[str, PortView] = {}
-        converted = views[name] = tuple([new(PortView, t) for t in view.ports])
-        for p in converted:
-            index[canonical_port(p.name)] = p
-            if p.alias:
-                index.setdefault(canonical_port(p.alias), p)
+        converted = views[name] = tuple(map(make, view.ports))
+        # A port's name wins (the last port of that name); an alias only fills a key no name has
+        # (the first port with that alias).
+        aliased = [(canon(p[19]), p) for p in converted if p[19]]
+        index = dict(reversed(aliased)) if aliased else {}
+        index.update(zip(map(canon, [p[0] for p in converted]), converted, strict=True))
         ports[name] = index
     ends: dict[str, list[End]] = {}
     first: dict[int, tuple[str, PortView, str, PortView]] = {}  # id(q) -> (claimant, its port, q's device, q)
@@ -461,51 +475,58 @@ def _build(
     target: dict[int, PortView] = {}  # id(port) -> the port its LLDP names
     resolved: dict[str, str | None] = {}
     patterns = tuple(g.lower() for g in ignore)
-    for name in ports:
+    ok = Peering.OK
+    get_port = ports.get
+    pend = pending.append
+    for name, converted in views.items():
         mine = ends[name] = []
-        for p in views[name]:
-            if p.peer is None:
+        append = mine.append
+        for p in converted:
+            peer = p[1]
+            if peer is None:
                 continue
-            if patterns and any(fnmatch.fnmatchcase(p.peer.lower(), g) for g in patterns):
+            if patterns and any(fnmatch.fnmatchcase(peer.lower(), g) for g in patterns):
                 continue
-            peer_name = resolved.get(p.peer, _UNSET)
+            peer_name = resolved.get(peer, _UNSET)
             if peer_name is _UNSET:
-                peer_name = resolved[p.peer] = resolve_name(p.peer, by_lower)
+                peer_name = resolved[peer] = resolve_name(peer, by_lower)
             if peer_name is None:
-                mine.append(
-                    End(name, p, Peering.UNKNOWN_PEER, p.peer, p.peer_port or "?", None,
-                        f"LLDP neighbour {p.peer!r} is not in the inventory (or outside --limit)")
+                append(
+                    End(name, p, Peering.UNKNOWN_PEER, peer, p.peer_port or "?", None,
+                        f"LLDP neighbour {peer!r} is not in the inventory (or outside --limit)")
                 )  # fmt: skip
                 continue
-            peer_index = ports.get(peer_name)
+            peer_index = get_port(peer_name)
             if peer_index is None:
                 summary = devices[peer_name]
                 why = summary.status if not summary.readable else "not collected by the link checks"
-                mine.append(
+                append(
                     End(name, p, Peering.PEER_UNREADABLE, peer_name, p.peer_port or "?", None,
                         f"the peer could not be read ({why})")
                 )  # fmt: skip
                 continue
-            q = _find_port(peer_index, p)
+            # the peer port its LLDP names: port id, then port description
+            q = None if p[2] is None else peer_index.get(canon(p[2]))
+            if q is None and p[3] is not None:
+                q = peer_index.get(canon(p[3]))
             if q is None:
-                mine.append(
+                append(
                     End(name, p, Peering.PEER_PORT_UNKNOWN, peer_name, p.peer_port or "?", None,
                         f"{peer_name} has no port {p.peer_port!r} (LLDP port id)")
                 )  # fmt: skip
                 continue
             target[id(p)] = q
-            if id(q) in first:
+            claimed = first.setdefault(id(q), (name, p, peer_name, q))
+            if claimed[1] is not p:
                 more.setdefault(id(q), []).append((name, p))
-            else:
-                first[id(q)] = (name, p, peer_name, q)
-            end = End(name, p, Peering.OK, peer_name, q.name, q)
-            pending.append(end)
-            mine.append(end)
+            end = End(name, p, ok, peer_name, q[0], q)
+            pend(end)
+            append(end)
     # second pass: now every claim is known, classify each LLDP end and add claimed ends
     for end in pending:
         q = end.peer
         assert q is not None
-        if q.peer is None:
+        if q[1] is None:
             if id(q) in more:
                 rivals = _claimants(first, more, q)
                 end.status = Peering.DISAGREE
@@ -519,7 +540,7 @@ def _build(
             end.detail = f"{end.peer_device} {q.name} sees {q.peer} {q.peer_port} as its neighbour"
     unsorted: set[str] = set()
     for a_name, a_port, peer_name, q in first.values():
-        if q.peer is not None:
+        if q[1] is not None:
             continue
         mine = ends.setdefault(peer_name, [])
         unsorted.add(peer_name)
@@ -552,17 +573,6 @@ def _claimants(
 
 
 _UNSET: Any = object()
-
-
-def _find_port(index: Mapping[str, PortView], p: PortView) -> PortView | None:
-    """The peer port an LLDP entry names (port id, then port description)."""
-    if p.peer_port is not None:
-        hit = index.get(canonical_port(p.peer_port))
-        if hit is not None:
-            return hit
-    if p.peer_port_alt is not None:
-        return index.get(canonical_port(p.peer_port_alt))
-    return None
 
 
 # --------------------------------------------------------------------------------------------

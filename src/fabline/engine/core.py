@@ -9,6 +9,7 @@ expectation. Results are plain slot objects. Fabric-scope checks keep only what 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -27,7 +28,16 @@ from fabline.checks import (
     natural_order,
 )
 from fabline.checks.linkgraph import DeviceView, LinkGraphs, Projector
-from fabline.engine.parallel import Part, Work, choose_jobs, run_parts
+from fabline.engine.parallel import (
+    FabricGroup,
+    FabricOutcome,
+    FabricWork,
+    Part,
+    Work,
+    choose_jobs,
+    run_fabric_checks,
+    run_parts,
+)
 from fabline.engine.rules import DeviceLike, RuleProgram
 from fabline.engine.waivers import WaiverMatcher, apply_waivers
 from fabline.errors import ConfigError, did_you_mean
@@ -199,7 +209,8 @@ class Engine:
         }
         summaries: dict[str, DeviceSummary] = {}
         views: dict[str, DeviceView] = {}
-        for part in run_parts(work, choose_jobs(jobs, len(devices))):
+        n_jobs = choose_jobs(jobs, len(devices))
+        for part in run_parts(work, n_jobs):
             results.merge(part.results)
             device_rows.extend(part.rows)
             warnings.extend(part.warnings)
@@ -221,14 +232,34 @@ class Engine:
             summaries, {}, roles_by_name, {**(options or {}), "previous": previous is not None},
             links=LinkGraphs(views, summaries, projected=self.uses_links),
         )  # fmt: skip
-        for pc in self.pychecks:
-            if pc.check.scope != "fabric":
-                continue
+        for outcome in run_fabric_checks(self._fabric_work(fabric, collected), n_jobs):
+            results.merge(outcome.results)
+            fabric.notes.extend(outcome.notes)
+            if outcome.graph is not None:  # the grouping's facts read the graph asked for last
+                fabric.links.graph(outcome.graph)
+        if previous is None:
+            results.extend(self._without_previous(devices))
+        warnings.extend(fabric.notes)
+        warnings.extend(apply_waivers(self.waivers, results.problems, results))
+        problems = _group_problems(fabric, device_rows, results.problems)
+        return RunOutcome(
+            results, device_rows, warnings, started, time.time(), self.describe_checks(), problems
+        )
+
+    def _fabric_work(self, fabric: FabricContext, collected: Mapping[str, dict[str, Any]]) -> FabricWork:
+        """The fabric checks' pass over ``fabric``: each check's run, and their groups (by module)."""
+        checks = [pc for pc in self.pychecks if pc.check.scope == "fabric"]
+
+        def run_one(i: int) -> FabricOutcome:
+            pc = checks[i]
             fabric.collected = collected[pc.check.id]
+            noted = len(fabric.notes)
+            fabric.links.asked = None
+            store = ResultStore()
             try:
-                results.extend(bounded_results(pc.check.check_fabric(fabric)))
+                store.extend(bounded_results(pc.check.check_fabric(fabric)))
             except Exception as exc:  # a check bug is an error result, never a crash
-                results.append(
+                store.append(
                     Result(
                         pc.check.id,
                         FABRIC_DEVICE,
@@ -240,14 +271,24 @@ class Engine:
                         _exc_message(exc),
                     )
                 )
-        if previous is None:
-            results.extend(self._without_previous(devices))
-        warnings.extend(fabric.notes)
-        warnings.extend(apply_waivers(self.waivers, results.problems, results))
-        problems = _group_problems(fabric, device_rows, results.problems)
-        return RunOutcome(
-            results, device_rows, warnings, started, time.time(), self.describe_checks(), problems
-        )
+            notes = fabric.notes[noted:]
+            del fabric.notes[noted:]
+            return FabricOutcome(store, notes, fabric.links.asked)
+
+        def prepare() -> None:
+            # Every link graph a link check will ask for (one, unless checks ignore other peers).
+            for pc in checks:
+                if pc.check.uses_links:
+                    ignore = getattr(pc.check.params, "ignore_peers", None)
+                    with contextlib.suppress(Exception):  # the check meets the error itself, as a result
+                        fabric.links.prepare(ignore if isinstance(ignore, list | tuple) else ())
+
+        groups: dict[str, FabricGroup] = {}
+        for i, pc in enumerate(checks):
+            group = groups.setdefault(type(pc.check).__module__, FabricGroup([], False))
+            group.checks.append(i)
+            group.uses_links = group.uses_links or pc.check.uses_links
+        return FabricWork(run_one, list(groups.values()), prepare)
 
     def check_range(self, work: Work, lo: int, hi: int) -> Part:
         """The per-device pass over ``work.devices[lo:hi]`` (in a worker process or in-line)."""

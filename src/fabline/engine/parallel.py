@@ -1,15 +1,20 @@
-"""The engine's per-device pass split over forked worker processes for large fabrics."""
+"""The engine's passes split over forked worker processes for large fabrics.
+
+The per-device pass (:func:`run_parts`) goes over slices of the devices. The fabric checks that
+follow it (:func:`run_fabric_checks`) go over groups of checks, once the data they read is in
+this process: forked after it, the workers share it copy-on-write and send back only results.
+"""
 
 from __future__ import annotations
 
 import marshal
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from fabline.checks.linkgraph import DeviceView
 from fabline.engine.rules import DeviceLike
-from fabline.perf import fork_pool, worker_count
+from fabline.perf import can_fork, fork_pool, worker_count
 from fabline.results import ResultStore
 from fabline.snapshot import Snapshot
 
@@ -116,3 +121,110 @@ def run_parts(work: Work, jobs: int) -> Iterator[Part]:
             yield from pool.imap(_forked_range, bounds)
     finally:
         _FORKED_WORK = None
+
+
+# --------------------------------------------------------------------------------------------
+# the fabric checks
+
+
+@dataclass
+class FabricOutcome:
+    """What one fabric check gave: its results, its notes, and the link graph it asked for last.
+
+    Attributes:
+        results: The check's results (an error result if it raised).
+        notes: What it appended to ``FabricContext.notes`` (run warnings).
+        graph: The ``ignore_peers`` patterns of the link graph it asked for last (None: none).
+    """
+
+    results: ResultStore
+    notes: list[str]
+    graph: tuple[str, ...] | None
+
+
+@dataclass
+class FabricGroup:
+    """Fabric checks that run in one process, by their index in run order.
+
+    Checks of one module share what they derive from the link graph (``LinkGraph.memo`` is keyed
+    by module): kept together, each derivation is made once, as in one process.
+    """
+
+    checks: list[int]
+    #: Whether a check of the group reads the link graph (the group runs after it is built).
+    uses_links: bool
+
+
+@dataclass
+class FabricWork:
+    """The fabric checks' pass: shared with forked workers, never pickled.
+
+    Attributes:
+        run_one: Runs the check at an index (in whatever process calls it).
+        groups: Every check's index, in groups that each run in one process.
+        prepare: Builds what the link checks share (the link graphs), in this process, before
+            the workers that run them are forked.
+    """
+
+    run_one: Callable[[int], FabricOutcome]
+    groups: list[FabricGroup]
+    prepare: Callable[[], None]
+
+    @property
+    def count(self) -> int:
+        """How many checks."""
+        return sum(len(g.checks) for g in self.groups)
+
+
+_FORKED_FABRIC: FabricWork | None = None
+
+
+def _forked_group(group: int) -> list[FabricOutcome]:
+    assert _FORKED_FABRIC is not None
+    return [_FORKED_FABRIC.run_one(i) for i in _FORKED_FABRIC.groups[group].checks]
+
+
+def run_fabric_checks(work: FabricWork, jobs: int) -> list[FabricOutcome]:
+    """Every fabric check's outcome, in run order, whatever the number of ``jobs``.
+
+    One job (or a single group, or a process with other threads running, which must not fork):
+    in-line, in order. Otherwise over forked workers: the groups that do not read the link graph
+    start in a worker while this process builds the graph (:attr:`FabricWork.prepare`); then the
+    link groups go over ``jobs`` workers forked after it, which share the graph copy-on-write
+    instead of building it each, the groups with the most checks first.
+    """
+    n = work.count
+    if jobs <= 1 or len(work.groups) < 2 or not can_fork(alone=True):
+        return [work.run_one(i) for i in range(n)]
+    out: list[FabricOutcome | None] = [None] * n
+    early = [g for g, group in enumerate(work.groups) if not group.uses_links]
+    late = [g for g, group in enumerate(work.groups) if group.uses_links]
+    late.sort(key=lambda g: -len(work.groups[g].checks))
+    global _FORKED_FABRIC  # noqa: PLW0603 - the fork start method shares it with the workers
+    _FORKED_FABRIC = work
+    try:
+        if early and late:
+            with fork_pool(max(1, min(len(early), jobs - 1))) as pool:
+                futures = [(g, pool.submit(_forked_group, g)) for g in early]
+                work.prepare()  # meanwhile, here
+                for g, future in futures:
+                    _place(out, work.groups[g], future.result())
+            early = []
+        else:
+            work.prepare()
+        todo = early + late
+        if len(todo) == 1:
+            _place(out, work.groups[todo[0]], _forked_group(todo[0]))
+        else:
+            with fork_pool(min(jobs, len(todo))) as pool:
+                for g, outcomes in zip(todo, pool.imap(_forked_group, todo), strict=True):
+                    _place(out, work.groups[g], outcomes)
+    finally:
+        _FORKED_FABRIC = None
+    assert all(o is not None for o in out)
+    return out  # type: ignore[return-value]
+
+
+def _place(out: list[FabricOutcome | None], group: FabricGroup, outcomes: list[FabricOutcome]) -> None:
+    for i, outcome in zip(group.checks, outcomes, strict=True):
+        out[i] = outcome
