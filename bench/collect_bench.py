@@ -86,7 +86,14 @@ def bench_fabric(
 
 
 def serve(
-    switches: int, hosts: int, inventory: Path, ready: Any, stop: Any, eapi: bool = False, sudo: bool = False
+    switches: int,
+    hosts: int,
+    inventory: Path,
+    ready: Any,
+    stop: Any,
+    eapi: bool = False,
+    sudo: bool = False,
+    port: int = 2222,
 ) -> None:
     """Child process: serve the fabric until ``stop`` is set (``eapi``: EOS only, SSH and eAPI).
 
@@ -99,8 +106,8 @@ def serve(
         if eapi
         else bench_fabric(switches, hosts)
     )
-    extra: dict[str, Any] = {"eapi_port": 2223} if eapi else {}
-    with run_simulator(fabric, password=PASSWORD, address_base="127.20", port=2222, **extra) as sim:
+    extra: dict[str, Any] = {"eapi_port": port + 1} if eapi else {}
+    with run_simulator(fabric, password=PASSWORD, address_base="127.20", port=port, **extra) as sim:
         inv = sim.inventory(password_env=PASSWORD_ENV)
         for hv in (
             (inv["all"].get("children", {}).get("gpu_hosts", {}).get("hosts") or {}).values() if sudo else ()
@@ -275,6 +282,8 @@ def main() -> None:
     ap.add_argument("--sudo", action="store_true",
                     help="GPU servers with fabline_sudo: their root-only reads (lspci, dmidecode, one mlxconfig "
                          "per rail NIC) are sent too.")  # fmt: skip
+    ap.add_argument("--port", type=int, default=2222,
+                    help="The simulator's SSH port (eAPI: the next one); another on a shared machine.")  # fmt: skip
     ap.add_argument("--snapshot-dir", type=Path, default=OUT,
                     help="Where fabline writes its snapshot (e.g. /dev/shm to take the disk out).")  # fmt: skip
     args = ap.parse_args()
@@ -293,7 +302,7 @@ def main() -> None:
         args.hosts = 0
     child = ctx.Process(
         target=serve,
-        args=(args.switches, args.hosts, inventory, ready, stop, args.eapi, args.sudo),
+        args=(args.switches, args.hosts, inventory, ready, stop, args.eapi, args.sudo, args.port),
         daemon=True,
     )
     child.start()

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import secrets
 import socket
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -679,6 +680,46 @@ class ExecSession:
 _NETMIKO_CLASSES: dict[str, type[Any]] = {}
 
 
+def normalize_crlf(text: str) -> str | None:
+    r"""The line-feed normalisation of netmiko (to ``\n``) for text whose every CR starts a CRLF; else None.
+
+    netmiko turns ``\r\r\r\n``, ``\r\r\n``, ``\r\n`` and ``\n\r`` into ``\n`` with one regex
+    pass (NX-OS: ``\r\r\n\r``, ``\r\r\n``, ``\r\n``), then every CR left into ``\n``. When each CR
+    is followed by a LF, no pattern with two CRs can match, and each match (``\r\n`` or
+    ``\n\r\n``'s ``\n\r``) holds exactly one LF, as every LF left alone does: both give the text
+    with its CRs removed, which is what replacing CRLF gives. Any other CR (a bare one, a
+    repainted line) returns None: the caller runs netmiko's own regex.
+
+    Example:
+        >>> normalize_crlf("a\r\n\r\nb\r\n"), normalize_crlf("no cr"), normalize_crlf("x\ry\r\n")
+        ('a\n\nb\n', 'no cr', None)
+    """
+    if "\r" not in text:
+        return text
+    fast = text.replace("\r\n", "\n")
+    return None if "\r" in fast else fast
+
+
+def _plain_linefeeds(base: type[Any]) -> bool:
+    """Whether a netmiko class normalises line feeds as netmiko's base class or its NX-OS class do."""
+    from netmiko.base_connection import BaseConnection
+    from netmiko.cisco.cisco_nxos import CiscoNxosBase
+
+    own = base.normalize_linefeeds
+    return own is BaseConnection.normalize_linefeeds or own is CiscoNxosBase.normalize_linefeeds
+
+
+def _find_prompt_kept(base: type[Any]) -> Callable[..., str]:
+    """The ``find_prompt`` of a netmiko class, also keeping the prompt it found (``_fabline_prompt``)."""
+
+    def find_prompt(self: Any, *args: Any, **kwargs: Any) -> str:
+        prompt = str(base.find_prompt(self, *args, **kwargs))
+        self._fabline_prompt = prompt
+        return prompt
+
+    return find_prompt
+
+
 def _netmiko_class(device_type: str) -> type[Any]:
     """Netmiko's driver class for a device type, with fabline's host-key policy plugged in."""
     cls = _NETMIKO_CLASSES.get(device_type)
@@ -719,15 +760,25 @@ def _netmiko_class(device_type: str) -> type[Any]:
                 return string_buffer
             return str(base.strip_ansi_escape_codes(self, string_buffer))
 
-        cls = type(
-            f"Fabline{base.__name__}",
-            (base,),
-            {
-                "_build_ssh_client": _build_ssh_client,
-                "read_channel": read_channel,
-                "strip_ansi_escape_codes": strip_ansi_escape_codes,
-            },
-        )
+        def normalize_linefeeds(self: Any, a_string: str) -> str:
+            # netmiko runs a regex alternation over every chunk read (a quarter of a switch
+            # session's CPU on megabytes of JSON); text whose only CRs end lines (CRLF) gives
+            # the same as a plain replace: see normalize_crlf.
+            if self.RESPONSE_RETURN == "\n":
+                fast = normalize_crlf(a_string)
+                if fast is not None:
+                    return fast
+            return str(base.normalize_linefeeds(self, a_string))
+
+        members: dict[str, Any] = {
+            "_build_ssh_client": _build_ssh_client,
+            "read_channel": read_channel,
+            "strip_ansi_escape_codes": strip_ansi_escape_codes,
+            "find_prompt": _find_prompt_kept(base),
+        }
+        if _plain_linefeeds(base):
+            members["normalize_linefeeds"] = normalize_linefeeds
+        cls = type(f"Fabline{base.__name__}", (base,), members)
         _NETMIKO_CLASSES[device_type] = cls
     return cls
 
@@ -797,7 +848,7 @@ class NetmikoSession:
             self.conn._fabline_budget = [self.options.max_output]
             failure: CommandFailure | None = None
             try:
-                text = self.conn.send_command(cmd, read_timeout=wait)
+                text = self.conn.send_command(cmd, read_timeout=wait, **self._prompt_kwargs())
             except self._read_timeout:
                 failure = CommandFailure(
                     "command_timeout", f"no prompt after the command within {wait:g} s", fatal=True
@@ -814,6 +865,20 @@ class NetmikoSession:
                 continue
             text = strip_echo(str(text), str(self.conn.base_prompt), cmd)
             yield cmd, Output(text), time.monotonic() - started
+
+    def _prompt_kwargs(self) -> dict[str, Any]:
+        """How ``send_command`` finds the end of an answer: the prompt found at login.
+
+        netmiko's default looks for the prompt again before every command (an extra round trip,
+        a typed newline, and its buffer-clearing sleeps: most of an EOS or NX-OS command's time).
+        A read-only session never changes its prompt (no configuration mode, no ``enable``), so
+        the one netmiko found at login is searched for instead, with the same pattern netmiko
+        would build from it. Without one (a class that never looked), netmiko's default.
+        """
+        prompt = getattr(self.conn, "_fabline_prompt", None)
+        if not prompt:
+            return {}
+        return {"expect_string": re.escape(prompt.strip()), "auto_find_prompt": False}
 
     def _script(self, group: Sequence[str]) -> Iterator[tuple[str, Output | CommandFailure, float]]:
         """Run commands as one line on the device's shell, cut back per command by end markers.
