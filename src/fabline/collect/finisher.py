@@ -4,16 +4,17 @@ The collecting threads only talk SSH. Each gathered device (:class:`~fabline.col
 raw outputs, already redacted, and command records) goes to the finisher, which parses it,
 assembles its state and writes ``raw/<device>/`` and ``state/<device>.json`` atomically.
 
-On Linux, the finisher is a worker process forked before the first SSH session starts
-(so it shares the parsers already imported and no thread is running when it is made):
+On Linux, the finisher is worker processes (one per core, :func:`~fabline.perf.finish_workers`)
+forked before the first SSH session starts (so they share the parsers already imported and no
+thread is running when they are made):
 
 - parsing is CPU work; in the collecting process it would hold the interpreter lock the SSH
   sessions need, so on two cores the collection waited on parsing rather than on the network;
-- one writer creates the snapshot's files one after another: tens of thousands of small raw files
-  created by 32 threads at once cost several times the system time on ext4 (measured in
+- a few writers create the snapshot's files one after another: tens of thousands of small raw
+  files created by 32 threads at once cost several times the system time on ext4 (measured in
   ``docs/benchmarks.md``).
 
-Elsewhere, or when the worker process dies, a single thread in the collecting process does the same
+Elsewhere, or when a worker process dies, a single thread in the collecting process does the same
 work; nothing gathered is dropped either way.
 """
 
@@ -30,7 +31,7 @@ from pathlib import Path
 
 from fabline.collect.device import DeviceResult, Gathered, finish_device
 from fabline.collect.writer import write_device
-from fabline.perf import can_fork, fork_executor, freeze_inherited, spare_workers
+from fabline.perf import can_fork, finish_workers, fork_executor, freeze_inherited
 
 
 def finish_and_write(out: Path, gathered: Gathered) -> DeviceResult:
@@ -100,7 +101,7 @@ class Finisher:
             # The workers start now, while this is still the only thread of the collection.
             with contextlib.suppress(OSError, BrokenProcessPool):
                 self._pool = fork_executor(
-                    processes or spare_workers(), initializer=_worker_init, initargs=(os.getpid(),)
+                    processes or finish_workers(), initializer=_worker_init, initargs=(os.getpid(),)
                 )
         self.in_process = self._pool is None
         #: Why the worker process stopped serving, when it did (the run went on in this process).
