@@ -94,34 +94,48 @@ def read_tree_table(text: str, ctx: ParseContext, expected: str) -> TreeTable:
 
     body_end = len(lines)
     for j in range(start + 1, len(lines) - 1):
-        if lines[j].strip() and _UNDERLINE.match(lines[j + 1]):
+        # '=' first: the underline regex runs only on a line that can be one (every line is tested).
+        if "=" in lines[j + 1] and lines[j].strip() and _UNDERLINE.match(lines[j + 1]):
             body_end = j
             break
 
+    # Only the 'operational' and 'applied' cells are kept: each is cut from its own column (the
+    # last column of that name, as a row dict of every column would keep).
+    wanted = {name: bounds[k] for k, name in enumerate(names) if name in ("operational", "applied")}
+    operational, applied = wanted.get("operational"), wanted.get("applied")
+    key_end = bounds[1][0] if len(bounds) > 1 else None
     cells: dict[tuple[str, ...], Cell] = {}
-    stack: list[tuple[int, str]] = []
+    indents: list[int] = []
+    keys: list[str] = []
     for line in lines[start + 1 : body_end]:
-        if not line.strip() or line.strip() == "...":
+        stripped = line.strip()
+        if not stripped or stripped == "...":
             continue
-        key_part = line[: bounds[1][0]] if len(bounds) > 1 else line
+        key_part = line[:key_end]
         key = key_part.strip()
         if not key:
             continue
         indent = len(key_part) - len(key_part.lstrip())
-        while stack and stack[-1][0] >= indent:
-            stack.pop()
-        path = (*(name for _, name in stack), key)
-        stack.append((indent, key))
-        row = {names[k]: _cut(line, a, b) for k, (a, b) in enumerate(bounds) if k < len(names)}
-        cells[path] = Cell(row.get("operational", ""), row.get("applied", ""))
+        while indents and indents[-1] >= indent:
+            indents.pop()
+            keys.pop()
+        path = (*keys, key)
+        indents.append(indent)
+        keys.append(key)
+        cells[path] = Cell(
+            _cut(line, *operational) if operational is not None else "",
+            _cut(line, *applied) if applied is not None else "",
+        )
 
     sections: dict[str, list[dict[str, str]]] = {}
     j = body_end
     while j < len(lines) - 1:
-        if lines[j].strip() and _UNDERLINE.match(lines[j + 1]):
+        if "=" in lines[j + 1] and lines[j].strip() and _UNDERLINE.match(lines[j + 1]):
             title = lines[j].strip()
             k = j + 2
-            while k < len(lines) - 1 and not (lines[k].strip() and _UNDERLINE.match(lines[k + 1])):
+            while k < len(lines) - 1 and not (
+                "=" in lines[k + 1] and lines[k].strip() and _UNDERLINE.match(lines[k + 1])
+            ):
                 k += 1
             if k == len(lines) - 1:
                 k = len(lines)
