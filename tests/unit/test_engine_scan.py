@@ -3,6 +3,8 @@
 :func:`fabline.engine.rules.compile_scan` runs the fast path of ``RuleProgram.evaluate`` over all
 of a device's interfaces as generated code; a body it passes is never evaluated. These tests hold
 it to ``evaluate`` on every rule of the default baseline, over port bodies with hostile values.
+The engine runs the rules of one interface selector in one pass (:func:`fabline.engine.rules.compile_scans`):
+it leaves each rule exactly the positions that rule's own scan leaves.
 """
 
 from __future__ import annotations
@@ -151,7 +153,9 @@ def test_results_are_those_of_evaluate_alone(tmp_path: Path, monkeypatch: Any) -
 
     fast = outcome(tmp_path / "fast")
     monkeypatch.setattr(
-        rules, "compile_scan", lambda shape: lambda bodies, predicates: list(range(len(bodies)))
+        rules,
+        "compile_scans",
+        lambda shapes: lambda bodies, predicates: tuple(list(range(len(bodies))) for _ in shapes),
     )
     slow = outcome(tmp_path / "slow")
     assert fast == slow
@@ -207,3 +211,71 @@ def test_edge_operators_on_invalid_lists_and_absent_paths(tmp_path: Path) -> Non
     compiled = programs["fec-present"].compiled(FakeDevice("dev1"))
     # The Invalid fec, the absent fec and the unreadable port are left to evaluate.
     assert programs["fec-present"].scan(compiled)(bodies, compiled.predicates) == [1, 3, 4]
+
+
+def _groups() -> list[list[RuleProgram]]:
+    """The default baseline's per-interface rules by selector and by the kind of device they take."""
+    out: dict[tuple[object, ...], list[RuleProgram]] = {}
+    for program in PROGRAMS:
+        if program.per_interface:
+            out.setdefault((program.selector_key, _device(program).role), []).append(program)
+    return list(out.values())
+
+
+def _same_as_each_rule(group: list[RuleProgram], bodies: list[Any]) -> None:
+    compiled = tuple(p.compiled(_device(p)) for p in group)
+    scan, predicates = rules.ScanCache().get(compiled)
+    together = scan(bodies, predicates)
+    alone = tuple(p.scan(c)(bodies, c.predicates) for p, c in zip(group, compiled, strict=True))
+    assert together == alone, [p.id for p in group]
+
+
+def test_one_scan_per_selector_leaves_each_rule_what_its_own_scan_leaves() -> None:
+    rng = random.Random(15)
+    groups = _groups()
+    assert len(groups) >= 3 and max(map(len, groups)) >= 10
+    for group in groups:
+        bodies = [m for body in PORTS[:12] for m in _mutations(rng, body)]
+        _same_as_each_rule(group, bodies)
+        _same_as_each_rule(group, PORTS)
+        _same_as_each_rule(group[::-1], bodies)  # another order, another scan
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_one_scan_per_selector_on_random_values(data: st.DataObject) -> None:
+    group = data.draw(st.sampled_from(_groups()))
+    body = copy.deepcopy(data.draw(st.sampled_from(PORTS)))
+    for program in group:
+        for exp in program.compiled(_device(program)).checks:
+            if data.draw(st.booleans()):
+                node: Any = body
+                for part in exp.parts[:-1]:
+                    if not isinstance(node, dict):
+                        break
+                    node = node.setdefault(part, {})
+                else:
+                    if isinstance(node, dict):
+                        node[exp.parts[-1]] = data.draw(json_values)
+    _same_as_each_rule(group, [body, {}, Unreadable("gone")])
+
+
+def test_one_scan_per_selector_on_edge_rules(tmp_path: Path) -> None:
+    """Paths through lists and strings, absent preconditions, Invalid values: every edge rule in one scan."""
+    path = tmp_path / "b.yml"
+    path.write_text(EDGE_RULES, "utf-8")
+    programs = [RuleProgram(r, {}, lambda _: set()) for r in load_baseline([path]).rules]
+    bad = Invalid("interfaces.e1.fec", "not a string")
+    bodies: list[Any] = [
+        {"fec": "rs", "nic": {"alias": "a"}, "lldp": {"device": "x"}, "optics": {"rx": [-1.0]}},
+        {"fec": bad, "nic": {"alias": bad}, "lldp": {"device": bad}, "optics": {"rx": [bad], "flags": []}},
+        {"fec": "off", "nic": "a string", "lldp": [], "optics": {"rx": "x"}},
+        {"nic": {}, "optics": {"flags": bad}},
+        {"optics": bad, "nic": bad, "lldp": bad},
+        Unreadable("gone"),
+    ]
+    compiled = tuple(p.compiled(FakeDevice("dev1")) for p in programs)
+    scan, predicates = rules.ScanCache().get(compiled)
+    assert scan(bodies, predicates) == tuple(
+        p.scan(c)(bodies, c.predicates) for p, c in zip(programs, compiled, strict=True)
+    )

@@ -38,7 +38,7 @@ from fabline.engine.parallel import (
     run_fabric_checks,
     run_parts,
 )
-from fabline.engine.rules import DeviceLike, RuleProgram
+from fabline.engine.rules import DeviceLike, RuleProgram, ScanCache, _Compiled
 from fabline.engine.waivers import WaiverMatcher, apply_waivers
 from fabline.errors import ConfigError, did_you_mean
 from fabline.problems import Problem, group
@@ -127,6 +127,7 @@ class Engine:
             if check_id not in configured and exclude_tags.isdisjoint(cls.tags):
                 self._add_check(cls, {}, cls.severity, baseline, check_id)
         self._plans: dict[tuple[str, str, bool], list[tuple[_PyCheck, bool]]] = {}
+        self._scans = ScanCache()
         today = today or dt.date.today()
         self.waivers = [
             WaiverMatcher(w, str(src), w.expires is not None and w.expires < today)
@@ -377,17 +378,22 @@ class Engine:
         results, collected = part.results, part.collected
         ifaces = state.get("interfaces")
         unsupported = state.get("unsupported") or None
-        ordered: list[tuple[str, Mapping[str, Any]]] | None = None
-        selections: dict[tuple[Any, ...], tuple[tuple[str, ...], list[Mapping[str, Any]]]] = {}
         var_keys: dict[Any, str] = {}  # rules using the same variables share their cache key
         name = dev.name
+        # The rules that apply, compiled for this device (or the error that compiling gave).
+        selected: list[tuple[RuleProgram, _Compiled | None, str | None]] = []
         for prog in self.programs:
-            if not prog.selects(dev):
-                continue
-            try:
-                compiled = prog.compiled(dev, var_keys)
-            except ConfigError as exc:
-                results.append(Result(prog.id, name, None, Status.ERROR, prog.severity, None, None, str(exc)))
+            if prog.selects(dev):
+                try:
+                    selected.append((prog, prog.compiled(dev, var_keys), None))
+                except ConfigError as exc:
+                    selected.append((prog, None, str(exc)))
+        scanned = self._scan_rules(dev, selected, ifaces, roles_by_name)
+        for k, (prog, compiled, error) in enumerate(selected):
+            if compiled is None:
+                results.append(
+                    Result(prog.id, name, None, Status.ERROR, prog.severity, None, None, str(error))
+                )
                 continue
             if not prog.per_interface:
                 r = prog.evaluate(name, None, state, compiled, unsupported)
@@ -395,7 +401,8 @@ class Engine:
                     prog.id, name, prog.severity, compiled.expected, _DEVICE, None if r is None else {0: r}
                 )
                 continue
-            if not isinstance(ifaces, Mapping):
+            hit = scanned.get(k)
+            if hit is None:  # the state has no interfaces mapping
                 results.append(
                     Result(
                         prog.id,
@@ -409,14 +416,7 @@ class Engine:
                     )
                 )
                 continue
-            if ordered is None:
-                ordered = [(n, ifaces[n]) for n in natural_order(ifaces) if isinstance(ifaces[n], Mapping)]
-            key = prog.selector_key
-            selection = selections.get(key)
-            if selection is None:
-                chosen = prog.select_interfaces(dev, ordered, roles_by_name)
-                selection = selections[key] = (tuple(n for n, _ in chosen), [b for _, b in chosen])
-            subjects, bodies = selection
+            subjects, bodies, left = hit
             if not subjects:
                 results.append(
                     Result(
@@ -427,8 +427,8 @@ class Engine:
                 continue
             evaluate = prog.evaluate
             problems: dict[int, Result] | None = None
-            # The generated scan passes the bodies where everything holds; evaluate judges the rest.
-            for i in prog.scan(compiled)(bodies, compiled.predicates):
+            # The scan passed the bodies where everything holds; evaluate judges the rest.
+            for i in left:
                 r = evaluate(name, subjects[i], bodies[i], compiled, unsupported)
                 if r is not None:
                     if problems is None:
@@ -457,6 +457,45 @@ class Engine:
                         pc.check.id, dev.name, None, Status.ERROR, pc.severity, None, None, _exc_message(exc)
                     )
                 )
+
+    def _scan_rules(
+        self,
+        dev: DeviceLike,
+        selected: list[tuple[RuleProgram, _Compiled | None, str | None]],
+        ifaces: Any,
+        roles_by_name: Mapping[str, str],
+    ) -> dict[int, tuple[tuple[str, ...], list[Mapping[str, Any]], list[int]]]:
+        """The per-interface rules of ``selected`` by interface selector: one selection and one
+        scan for each selector's rules (:class:`~fabline.engine.rules.ScanCache`). By position in
+        ``selected``: the selected subjects, their bodies, and the positions the rule's fast path
+        leaves to ``evaluate``. Empty when the state has no interfaces mapping.
+        """
+        scanned: dict[int, tuple[tuple[str, ...], list[Mapping[str, Any]], list[int]]] = {}
+        if not isinstance(ifaces, Mapping):
+            return scanned
+        by_selector: dict[tuple[Any, ...], list[int]] = {}
+        for k, (prog, compiled, _) in enumerate(selected):
+            if compiled is not None and prog.per_interface:
+                members = by_selector.get(prog.selector_key)
+                if members is None:
+                    by_selector[prog.selector_key] = [k]
+                else:
+                    members.append(k)
+        if not by_selector:
+            return scanned
+        ordered = [(n, ifaces[n]) for n in natural_order(ifaces) if isinstance(ifaces[n], Mapping)]
+        for members in by_selector.values():
+            chosen = selected[members[0]][0].select_interfaces(dev, ordered, roles_by_name)
+            subjects = tuple(n for n, _ in chosen)
+            bodies = [b for _, b in chosen]
+            if not subjects:
+                for k in members:
+                    scanned[k] = (subjects, bodies, [])
+                continue
+            scan, predicates = self._scans.get(tuple(cast("_Compiled", selected[k][1]) for k in members))
+            for k, left in zip(members, scan(bodies, predicates), strict=True):
+                scanned[k] = (subjects, bodies, left)
+        return scanned
 
     def _plan(self, role: str, platform: str, without_previous: bool) -> list[tuple[_PyCheck, bool]]:
         """The Python checks a device of this role and platform runs, in order, each with whether it

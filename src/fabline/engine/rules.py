@@ -192,6 +192,132 @@ def compile_scan(shape: tuple[Any, ...]) -> Scan:
     return namespace["scan"]  # type: ignore[no-any-return]
 
 
+#: The scan of several rules that select the same interfaces: ``scan(bodies, predicates)`` -> for
+#: each rule, in order, the positions its fast path cannot pass (``predicates``: the rules' own, in
+#: the same order, concatenated).
+GroupScan = Callable[[list[Mapping[str, Any]], tuple[Predicate, ...]], tuple[list[int], ...]]
+
+#: A value reached through something that is not a dict (a list, a string, an Invalid): the scan
+#: never decides such a path (the old per-rule scan left the body to ``evaluate`` as soon as its
+#: walk met one).
+_THROUGH: Any = object()
+
+
+def compile_scans(shapes: tuple[tuple[Any, ...], ...]) -> GroupScan:
+    """One pass over a device's selected interfaces for several rules (:func:`compile_scan` each).
+
+    Every rule's positions are those its own :func:`compile_scan` gives: the same checks in the
+    same order, each rule stopping at its first check that does not hold. What the rules share is
+    done once per body: the loop, the plain-dict test, and each distinct path's lookup (walked
+    once, before the rules' tests; a lookup has no side effect on a plain dict, so walking a path a
+    rule would not have reached changes nothing).
+
+    Example:
+        >>> scan = compile_scans(((((("mtu",), None, True, "exp"),)), ((("a", "b"), "absent", False, "exp"),)))
+        >>> scan([{"mtu": 9100}, {"mtu": 1500, "a": {"b": 1}}, {"a": 3}], (lambda v: None if v == 9100 else "no",))
+        ([1, 2], [1, 2])
+    """
+    names: dict[tuple[str, ...], str] = {}
+    walks: list[str] = []
+    for shape in shapes:
+        for parts, *_ in shape:
+            for n in range(1, len(parts) + 1):
+                prefix = parts[:n]
+                if prefix in names:
+                    continue
+                var = names[prefix] = f"v{len(names)}"
+                if n == 1:
+                    walks.append(f"        {var} = b.get({parts[0]!r}, M)")
+                else:
+                    up = names[prefix[:-1]]
+                    walks.append(
+                        f"        {var} = {up}.get({prefix[-1]!r}, M) if type({up}) is dict "
+                        f"else M if {up} is M else T"
+                    )
+    n_rules = len(shapes)
+    lines = ["def scan(bodies, predicates):"]
+    n_pred = sum(1 for shape in shapes for _, _, has, _ in shape if has)
+    if n_pred:
+        lines.append(
+            f"    {', '.join(f'p{i}' for i in range(n_pred))}{',' if n_pred == 1 else ''} = predicates"
+        )
+    outs = [f"o{r}" for r in range(n_rules)]
+    lines += [f"    {o} = []" for o in outs]
+    lines += [f"    a{r} = o{r}.append" for r in range(n_rules)]
+    lines += [
+        "    for i, b in enumerate(bodies):",
+        "        if type(b) is not dict:",
+        *(f"            a{r}(i)" for r in range(n_rules)),
+        "            continue",
+        *walks,
+    ]
+    k = 0
+    for r, shape in enumerate(shapes):
+        fail = f"a{r}(i)"
+        n_exps = sum(1 for *_, kind in shape if kind != "when")
+        skips = any(kind == "skip" for *_, kind in shape)
+        # One rule: a loop run once, left at its first check that does not hold (``break``).
+        lines.append("        while True:")
+        pad = "            "
+        if skips:
+            lines.append(f"{pad}missing = 0")
+        for parts, existence, has_predicate, kind in shape:
+            v = names[parts]
+            through = len(parts) > 1  # a value reached through a non-dict is left to evaluate
+            if existence == "absent":
+                lines += [f"{pad}if {v} is not M:", f"{pad}    {fail}", f"{pad}    break"]
+                continue
+            test = f"{v} is T or " if through else ""
+            test += f"type({v}) is Invalid"
+            if has_predicate:
+                test += f" or p{k}({v})"
+                k += 1
+            if kind == "skip":
+                lines += [
+                    f"{pad}if {v} is M:",
+                    f"{pad}    missing += 1",
+                    f"{pad}elif {test}:",
+                    f"{pad}    {fail}",
+                    f"{pad}    break",
+                ]
+            else:
+                lines += [f"{pad}if {v} is M or {test}:", f"{pad}    {fail}", f"{pad}    break"]
+        if skips:
+            lines += [f"{pad}if missing == {n_exps}:", f"{pad}    {fail}"]
+        lines.append(f"{pad}break")
+    lines.append(f"    return ({', '.join(outs)}{',' if n_rules == 1 else ''})")
+    namespace: dict[str, Any] = {"M": _MISSING, "T": _THROUGH, "Invalid": Invalid}
+    exec(compile("\n".join(lines), "<fabline.engine.rules scans>", "exec"), namespace)
+    return namespace["scan"]  # type: ignore[no-any-return]
+
+
+class ScanCache:
+    """The group scans of one engine (:func:`compile_scans`), by the compiled rules they run.
+
+    The same rules compiled for the same variable values (every device of a kind) get the same
+    scan and the same tuple of predicates without building either again.
+    """
+
+    def __init__(self) -> None:
+        self._by_rules: dict[
+            tuple[int, ...], tuple[GroupScan, tuple[Predicate, ...], tuple[_Compiled, ...]]
+        ] = {}
+        self._by_shapes: dict[tuple[tuple[Any, ...], ...], GroupScan] = {}
+
+    def get(self, compiled: tuple[_Compiled, ...]) -> tuple[GroupScan, tuple[Predicate, ...]]:
+        """The scan of these compiled rules, in this order, and its predicates."""
+        key = tuple(map(id, compiled))
+        hit = self._by_rules.get(key)
+        if hit is None:
+            shapes = tuple(c.shape for c in compiled)
+            scan = self._by_shapes.get(shapes)
+            if scan is None:
+                scan = self._by_shapes[shapes] = compile_scans(shapes)
+            # The compiled rules are kept with their key: their ids stay theirs.
+            hit = self._by_rules[key] = (scan, tuple(p for c in compiled for p in c.predicates), compiled)
+        return hit[0], hit[1]
+
+
 class RuleProgram:
     """A declarative rule, ready to run: device filter, interface filter, compiled expectations."""
 
@@ -224,6 +350,14 @@ class RuleProgram:
             raise ConfigError(str(exc), key=f"rules[id={rule.id}]") from None
         self._cache: dict[str, _Compiled] = {}
         self._scans: dict[tuple[Any, ...], Scan] = {}
+        self._selector_key = (
+            self.in_var,
+            self.name_rx.pattern if self.name_rx else None,
+            self.exclude_rx.pattern if self.exclude_rx else None,
+            self.facing,
+            self.admin_up,
+            self.oper_up,
+        )
 
     def selects(self, dev: DeviceLike) -> bool:
         """Whether the rule applies to this device."""
@@ -279,14 +413,7 @@ class RuleProgram:
     @property
     def selector_key(self) -> tuple[Any, ...]:
         """Rules with equal keys select the same interfaces (computed once per device)."""
-        return (
-            self.in_var,
-            self.name_rx.pattern if self.name_rx else None,
-            self.exclude_rx.pattern if self.exclude_rx else None,
-            self.facing,
-            self.admin_up,
-            self.oper_up,
-        )
+        return self._selector_key
 
     def select_interfaces(
         self,
