@@ -347,3 +347,46 @@ def test_run_id_diff_judges_counters_by_the_baseline_recorded_with_the_run(
     got, source = crc()
     assert (got["limit"], got["over"]) == (0, 1) and source.startswith("the default baseline (")
     assert f"baseline {site} is gone" in got["warnings"][0]
+
+
+def test_diff_checks_both_snapshots_at_once_with_the_serial_results(
+    nights: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``diff -i`` on a large fabric checks BEFORE in a forked process while it checks AFTER: the
+    sides come back as two checks in a row make them; a failed worker check is redone in-line."""
+    from fabline import perf
+    from fabline.cli import history as cli_history
+    from fabline.cli.common import checks_dir_or_default
+    from fabline.history.diff import Side
+
+    def sides(mode: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        before, after = Side("b", nights["mtu"]), Side("a", nights["worse"])
+        args = ((INV,), [BASE], checks_dir_or_default(None), "minor")
+        if mode == "serial":
+            cli_history._check_side(before, *args)
+            cli_history._check_side(after, *args, before.snapshot)
+        else:
+            before = cli_history.check_both_sides(before, after, *args)
+        return tuple(  # type: ignore[return-value]
+            {
+                "problems": [r.to_dict() for r in s.problems or []],
+                "devices": sorted(s.devices or ()),
+                "groups": s.problem_groups,
+                "passes": s.passes,
+            }
+            for s in (before, after)
+        )
+
+    serial = sides("serial")
+    assert serial[1]["problems"] and serial[0]["problems"] != serial[1]["problems"]
+    calls: list[int] = []
+    real = perf.worker_count
+    monkeypatch.setattr(perf, "worker_count", lambda n, jobs=None, **kw: calls.append(n) or real(n, 2, **kw))
+    assert sides("overlapped") == serial
+    assert calls  # the forked path was taken
+    monkeypatch.setattr(cli_history, "_checked_side", _worker_check_failed)
+    assert sides("overlapped") == serial
+
+
+def _worker_check_failed(*args: Any) -> None:
+    """What the forked check of BEFORE returns when it raised."""

@@ -23,7 +23,7 @@ import fnmatch
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any
 
 from fabline.history.counters import CounterLimits, CounterRow, CounterSummary, RowWriter
 from fabline.perf import fork_pool, paused_gc, worker_count
@@ -350,10 +350,6 @@ _LABELS: dict[tuple[str, str], str] = {}
 _FROM_ZERO = frozenset({"pfcwd_storms_detected", "pfcwd_storms_restored"})
 
 
-def _is_count(v: Any) -> TypeGuard[int]:
-    return type(v) is int
-
-
 def counter_deltas(device: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> list[CounterDelta]:
     """Deltas of every interface counter that moved or was reset between two states of a device.
 
@@ -386,6 +382,7 @@ def counter_rows(device: str, before: Mapping[str, Any], after: Mapping[str, Any
         cb, ca = body_b.get("counters"), body_a.get("counters")
         if type(cb) is not dict or type(ca) is not dict or cb == ca:
             continue
+        # A count is ``type(v) is int`` (never a bool); rows made in place: a million a night at 100k GPUs.
         for key, va in ca.items():
             vb = cb.get(key)
             if va == vb:
@@ -395,22 +392,34 @@ def counter_rows(device: str, before: Mapping[str, Any], after: Mapping[str, Any
                     xb = vb.get(prio)
                     if xb is None and key in _FROM_ZERO:
                         xb = 0
-                    if _is_count(xa) and _is_count(xb) and xa != xb:
+                    if type(xa) is int and type(xb) is int and xa != xb:
                         label = _LABELS.get((key, prio))
                         if label is None:
                             label = _LABELS[(key, prio)] = f"{key}.{prio}"
-                        append(_row(device, name, label, xb, xa, seconds))
-            elif _is_count(va) and _is_count(vb):
-                append(_row(device, name, key, vb, va, seconds))
+                        if xa < xb:  # cleared or rebooted in between: the count since, no rate
+                            append((device, name, label, xb, xa, xa, None, True, seconds))
+                        else:
+                            d = xa - xb
+                            append(
+                                (
+                                    device,
+                                    name,
+                                    label,
+                                    xb,
+                                    xa,
+                                    d,
+                                    d / seconds if seconds else None,
+                                    False,
+                                    seconds,
+                                )
+                            )
+            elif type(va) is int and type(vb) is int:
+                if va < vb:
+                    append((device, name, key, vb, va, va, None, True, seconds))
+                else:
+                    d = va - vb
+                    append((device, name, key, vb, va, d, d / seconds if seconds else None, False, seconds))
     return out
-
-
-def _row(device: str, subject: str, counter: str, b: int, a: int, seconds: float | None) -> CounterRow:
-    if a < b:
-        # Cleared or rebooted in between: the count since the reset, and no rate (unknown interval).
-        return (device, subject, counter, b, a, a, None, True, seconds)
-    delta = a - b
-    return (device, subject, counter, b, a, delta, delta / seconds if seconds else None, False, seconds)
 
 
 def counters_between(before: Path, after: Path, limits: CounterLimits | None = None) -> CounterSummary:
