@@ -238,3 +238,41 @@ def test_pfc_headroom_against_cable_length(tmp_path: Path) -> None:
         tmp_path / "fast", LAB, _buffers("leaf-r0-a", "Ethernet0", speed=400), checks=["pfc-headroom"]
     )
     assert one(out, "pfc-headroom", "leaf-r0-a", "Ethernet0").status is Status.FAIL  # a 100G profile on 400G
+
+
+# ------------------------------------------------------------------------------ values by marshal bytes
+
+
+def test_fleet_values_remembered_by_exact_value() -> None:
+    """The DCQCN, mlxconfig and ECN summaries are remembered per distinct value: 1, 1.0, True and
+    "1" stay apart, key order is part of the value, an Invalid is computed each time.
+    """
+    import doctest
+
+    from fabline.checks.fabric import fleet
+    from fabline.state import Invalid
+
+    assert doctest.testmod(fleet).failed == 0
+    check = fleet.DcqcnSkewCheck()
+    hosts = [
+        {f"e{n}": {"nic": {"dcqcn": {"rp": {"rpg_gd": v, "rpg_ai_rate": 5}}}} for n in range(2)}
+        for v in (1, 1.0, True, "1", 1, Invalid("interfaces.e0.nic.dcqcn.rp.rpg_gd", "bad"))
+    ]
+    hosts.append({"e0": {"nic": {"dcqcn": {"rp": {"rpg_ai_rate": 5, "rpg_gd": 1}}}}, "e1": {"nic": {}}})
+    hosts.append(
+        {"e0": {"nic": {"dcqcn": {"rp": {"rpg_gd": 1}}}}, "e1": {"nic": {"dcqcn": {"rp": {"rpg_gd": 2}}}}}
+    )
+    for _ in range(2):
+        for ifaces in hosts:
+            ctx = fleet.DeviceContext("h", "linux", "host", (), {}, {"interfaces": ifaces}, {})  # type: ignore[typeddict-item]
+            assert check.field_values(ctx) == fleet._dcqcn_values(ifaces)
+    assert [check.field_values(fleet.DeviceContext("h", "linux", "host", (), {}, {"interfaces": i}, {}))["rp.rpg_gd"]  # type: ignore[typeddict-item]
+            for i in hosts] == ["1", "1.0", "True", "1", "1", "interfaces.e0.nic.dcqcn.rp.rpg_gd is invalid (bad)", "1", "1, 2"]  # fmt: skip
+    cc = fleet.NicCcSkewCheck()
+    for configs in (
+        {"a": {"cc_config": {"X_P1": 1}}, "b": {"cc_config": {"X_P1": 1.0}}},
+        {"a": {"cc_config": {"X_P1": 1}}},
+    ):
+        ctx = fleet.DeviceContext("h", "linux", "host", (), {}, {"host": {"rdma_devices": configs}}, {})  # type: ignore[typeddict-item]
+        assert cc.field_values(ctx) == fleet._cc_config_values({"rdma_devices": configs})
+    assert cc.field_values(ctx) == {"X_P1": "1"}

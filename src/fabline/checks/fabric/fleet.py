@@ -5,9 +5,10 @@ switches of one role and plane balance ECMP alike.
 from __future__ import annotations
 
 import fnmatch
+import marshal
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -18,6 +19,44 @@ from fabline.checks import FABRIC_DEVICE, Check, DeviceContext, FabricContext, n
 from fabline.checks.fabric.gpuhost import root_read_missing
 from fabline.results import PassBlock, Result, Severity
 from fabline.state_types import Interface
+
+
+class _ByValue:
+    """A pure function of plain JSON values, remembered by the values' ``marshal`` bytes.
+
+    The devices of a fleet mostly carry the same settings (one DCQCN dict per NIC, equal on every
+    host): the function runs once per distinct value, each device pays one ``marshal.dumps``.
+    ``marshal`` writes exact types (``1``, ``1.0`` and ``True`` differ) and key order, so equal
+    bytes are values the function cannot tell apart; a value it cannot write (an
+    :class:`~fabline.state.Invalid`) is computed each time. At most ``keep`` values are remembered.
+    The result is shared: callers copy what they change.
+
+    Example:
+        >>> calls = []
+        >>> f = _ByValue(lambda v: calls.append(v) or len(v))
+        >>> f([1, 2]), f([1, 2]), f([1.0, 2]), len(calls)
+        (2, 2, 2, 2)
+    """
+
+    def __init__(self, fn: Callable[[Any], Any], keep: int = 256) -> None:
+        self._fn = fn
+        self._seen: dict[bytes, Any] = {}
+        self._keep = keep
+
+    def __call__(self, value: Any) -> Any:
+        try:
+            key = marshal.dumps(value)
+        except ValueError:  # not made of plain types
+            return self._fn(value)
+        hit = self._seen.get(key, _UNSEEN)
+        if hit is _UNSEEN:
+            hit = self._fn(value)
+            if len(self._seen) < self._keep:
+                self._seen[key] = hit
+        return hit
+
+
+_UNSEEN: Any = object()
 
 
 def _nic_versions(ifaces: Mapping[str, Interface]) -> tuple[str | None, str | None]:
@@ -36,12 +75,20 @@ def _nic_versions(ifaces: Mapping[str, Interface]) -> tuple[str | None, str | No
     return (", ".join(sorted(firmware)) or None, ", ".join(sorted(driver)) or None)
 
 
-def _ecn_profiles(ifaces: Mapping[str, Interface]) -> str | None:
-    found: set[tuple[str, Any, Any, Any]] = set()
+def _ecn_maps(ifaces: Mapping[str, Interface]) -> list[dict[str, Any]]:
+    """The ports' ``ecn`` maps, in port order (what :func:`_ecn_profiles` reads)."""
+    out = []
     for body in ifaces.values():
         ecn = body.get("ecn") if type(body) is dict else None
-        if type(ecn) is not dict:
-            continue
+        if type(ecn) is dict:
+            out.append(ecn)
+    return out
+
+
+def _ecn_profiles(maps: list[dict[str, Any]]) -> str | None:
+    """The distinct enabled ECN profiles of a device's ports (:func:`_ecn_maps`), as one text."""
+    found: set[tuple[str, Any, Any, Any]] = set()
+    for ecn in maps:
         for prio, prof in ecn.items():
             if type(prof) is dict and prof.get("enabled"):
                 found.add((prio, prof.get("min_bytes"), prof.get("max_bytes"), prof.get("probability_pct")))
@@ -214,14 +261,23 @@ def _dcqcn_values(ifaces: Mapping[str, Interface]) -> dict[str, str]:
         ...                "e1": {"nic": {"dcqcn": {"rp": {"rpg_gd": 11, "rpg_ai_rate": 10}}}}})
         {'rp.rpg_ai_rate': '10, 5', 'rp.rpg_gd': '11'}
     """
-    found: dict[str, set[str]] = {}
+    return _dcqcn_of(_dcqcn_maps(ifaces))
+
+
+def _dcqcn_maps(ifaces: Mapping[str, Interface]) -> list[Mapping[str, Any]]:
+    """The NICs' ``dcqcn`` maps, in port order (what :func:`_dcqcn_of` reads)."""
+    out: list[Mapping[str, Any]] = []
     for body in ifaces.values():
         nic = body.get("nic") if type(body) is dict else None
-        if type(nic) is not dict:
-            continue
-        dcqcn = nic.get("dcqcn")
-        if type(dcqcn) is not dict:
-            continue
+        dcqcn = nic.get("dcqcn") if type(nic) is dict else None
+        if type(dcqcn) is dict:
+            out.append(dcqcn)
+    return out
+
+
+def _dcqcn_of(maps: list[Mapping[str, Any]]) -> dict[str, str]:
+    found: dict[str, set[str]] = {}
+    for dcqcn in maps:
         for role in ("np", "rp"):
             params = dcqcn.get(role)
             if type(params) is dict:
@@ -248,9 +304,13 @@ class DcqcnSkewCheck(FleetSkewCheck):
     parameter = r"(?:np|rp)\..+"
     parameter_hint = "np.NAME or rp.NAME"
 
+    def __init__(self, params: Mapping[str, Any] | None = None, severity: Severity | None = None) -> None:
+        super().__init__(params, severity)
+        self._values = _ByValue(_dcqcn_of)
+
     @override
     def field_values(self, device: DeviceContext) -> dict[str, str | None]:
-        return dict(_dcqcn_values(device.interfaces))
+        return dict(self._values(_dcqcn_maps(device.interfaces)))
 
 
 def _cc_config_values(host: Any) -> dict[str, str]:
@@ -263,13 +323,25 @@ def _cc_config_values(host: Any) -> dict[str, str]:
         ...                                     "mlx5_1": {"cc_config": {"RPG_AI_RATE_P1": "10"}}}})
         {'RPG_AI_RATE_P1': '10, 5'}
     """
-    found: dict[str, set[str]] = {}
+    return _cc_config_of(_cc_configs(host))
+
+
+def _cc_configs(host: Any) -> list[Mapping[str, Any]]:
+    """The RDMA devices' ``cc_config`` maps, in order (what :func:`_cc_config_of` reads)."""
     devices = host.get("rdma_devices") if isinstance(host, Mapping) else None
-    for info in (devices or {}).values() if isinstance(devices, Mapping) else ():
-        config = info.get("cc_config") if isinstance(info, Mapping) else None
-        if isinstance(config, Mapping):
-            for key, value in config.items():
-                found.setdefault(str(key), set()).add(str(value))
+    out = []
+    for info in devices.values() if isinstance(devices, Mapping) else ():
+        config = info.get("cc_config") if type(info) is dict or isinstance(info, Mapping) else None
+        if type(config) is dict or isinstance(config, Mapping):
+            out.append(config)
+    return out
+
+
+def _cc_config_of(configs: list[Mapping[str, Any]]) -> dict[str, str]:
+    found: dict[str, set[str]] = {}
+    for config in configs:
+        for key, value in config.items():
+            found.setdefault(str(key), set()).add(str(value))
     return {k: ", ".join(sorted(v)) for k, v in sorted(found.items())}
 
 
@@ -293,9 +365,13 @@ class NicCcSkewCheck(FleetSkewCheck):
     parameter = r"[A-Z][A-Z0-9_]*_P\d"
     parameter_hint = "an mlxconfig name with its port, e.g. RPG_AI_RATE_P1"
 
+    def __init__(self, params: Mapping[str, Any] | None = None, severity: Severity | None = None) -> None:
+        super().__init__(params, severity)
+        self._values = _ByValue(_cc_config_of)
+
     @override
     def field_values(self, device: DeviceContext) -> dict[str, str | None]:
-        return dict(_cc_config_values(device.state.get("host")))
+        return dict(self._values(_cc_configs(device.state.get("host"))))
 
     @override
     def collect(self, device: DeviceContext) -> tuple[Any, ...]:
@@ -334,6 +410,10 @@ class QosSkewCheck(FleetSkewCheck):
     roles = ("leaf", "spine")
     fields = ("buffer_mode", "pfc_watchdog", "ecn_profiles")
 
+    def __init__(self, params: Mapping[str, Any] | None = None, severity: Severity | None = None) -> None:
+        super().__init__(params, severity)
+        self._profiles = _ByValue(_ecn_profiles)
+
     @override
     def values(self, device: DeviceContext) -> tuple[str | None, ...]:
         qos = device.state.get("qos")
@@ -346,7 +426,11 @@ class QosSkewCheck(FleetSkewCheck):
             watchdog = "detection_ms={} restoration_ms={} action={}".format(
                 wd.get("detection_ms"), wd.get("restoration_ms"), wd.get("action")
             )
-        return (mode if isinstance(mode, str) else None, watchdog, _ecn_profiles(device.interfaces))
+        return (
+            mode if isinstance(mode, str) else None,
+            watchdog,
+            self._profiles(_ecn_maps(device.interfaces)),
+        )
 
 
 def _balance_values(lb: Any) -> tuple[str | None, str | None, str | None, str | None]:
@@ -550,8 +634,8 @@ class OpticsFirmwareSkewCheck(Check[OpticsFirmwareParams]):
     def collect(self, device: DeviceContext) -> tuple[str, tuple[tuple[str, str, str], ...]]:
         out = []
         for name, body in device.interfaces.items():
-            optics = body.get("optics") if isinstance(body, Mapping) else None
-            if not isinstance(optics, Mapping):
+            optics = body.get("optics") if type(body) is dict or isinstance(body, Mapping) else None
+            if not (type(optics) is dict or isinstance(optics, Mapping)):
                 continue
             pn, fw = optics.get("part_number"), optics.get("firmware")
             if isinstance(pn, str) and pn and isinstance(fw, str) and fw:
@@ -636,7 +720,11 @@ class IncompatibleVersionsCheck(Check[IncompatibleParams]):
     scope = "fabric"
 
     @override
-    def collect(self, device: DeviceContext) -> tuple[Any, ...]:
+    def collect(self, device: DeviceContext) -> tuple[Any, ...] | None:
+        if not self.params.pairs:
+            # Nothing to judge (check_fabric says so once): nothing kept per device (a 100k-GPU
+            # fabric's every LLDP port otherwise, 16 MB sent back by the workers).
+            return None
         facts = device.state.get("facts")
         os_version = facts.get("os_version") if isinstance(facts, Mapping) else None
         ports = []
