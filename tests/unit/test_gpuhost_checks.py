@@ -582,3 +582,42 @@ def test_acs_bridges_not_readable_fold_into_one_row_per_host(tmp_path: Path) -> 
     )
     rows = [r for r in out.results.problems if r.check == "host-acs" and r.device == "gpu-001"]
     assert len(rows) == 1 and type(rows[0]) is SkipBlock and block_count(rows[0]) == rails
+
+
+def test_acs_verdicts_remembered_per_distinct_host_give_each_host_its_own_results() -> None:
+    """host-acs judges each distinct (bridges, addresses) once: hosts sharing them, with a fault or
+    without, get what a fresh check gives them, named after themselves; an Invalid value is judged.
+    """
+    from fabline.checks import DeviceContext
+    from fabline.checks.fabric.gpuhost import HostAcsCheck
+    from fabline.state import Invalid
+
+    docs = [d for d in synthetic.states(LAB) if d["role"] == "host"]
+    assert len(docs) >= 2
+    faulty = synthetic.pcie_bridges(4, acs_on=[2])
+    unreadable = synthetic.pcie_bridges(4)
+    unreadable["0000:37:00.0"]["config_readable"] = False
+    variants = [None, faulty, unreadable, {**faulty, "0000:37:01.0": Invalid("host.pcie_bridges.x", "bad")}]
+    shared = HostAcsCheck()
+
+    def judged(check: HostAcsCheck, doc: dict[str, Any], name: str) -> list[tuple[Any, ...]]:
+        rails = [n for n in doc["interfaces"] if n.startswith("eth")]
+        ctx = DeviceContext(name, "linux", "host", (), {"rail_interfaces": rails}, doc, {})  # type: ignore[arg-type]
+        out = []
+        for r in check.check_device(ctx):
+            out.append(
+                (r.device, r.subject, r.status, r.message, r.expected, r.actual, getattr(r, "subjects", None))
+            )
+        return out
+
+    seen = []
+    for bridges in variants:
+        for doc in docs:
+            if bridges is not None:
+                doc = {**doc, "host": {**doc["host"], "pcie_bridges": bridges}}
+            for name in ("gpu-a", "gpu-b"):
+                mine = judged(shared, doc, name)
+                assert mine == judged(HostAcsCheck(), doc, name)
+                assert all(row[0] == name for row in mine)
+                seen.extend(row[2] for row in mine)
+    assert {Status.PASS, Status.FAIL, Status.ERROR} <= set(seen)

@@ -16,6 +16,7 @@ installed. Something that should be there and was not read is ``error``.
 from __future__ import annotations
 
 import fnmatch
+import marshal
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -471,6 +472,13 @@ class HostAcsCheck(GpuServerCheck[AcsParams]):
     id = "host-acs"
     needs_gpus = True
 
+    def __init__(self, params: Any = None, severity: Severity | None = None) -> None:
+        super().__init__(params, severity)
+        self._harmless = frozenset(self.params.harmless)
+        # The verdicts of each distinct (bridges, GPU and NIC addresses) of a host, by its marshal
+        # bytes: the hosts of one model share them (a 100k-GPU fabric: 12,500 hosts, one value).
+        self._seen: dict[bytes, list[tuple[str, Any]]] = {}
+
     @override
     def judge(self, device: DeviceContext) -> Iterable[Result]:
         bridges = _host(device).get("pcie_bridges")
@@ -482,41 +490,37 @@ class HostAcsCheck(GpuServerCheck[AcsParams]):
                 yield from not_collected(self, device, [""], 0, "host.pcie_bridges (sudo -n lspci -vvv)")
             return
         gpus = _gpus(device) or {}
-        harmless = set(self.params.harmless)
-        ranges = bridge_ranges(bridges)
+        nics = rail_nics(device)
+        addresses = []
+        for i, _name, body in nics:
+            gpu = gpus.get(str(i))
+            addresses.append(
+                (gpu.get("pci_address") if isinstance(gpu, Mapping) else None, _nic(body).get("pci_address"))
+            )
+        verdicts = self._verdicts(bridges, addresses)
         ok: list[str | None] = []
         # Ports whose path has a bridge lspci could not read: one message for the host (the
         # subject names the port), so they fold into one row as the other messages do.
         unreadable_at: list[tuple[str, list[str]]] = []
-        for i, name, body in rail_nics(device):
-            gpu = gpus.get(str(i))
-            nic_at = _bus(_nic(body).get("pci_address"))
-            gpu_at = _bus(gpu.get("pci_address")) if isinstance(gpu, Mapping) else None
-            if gpu_at is None or nic_at is None:
+        for (i, name, _body), (kind, what) in zip(nics, verdicts, strict=True):
+            if kind == "ok":
+                ok.append(name)
+            elif kind == "address":
                 # One message per reason (the subject names the port): a host's ports fold into one row.
-                yield self.error(device.name, name, _NO_GPU_ADDRESS if gpu_at is None else _NO_NIC_ADDRESS)
-                continue
-            path = _between(ranges, gpu_at, nic_at)
-            unreadable = [b for b in path if bridges[b].get("config_readable") is False]
-            enabled = {
-                b: flags
-                for b in path
-                if (flags := [f for f in bridges[b].get("acs_ctl") or () if f not in harmless])
-            }
-            if unreadable:
-                unreadable_at.append((name, unreadable))
-            elif enabled:
+                yield self.error(device.name, name, what)
+            elif kind == "unreadable":
+                unreadable_at.append((name, what))
+            else:
                 where = "; ".join(
-                    f"{b} ({bridges[b].get('name', 'bridge')}): {' '.join(f)}" for b, f in enabled.items()
+                    f"{b} ({bridges[b].get('name', 'bridge')}): {' '.join(f)}" for b, f in what.items()
                 )
                 yield self.failed(
                     device.name, name,
                     f"{device.name} {name} (rail {i}): ACS redirects peer-to-peer traffic between GPU {i} and "
                     f"the NIC on {where}; disable ACS (BIOS, or setpci) for GPUDirect RDMA",
-                    expected={"acs_ctl": sorted(harmless) or []}, actual=enabled,
+                    expected={"acs_ctl": sorted(self._harmless) or []},
+                    actual={b: list(f) for b, f in what.items()},
                 )  # fmt: skip
-            else:
-                ok.append(name)
         if unreadable_at:
             every = sorted({b for _, path in unreadable_at for b in path})
             message = (
@@ -527,6 +531,52 @@ class HostAcsCheck(GpuServerCheck[AcsParams]):
                 yield self.error(device.name, name, message)
         if ok:
             yield PassBlock(self.id, device.name, self.effective_severity, ok)
+
+    def _verdicts(
+        self, bridges: Mapping[str, Any], addresses: list[tuple[Any, Any]]
+    ) -> list[tuple[str, Any]]:
+        """Each rail's verdict, from the host's bridges and its (GPU, NIC) PCI addresses: ``ok``,
+        ``address`` (the message), ``unreadable`` (the bridges lspci could not read on the path) or
+        ``enabled`` (bridge -> its redirecting ACS bits). Remembered by the inputs' ``marshal``
+        bytes (exact types, key order); inputs marshal cannot write (an Invalid) are judged each time.
+        """
+        try:
+            key = marshal.dumps((bridges, addresses))  # type: ignore[arg-type]
+        except ValueError:
+            return self._judge_paths(bridges, addresses)
+        hit = self._seen.get(key)
+        if hit is None:
+            hit = self._judge_paths(bridges, addresses)
+            if len(self._seen) < 256:
+                self._seen[key] = hit
+        return hit
+
+    def _judge_paths(
+        self, bridges: Mapping[str, Any], addresses: list[tuple[Any, Any]]
+    ) -> list[tuple[str, Any]]:
+        harmless = self._harmless
+        ranges = bridge_ranges(bridges)
+        out: list[tuple[str, Any]] = []
+        for gpu_address, nic_address in addresses:
+            nic_at = _bus(nic_address)
+            gpu_at = _bus(gpu_address) if gpu_address is not None else None
+            if gpu_at is None or nic_at is None:
+                out.append(("address", _NO_GPU_ADDRESS if gpu_at is None else _NO_NIC_ADDRESS))
+                continue
+            path = _between(ranges, gpu_at, nic_at)
+            unreadable = [b for b in path if bridges[b].get("config_readable") is False]
+            enabled = {
+                b: tuple(flags)
+                for b in path
+                if (flags := [f for f in bridges[b].get("acs_ctl") or () if f not in harmless])
+            }
+            if unreadable:
+                out.append(("unreadable", unreadable))
+            elif enabled:
+                out.append(("enabled", enabled))
+            else:
+                out.append(("ok", None))
+        return out
 
 
 # --- GPUs ---------------------------------------------------------------------------------------
