@@ -20,6 +20,7 @@ import contextlib
 import logging
 import re
 import secrets
+import select
 import socket
 import threading
 import time
@@ -926,7 +927,7 @@ class NetmikoSession:
                     failure = CommandFailure("command_timeout", msg, fatal=True)
                     break
                 if not chunk:
-                    time.sleep(0.005)
+                    self._wait_for_data()
         except OutputTooLarge:
             failure = _too_large(self.options.max_output, fatal=True)
         except (OSError, EOFError, paramiko.SSHException):
@@ -938,6 +939,20 @@ class NetmikoSession:
         seconds = time.monotonic() - started
         for cmd, out in zip(group, split_shell_output(buf, marker, len(group), failure), strict=True):
             yield cmd, out, seconds
+
+    def _wait_for_data(self, most: float = 0.05) -> None:
+        """Wait until the session has bytes to read (or closes), at most ``most`` seconds.
+
+        A paramiko channel can be waited on like a socket: no polling every few milliseconds,
+        which cost each waiting session 200 wake-ups a second (and the interpreter lock to each).
+        A session without a paramiko channel sleeps a little instead.
+        """
+        chan = getattr(self.conn, "remote_conn", None)
+        if isinstance(chan, paramiko.Channel):
+            with contextlib.suppress(OSError, ValueError):
+                select.select([chan], [], [], most)
+                return
+        time.sleep(0.005)
 
     def close(self) -> None:
         """Log out (never raises); a broken session is just closed, not logged out of."""
