@@ -357,21 +357,49 @@ def check_both_sides(
 
     On a fabric large enough for forked workers, BEFORE is checked in a forked process while this
     one checks AFTER: each check's serial parts (inventory, fabric checks, grouping) overlap the
-    other's per-device workers instead of leaving a core idle. Results are those of two checks in
-    a row (each check is the same run either way).
+    other's per-device workers instead of leaving a core idle. A plain fork and a pipe (no thread
+    here, so the checks' own worker pools fork from a one-thread process). Results are those of
+    two checks in a row (each check is the same run either way); a forked check that failed is
+    done again here, so its error is raised and said as it always is.
     """
-    from fabline.perf import can_fork, fork_pool, worker_count
+    import os
+    import pickle
+
+    from fabline.perf import can_fork, worker_count
     from fabline.snapshot import Snapshot
 
-    if worker_count(len(Snapshot(after.snapshot).device_names())) > 1 and can_fork(alone=True):
-        with fork_pool(1) as pool:
-            future = pool.submit(_checked_side, before, inventory, baselines, checks_dir, fail_on)
-            _check_side(after, inventory, baselines, checks_dir, fail_on, before.snapshot)
-            checked = future.result()
-        if checked is not None:
-            return checked
-    else:
+    if worker_count(len(Snapshot(after.snapshot).device_names())) <= 1 or not can_fork(alone=True):
         _check_side(after, inventory, baselines, checks_dir, fail_on, before.snapshot)
+        _check_side(before, inventory, baselines, checks_dir, fail_on)
+        return before
+    read_end, write_end = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: check BEFORE, send it back, leave without the parent's exit handlers
+        try:
+            os.close(read_end)
+            checked = _checked_side(before, inventory, baselines, checks_dir, fail_on)
+            data = pickle.dumps(checked, protocol=pickle.HIGHEST_PROTOCOL) if checked is not None else b""
+            with os.fdopen(write_end, "wb") as out:
+                out.write(data)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    data = b""
+    try:
+        _check_side(after, inventory, baselines, checks_dir, fail_on, before.snapshot)
+        with os.fdopen(read_end, "rb") as got:
+            data = got.read()
+    except BaseException:
+        os.kill(pid, 15)  # SIGTERM: its result is not wanted
+        raise
+    finally:
+        os.waitpid(pid, 0)
+    if data:
+        checked = pickle.loads(data)  # our own child's bytes, through our own pipe
+        if isinstance(checked, Side):
+            return checked
     _check_side(before, inventory, baselines, checks_dir, fail_on)
     return before
 
