@@ -46,6 +46,32 @@ def _is_number(value: Any) -> bool:
 _SCALARS = (int, str, float)
 _NUMBER_TYPES = frozenset({int, float})
 
+#: A sufficient test that a predicate holds, as Python source over ``{v}`` and the constants
+#: ``{0}``, ``{1}``, ... (each the ``repr``-free name of an argument), with those constants: what
+#: generated code may test in line before calling the predicate (:func:`inline_test`).
+Inline = tuple[str, tuple[Any, ...]]
+
+_TYPE_NAMES = {int: "int", str: "str", bool: "bool", float: "float"}
+
+
+def inline_test(predicate: Predicate) -> Inline | None:
+    """The predicate's in-line test (None: it has none). When the test is true the predicate
+    returns None for that value; when it is false the predicate decides.
+
+    Example:
+        >>> test, consts = inline_test(compile_operators({"equals": 9100}))
+        >>> test.format("x", "k0"), consts
+        ('type(x) is int and x == k0', (9100,))
+        >>> inline_test(compile_operators({"min": 1, "max": 2})) is None
+        True
+    """
+    return getattr(predicate, "inline", None)
+
+
+def _with_inline(predicate: Predicate, test: str, *consts: Any) -> Predicate:
+    predicate.inline = (test, consts)  # type: ignore[attr-defined]
+    return predicate
+
 
 def _same(a: Any, b: Any) -> bool:
     """Equality where 9000 == 9000.0 but True != 1 and "3" != 3."""
@@ -92,6 +118,8 @@ def _compile_equals(name: str, operand: Any) -> Predicate:
             return None
         return None if _same(v, operand) else f"is {_fmt(v)}, expected {_fmt(operand)}"
 
+    if op_type in _TYPE_NAMES:
+        return _with_inline(equals, f"type({{0}}) is {_TYPE_NAMES[op_type]} and {{0}} == {{1}}", operand)
     return equals
 
 
@@ -142,7 +170,12 @@ def _compile_bounds(name: str, operand: Any) -> Predicate:
             return f"is {_fmt(v)}, above {name} {_fmt(operand if name != 'range' else operand[1])}"
         return None
 
-    return bounded
+    number = "(type({0}) is int or type({0}) is float)"
+    if name == "min":
+        return _with_inline(bounded, number + " and {1} <= {0}", lo)
+    if name == "max":
+        return _with_inline(bounded, number + " and {0} <= {1}", hi)
+    return _with_inline(bounded, number + " and {1} <= {0} <= {2}", lo, hi)
 
 
 def _compile_regex(name: str, operand: Any) -> Predicate:
@@ -172,6 +205,14 @@ def _compile_contains(name: str, operand: Any) -> Predicate:
         missing = [w for w in wanted if not any(_same(w, x) for x in v)]
         return f"is {_fmt(v)}, missing {_fmt(missing)}" if missing else None
 
+    if len(wanted) == 1 and type(wanted[0]) in _TYPE_NAMES:
+        # The usual list: its first item is the one wanted.
+        kind = _TYPE_NAMES[type(wanted[0])]
+        return _with_inline(
+            contains,
+            f"type({{0}}) is list and {{0}} and type({{0}}[0]) is {kind} and {{0}}[0] == {{1}}",
+            wanted[0],
+        )
     return contains
 
 
@@ -196,6 +237,15 @@ def _compile_exactly(name: str, operand: Any) -> Predicate:
             parts.append(f"unexpected {_fmt(extra)}")
         return f"is {_fmt(v)}, {' and '.join(parts)}"
 
+    if not wanted:
+        return _with_inline(exactly, "type({0}) is list and not {0}")
+    if len(wanted) <= 4 and all(type(w) in _TYPE_NAMES for w in wanted):
+        # The same items in the same order, each of the same type (the predicate's own fast path).
+        test = f"type({{0}}) is list and len({{0}}) == {len(wanted)}" + "".join(
+            f" and type({{0}}[{i}]) is {_TYPE_NAMES[type(w)]} and {{0}}[{i}] == {{{i + 1}}}"
+            for i, w in enumerate(wanted)
+        )
+        return _with_inline(exactly, test, *wanted)
     return exactly
 
 

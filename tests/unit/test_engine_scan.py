@@ -155,7 +155,9 @@ def test_results_are_those_of_evaluate_alone(tmp_path: Path, monkeypatch: Any) -
     monkeypatch.setattr(
         rules,
         "compile_scans",
-        lambda shapes: lambda bodies, predicates: tuple(list(range(len(bodies))) for _ in shapes),
+        lambda shapes, inlines=None: (
+            lambda bodies, predicates: tuple(list(range(len(bodies))) for _ in shapes)
+        ),
     )
     slow = outcome(tmp_path / "slow")
     assert fast == slow
@@ -279,3 +281,39 @@ def test_one_scan_per_selector_on_edge_rules(tmp_path: Path) -> None:
     assert scan(bodies, predicates) == tuple(
         p.scan(c)(bodies, c.predicates) for p, c in zip(programs, compiled, strict=True)
     )
+
+
+def test_in_line_tests_only_save_predicate_calls() -> None:
+    """Where an operator's in-line test holds, its predicate passes the value too; the group scan
+    with the in-line tests leaves every rule the positions it leaves without them.
+    """
+    from fabline.operators import compile_operators, inline_test
+
+    specs: list[dict[str, Any]] = [
+        {"equals": 9100}, {"equals": "dscp"}, {"equals": True}, {"equals": 1.5}, {"min": 100},
+        {"max": 0}, {"range": [1, 5]}, {"exactly": []}, {"exactly": [3]}, {"exactly": [3, "a"]},
+        {"contains": [3]}, {"contains": [True]}, {"contains": ["x"]},
+    ]  # fmt: skip
+    values: list[Any] = [*HOSTILE, 9100.0, 1.5, 100, 100.5, 5, 0.0, -1, float("nan"), float("inf"),
+                         [True], [3.0], [3, "a"], ["a", 3], [1], "x", ["x"]]  # fmt: skip
+    for spec in specs:
+        predicate = compile_operators(spec)
+        inline = inline_test(predicate)
+        assert inline is not None, spec
+        test, consts = inline
+        namespace = {f"c{j}": c for j, c in enumerate(consts)}
+        source = test.format("v", *namespace)
+        held = 0
+        for v in values:
+            if eval(source, {**namespace, "v": v}):
+                held += 1
+                assert predicate(v) is None, (spec, v)
+        assert held, spec
+    rng = random.Random(16)
+    for group in _groups():
+        compiled = tuple(p.compiled(_device(p)) for p in group)
+        shapes = tuple(c.shape for c in compiled)
+        plain = rules.compile_scans(shapes)
+        scan, args = rules.ScanCache().get(compiled)
+        bodies = [m for body in PORTS[:12] for m in _mutations(rng, body)] + PORTS
+        assert scan(bodies, args) == plain(bodies, tuple(p for c in compiled for p in c.predicates))

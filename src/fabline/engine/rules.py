@@ -15,7 +15,7 @@ from fabline.baseline import Expectation, Rule, severity_of
 from fabline.checks import peer_role
 from fabline.errors import ConfigError
 from fabline.inventory import Named
-from fabline.operators import OperandError, Predicate, compile_operators
+from fabline.operators import OperandError, Predicate, compile_operators, inline_test
 from fabline.results import Result, Severity, Status, bound_result
 from fabline.state import Invalid, unsupported_reason
 from fabline.templating import TemplateValueError, render, variables_of
@@ -203,7 +203,12 @@ GroupScan = Callable[[list[Mapping[str, Any]], tuple[Predicate, ...]], tuple[lis
 _THROUGH: Any = object()
 
 
-def compile_scans(shapes: tuple[tuple[Any, ...], ...]) -> GroupScan:
+#: Per rule of a group scan, per check that has a predicate (in order): its in-line test's source
+#: and number of constants (:func:`fabline.operators.inline_test`), or None.
+Inlines = tuple[tuple[tuple[str, int] | None, ...], ...]
+
+
+def compile_scans(shapes: tuple[tuple[Any, ...], ...], inlines: Inlines | None = None) -> GroupScan:
     """One pass over a device's selected interfaces for several rules (:func:`compile_scan` each).
 
     Every rule's positions are those its own :func:`compile_scan` gives: the same checks in the
@@ -211,6 +216,10 @@ def compile_scans(shapes: tuple[tuple[Any, ...], ...]) -> GroupScan:
     done once per body: the loop, the plain-dict test, and each distinct path's lookup (walked
     once, before the rules' tests; a lookup has no side effect on a plain dict, so walking a path a
     rule would not have reached changes nothing).
+
+    With ``inlines``, a check whose predicate has an in-line test runs it first and calls the
+    predicate only when it does not hold; ``predicates`` then holds each predicate followed by its
+    test's constants.
 
     Example:
         >>> scan = compile_scans(((((("mtu",), None, True, "exp"),)), ((("a", "b"), "absent", False, "exp"),)))
@@ -237,10 +246,17 @@ def compile_scans(shapes: tuple[tuple[Any, ...], ...]) -> GroupScan:
     n_rules = len(shapes)
     lines = ["def scan(bodies, predicates):"]
     n_pred = sum(1 for shape in shapes for _, _, has, _ in shape if has)
-    if n_pred:
-        lines.append(
-            f"    {', '.join(f'p{i}' for i in range(n_pred))}{',' if n_pred == 1 else ''} = predicates"
-        )
+    fast: list[tuple[str, int] | None] = (
+        [t for rule in inlines for t in rule] if inlines is not None else [None] * n_pred
+    )
+    if len(fast) != n_pred:
+        raise ValueError("one in-line test (or None) per check with a predicate")
+    args = []
+    for i, t in enumerate(fast):
+        args.append(f"p{i}")
+        args += [f"c{i}_{j}" for j in range(t[1])] if t is not None else []
+    if args:
+        lines.append(f"    {', '.join(args)}{',' if len(args) == 1 else ''} = predicates")
     outs = [f"o{r}" for r in range(n_rules)]
     lines += [f"    {o} = []" for o in outs]
     lines += [f"    a{r} = o{r}.append" for r in range(n_rules)]
@@ -269,19 +285,23 @@ def compile_scans(shapes: tuple[tuple[Any, ...], ...]) -> GroupScan:
                 continue
             test = f"{v} is T or " if through else ""
             test += f"type({v}) is Invalid"
+            holds = ""  # the predicate's in-line test, when it has one: no call where it holds
             if has_predicate:
                 test += f" or p{k}({v})"
+                t = fast[k]
+                if t is not None:
+                    holds = "not (" + t[0].format(v, *(f"c{k}_{j}" for j in range(t[1]))) + ") and "
                 k += 1
             if kind == "skip":
                 lines += [
                     f"{pad}if {v} is M:",
                     f"{pad}    missing += 1",
-                    f"{pad}elif {test}:",
+                    f"{pad}elif {holds}({test}):",
                     f"{pad}    {fail}",
                     f"{pad}    break",
                 ]
             else:
-                lines += [f"{pad}if {v} is M or {test}:", f"{pad}    {fail}", f"{pad}    break"]
+                lines += [f"{pad}if {holds}({v} is M or {test}):", f"{pad}    {fail}", f"{pad}    break"]
         if skips:
             lines += [f"{pad}if missing == {n_exps}:", f"{pad}    {fail}"]
         lines.append(f"{pad}break")
@@ -302,19 +322,28 @@ class ScanCache:
         self._by_rules: dict[
             tuple[int, ...], tuple[GroupScan, tuple[Predicate, ...], tuple[_Compiled, ...]]
         ] = {}
-        self._by_shapes: dict[tuple[tuple[Any, ...], ...], GroupScan] = {}
+        self._by_shapes: dict[tuple[tuple[tuple[Any, ...], ...], Inlines], GroupScan] = {}
 
     def get(self, compiled: tuple[_Compiled, ...]) -> tuple[GroupScan, tuple[Predicate, ...]]:
-        """The scan of these compiled rules, in this order, and its predicates."""
+        """The scan of these compiled rules, in this order, and its arguments (each predicate, then
+        its in-line test's constants).
+        """
         key = tuple(map(id, compiled))
         hit = self._by_rules.get(key)
         if hit is None:
             shapes = tuple(c.shape for c in compiled)
-            scan = self._by_shapes.get(shapes)
+            tests = [[inline_test(p) for p in c.predicates] for c in compiled]
+            inlines = tuple(tuple((t[0], len(t[1])) if t else None for t in rule) for rule in tests)
+            scan = self._by_shapes.get((shapes, inlines))
             if scan is None:
-                scan = self._by_shapes[shapes] = compile_scans(shapes)
+                scan = self._by_shapes[(shapes, inlines)] = compile_scans(shapes, inlines)
+            args: list[Any] = []
+            for c, rule in zip(compiled, tests, strict=True):
+                for p, t in zip(c.predicates, rule, strict=True):
+                    args.append(p)
+                    args += t[1] if t else ()
             # The compiled rules are kept with their key: their ids stay theirs.
-            hit = self._by_rules[key] = (scan, tuple(p for c in compiled for p in c.predicates), compiled)
+            hit = self._by_rules[key] = (scan, tuple(args), compiled)
         return hit[0], hit[1]
 
 
