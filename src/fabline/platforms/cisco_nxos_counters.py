@@ -86,6 +86,10 @@ _PFC_COS_ROW = re.compile(
 )
 
 
+#: The first character of a PFC statistics row (its CoS).
+_COS_DIGITS = frozenset("01234567")
+
+
 def _drop_cells(line: str) -> int | None:
     """The unicast drop packets of a ``QOS GROUP`` table row, or None when the row is no drop row.
 
@@ -113,18 +117,20 @@ def _queuing_port(block: str) -> dict[str, Any]:
     rx: dict[str, int] = {}
     tx: dict[str, int] = {}
     group: str | None = None
+    # Each test runs only on a line that can pass it (the substring or first character each
+    # pattern needs): a port block is mostly table rows none of them matches.
     for line in block.splitlines():
-        if m := _QOS_GROUP.match(line):
-            group = m["n"]  # CONTROL / SPAN QOS GROUP: no priority, not read
-            continue
-        if line.lstrip().startswith("+"):
-            continue  # a table ruler
-        if line.lstrip().startswith("|"):
-            if group is not None and (drops := _drop_cells(line)) is not None:
+        head = line.lstrip()[:1]
+        if head == "|":
+            if "QOS GROUP" in line and (m := _QOS_GROUP.match(line)):
+                group = m["n"]  # CONTROL / SPAN QOS GROUP: no priority, not read
+            elif group is not None and "Drop" in line and (drops := _drop_cells(line)) is not None:
                 dropped[group] = dropped.get(group, 0) + drops
             continue
+        if head == "+":
+            continue  # a table ruler
         group = None
-        if m := _PFC_COS_ROW.match(line):
+        if head in _COS_DIGITS and (m := _PFC_COS_ROW.match(line)):
             tx[m["cos"]], rx[m["cos"]] = int(m["tx"]), int(m["rx"])
     counters: dict[str, Any] = {}
     if dropped:

@@ -306,7 +306,11 @@ def parse_ethtool_s(text: str, ctx: ParseContext) -> StateBody:
     name = ctx.require_interface(ctx.expected)
     if "NIC statistics" not in text:
         raise ctx.reject("no 'NIC statistics:' header")
-    stats = {k: int(v) for k, v in _key_values(text) if v.isdigit() and not k.startswith("[")}
+    stats: dict[str, int] = {}
+    for line in text.splitlines():  # _key_values, keeping only counters (one pass, no pair list)
+        label, found, number = line.partition(":")
+        if found and (number := number.strip()).isdigit() and (label := label.strip()) and label[0] != "[":
+            stats[label] = int(number)
     counters: dict[str, Any] = {}
     for stat, field in _COUNTER_NAMES.items():
         if stat in stats:
