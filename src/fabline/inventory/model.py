@@ -75,6 +75,15 @@ class HostVars(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(self._data)
 
+    # The dict's own lookups: Mapping's get and ``in`` go through __getitem__ and a KeyError for
+    # every variable a device does not set (the engine asks for about thirty per device).
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value of ``key``, else ``default`` (as ``dict.get``)."""
+        return self._data.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
     def __repr__(self) -> str:
         # Secrets are masked here; the values are still available to the code.
         shown = {k: ("***" if is_secret_key(k) else v) for k, v in self._data.items()}
