@@ -170,7 +170,7 @@ def git_head() -> str:
             check=True,
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "-C", str(HERE), "status", "--porcelain", "--", "src", "bench"],
+            ["git", "-C", str(HERE.parent), "status", "--porcelain", "--", "src", "bench"],
             capture_output=True,
             text=True,
             check=True,
@@ -184,6 +184,7 @@ PATHS = {
     "local": "one machine, `fabline collect -w W`",
     "tuned": "scheduler + two site collectors, collector settings of scale-out.md",
     "defaults": "scheduler + two site collectors, Dask's default settings",
+    "compared": "the same, fabline from --compare-src",
 }
 
 
@@ -198,6 +199,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument(
         "--no-defaults", action="store_true", help="Skip the cluster with Dask's default settings."
+    )
+    ap.add_argument(
+        "--compare-src",
+        type=Path,
+        help="Also time the distributed path of another fabline source tree (its src/ folder, e.g. main's), "
+        "interleaved with this one's, on a cluster of its own: an A/B of two versions under the same load.",
     )
     ap.add_argument(
         "--snapshot-dir", type=Path, default=Path("/dev/shm") if Path("/dev/shm").is_dir() else OUT
@@ -216,6 +223,13 @@ def main() -> None:
     child.start()
     log = (OUT / "dask.log").open("ab")
     clusters = {"tuned": COLLECTOR_ENV} if args.no_defaults else {"tuned": COLLECTOR_ENV, "defaults": {}}
+    if args.compare_src:
+        # Everything of that path (client, scheduler, collectors) imports fabline from that tree.
+        src = str(args.compare_src.resolve())
+        clusters["compared"] = {
+            **COLLECTOR_ENV,
+            "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        }
     procs: dict[str, list[subprocess.Popen[bytes]]] = {}
     results: dict[str, list[dict[str, float]]] = {"local": [], **{name: [] for name in clusters}}
     devices = 0
@@ -230,12 +244,15 @@ def main() -> None:
         common = ["-i", str(inventory), "--host-key-policy", "ignore"]
         half = max(1, args.workers // 2)
         modes = {"local": ["-w", str(args.workers)]}
+        envs = dict.fromkeys(("local", *addresses), env)
         for name, address in addresses.items():
             modes[name] = ["-w", str(half), "--scheduler", address, "--site-group", "sites"]
+            if "PYTHONPATH" in clusters[name]:
+                envs[name] = {**env, "PYTHONPATH": clusters[name]["PYTHONPATH"]}
         # One untimed run of each first: the simulator renders each device's outputs on first use,
         # the collectors import fabline's collector on their first task.
         for mode, extra in modes.items():
-            run_collect([*common, "-o", str(work / f"warm-up-{mode}"), *extra], env, work)
+            run_collect([*common, "-o", str(work / f"warm-up-{mode}"), *extra], envs[mode], work)
             shutil.rmtree(work / f"warm-up-{mode}")
         for run in range(args.runs):
             for mode, extra in modes.items():
@@ -244,7 +261,7 @@ def main() -> None:
                 sched_before = cpu(mine[:1])
                 workers_before = cpu(mine[1:])
                 sim_before = cpu([sim])
-                wall, collected, own, line = run_collect([*common, "-o", str(snap), *extra], env, work)
+                wall, collected, own, line = run_collect([*common, "-o", str(snap), *extra], envs[mode], work)
                 row = {
                     "wall_s": wall, "collect_s": collected, "client_cpu_s": own,
                     "scheduler_cpu_s": cpu(mine[:1]) - sched_before, "workers_cpu_s": cpu(mine[1:]) - workers_before,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -93,7 +94,7 @@ def dask_cluster(tmp: Path, sites: dict[str, str], capture: Path | None = None) 
             wdir.mkdir(exist_ok=True)
             proc = subprocess.Popen(
                 [sys.executable, "-m", "dask", "worker", "--scheduler-file", str(scheduler_file),
-                 "--host", "127.0.0.1", "--no-dashboard", "--no-nanny", "--nthreads", "8",
+                 "--host", "127.0.0.1", "--no-dashboard", "--no-nanny", "--nthreads", "2",
                  "--resources", f"{site}=1", "--name", name],
                 env=dict(base, **{PASSWORD_ENV: PASSWORD}), stdout=log, stderr=log, cwd=wdir,
             )  # fmt: skip
@@ -199,11 +200,8 @@ def test_distributed_snapshot_equals_local(lab: dict[str, Any]) -> None:
                   "--site-group", "sites", "--known-hosts", tmp / "kh-dist", env=_env())  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert "collected 8 devices" in run.stdout
-    # The collectors have 8 threads for the default 32 sessions: the run says so.
-    assert (
-        "fabline: warning: collector collector-a (site_a) runs 8 devices at once, not --workers 32: "
-        "start it with dask worker --nthreads 32"
-    ) in run.stderr
+    # A shard collects on threads of its own: the collectors' 2 Dask threads do not bound the sessions.
+    assert "warning" not in run.stderr
     local, dist = states(lab["local"]), states(tmp / "dist")
     assert set(dist) == {d.name for d in LAB.devices}
     assert dist == local
@@ -247,6 +245,43 @@ def test_password_never_crosses_the_scheduler(lab: dict[str, Any]) -> None:
     for path in (tmp / "dist-pw").rglob("*"):
         if path.is_file():
             assert PASSWORD not in path.read_text(errors="replace"), path
+
+
+def _queues_at(cluster: Cluster) -> list[str]:
+    client = cluster.client()
+    try:
+        return sorted(
+            client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.extensions["queues"].queues))
+        )
+    finally:
+        client.close()
+
+
+def test_one_streaming_task_per_collector_and_nothing_left_at_the_scheduler(lab: dict[str, Any]) -> None:
+    """A site's devices go to its collector as one task (a shard), not one each; they come back
+    through a queue that the run leaves behind neither at the scheduler nor on the collectors."""
+    tmp = lab["tmp"]
+    lab["capture"].write_bytes(b"")
+    run = fabline("collect", "-i", lab["inv"], "-o", tmp / "dist-shards", "--scheduler", lab["cluster"].address,
+                  "--site-group", "sites", "--known-hosts", tmp / "kh-shards", env=_env())  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    tasks = []
+    with lab["capture"].open("rb") as fh:
+        while fh.peek(1):
+            tasks.append(pickle.dumps(pickle.load(fh)))
+    # One collector per site: two tasks for the eight devices, each device in exactly one.
+    assert len(tasks) == 2, len(tasks)
+    for device in LAB.devices:
+        assert sum(device.name.encode() in task for task in tasks) == 1, device.name
+    assert states(tmp / "dist-shards") == states(lab["local"])
+    assert _queues_at(lab["cluster"]) == []
+    client = lab["cluster"].client()
+    try:
+        from fabline.collect.distributed import collecting_now
+
+        assert set(map(tuple, client.run(collecting_now).values())) == {()}
+    finally:
+        client.close()
 
 
 def test_site_without_collector_is_error_and_run_goes_on(lab: dict[str, Any]) -> None:
@@ -327,6 +362,17 @@ def written(snap: Path) -> set[str]:
     return {p.stem for p in (snap / "state").glob("*.json")}
 
 
+def in_session(client: Any, address: str, sim: Any, done: set[str]) -> set[str]:
+    """The devices the collector at ``address`` is collecting now, in a session, not written yet."""
+    from fabline.collect.distributed import collecting_now
+
+    try:
+        now = client.run(collecting_now, workers=[address]).get(address, [])
+    except Exception:  # the worker is going away
+        return set()
+    return {d for d in now if sim.devices[d].sessions and d not in done}
+
+
 def slow_hosts(prefix: str, n: int) -> list[synthetic.DeviceSpec]:
     return [
         synthetic.DeviceSpec(f"{prefix}-{i:02d}", "host", "linux", ports=1, rail_interfaces=["eth0"])
@@ -358,14 +404,11 @@ def test_collector_killed_mid_collection(tmp_path: Path) -> None:
             deadline = time.monotonic() + 120
             while len(killed) < 2 and time.monotonic() < deadline and proc.poll() is None:
                 done = written(snap)
-                processing = client.processing()
                 for name, prefix in (("a1", "a-"), ("b1", "b-")):
                     if name in killed or not any(n.startswith(prefix) for n in done):
                         continue
-                    # Kill only once the worker is in a session with a device it has not finished.
-                    keys = [str(key) for key in processing.get(addresses[name], ())]
-                    devices = {d for d in sim.devices if any(k.endswith(f"-{d}") for k in keys)}
-                    if any(sim.devices[d].sessions and d not in done for d in devices):
+                    # Kill only once the worker is in a session with a device it has not sent back.
+                    if in_session(client, addresses[name], sim, done):
                         os.kill(cluster.workers[name].pid, signal.SIGKILL)
                         cluster.workers[name].wait()
                         killed[name] = addresses[name]
@@ -452,29 +495,29 @@ def test_a_device_is_retried_once_then_error(tmp_path: Path) -> None:
             env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         killed: list[str] = []
+        caught: set[str] = set()  # in a session on the first collector killed
         retried: set[str] = set()
         client = cluster.client()
         try:
             addresses = {name: cluster.worker_address(client, name) for name in workers}
             deadline = time.monotonic() + 120
             while len(killed) < 2 and time.monotonic() < deadline and proc.poll() is None:
-                processing = client.processing()
                 for name in workers:
                     if name in killed:
                         continue
-                    keys = [str(key) for key in processing.get(addresses[name], ())]
                     # First kill: a worker in a session with a device; second kill: the other
-                    # worker once it is in a session with a device on its retry.
-                    wanted = [k for k in keys if k.endswith("-try2")] if killed else keys
-                    devices = {
-                        d for d in sim.devices if any(k.endswith((f"-{d}", f"-{d}-try2")) for k in wanted)
-                    }
-                    busy = {d for d in devices if sim.devices[d].sessions} - written(snap)
+                    # worker once it is in a session with one of those, on fabline's retry (the
+                    # retry shard waits for that collector to finish its own).
+                    busy = in_session(client, addresses[name], sim, written(snap))
+                    if killed:
+                        busy &= caught
                     if busy:
                         os.kill(cluster.workers[name].pid, signal.SIGKILL)
                         cluster.workers[name].wait()
                         killed.append(name)
-                        if len(killed) == 2:
+                        if len(killed) == 1:
+                            caught = busy
+                        else:
                             retried = busy
                         break
                 time.sleep(0.05)

@@ -1,29 +1,38 @@
 """Multi-site collection on Dask distributed: one collector per site, this process writes the snapshot.
 
 ``fabline collect ... --scheduler tcp://HOST:8786`` splits the inventory by site (the
-``fabline_site`` variable, or the child groups of the Ansible group ``--site-group`` names). Every
-device becomes one small Dask task, pinned to its site with a worker resource (a site's collector
-is started with ``dask worker ... --resources "site-a=1"``). On the worker, the task runs the
-existing collector for that device (:func:`fabline.collect.collector._safe_gather`, then
-:func:`fabline.collect.device.finish_device`, so parsing happens at the site too) and sends the
-finished device back, its state already serialized as the snapshot stores it
-(:class:`ShippedResult`). This process stays the snapshot's one writer: it writes each device as its
-result arrives (:func:`fabline.collect.finisher.write_result`) and reports it to the ordinary
-collection run, so the layout, the manifest and ``--resume`` are the ones of a local collection.
+``fabline_site`` variable, or the child groups of the Ansible group ``--site-group`` names). Each
+site's devices become a few long Dask tasks, *shards* (:func:`collect_shard`): one per collector of
+the site, pinned there with a worker resource (a site's collector is started with ``dask worker ...
+--resources "site-a=1"``, and a shard asks for all of it). A shard runs the existing collector for
+its devices, ``--workers`` at a time on threads of its own
+(:func:`fabline.collect.collector._safe_gather`, then :func:`fabline.collect.device.finish_device`,
+so parsing happens at the site too), and sends each device back as soon as it is finished, its
+state already serialized as the snapshot stores it (:class:`ShippedResult`), through a Dask queue at
+the scheduler: one message a device. This process stays the snapshot's one writer: it takes the
+devices from the queue as they arrive, writes each (:func:`fabline.collect.finisher.write_result`)
+and reports it to the ordinary collection run, so the layout, the manifest and ``--resume`` are
+the ones of a local collection.
 
-Why one task per device:
+Why shards that stream, and not a task per device (as until session 7): a Dask task costs about ten
+messages through the scheduler (submit, assign, started, finished, fetch, release...), about 6 ms
+of CPU a device over the scheduler, the collector and the client; a queued device costs one put
+and a share of a batched get, about 1.5 ms (docs/benchmarks.md). What a task per device gave is
+kept:
 
-- results stream back one device at a time, so nothing already collected is lost when a worker
-  dies later, and memory stays bounded (at most a window of tasks per site is submitted);
-- a worker that dies takes only its unfinished devices with it; fabline submits exactly those
-  once more, to the same site (its own retry, whatever the scheduler's
-  ``distributed.scheduler.allowed-failures``; the documented setting is 0, so that retry is the
-  only one and a device is tried on at most two collectors);
-- each task asks for ``1/workers`` of its site's resource, so one collector runs at most
-  ``--workers`` devices at once, like a local collection.
+- results stream back one device at a time, so nothing already received is lost when a collector
+  dies later, and memory stays bounded (the queue holds at most :func:`queue_slots` devices; a
+  collector waits while it is full);
+- a collector that dies takes only the devices of its shard the client has not received; fabline
+  puts exactly those in a new shard, once, for the same site (its own retry, whatever the
+  scheduler's ``distributed.scheduler.allowed-failures``; the documented setting is 0, so that
+  retry is the only one and a device is tried on at most two collectors; with a higher setting the
+  scheduler runs the whole shard again itself, and the devices received twice are written once);
+- a collector runs one shard at a time, so at most ``--workers`` devices at once, like a local
+  collection.
 
 What crosses the scheduler holds no secret: the device's address, port, user, key-file path and
-the one variable the collector reads (``rail_interfaces``), and for the password the *unrendered*
+the variables the collector reads (:data:`COLLECTOR_VARS`), and for the password the *unrendered*
 inventory text it comes from (``{{ lookup('env', 'FABRIC_PASSWORD') }}``), which the worker
 renders in its own environment. A password written in clear in the inventory is refused with
 ``--scheduler`` (it would travel in clear); the check looks for the password as this process
@@ -42,7 +51,9 @@ import queue
 import re
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -61,7 +72,7 @@ from fabline.collect.device import (
 )
 from fabline.collect.finisher import write_result
 from fabline.collect.profiles import Profile
-from fabline.collect.transports import Session, redact
+from fabline.collect.transports import Session
 from fabline.collect.writer import state_bytes, write_device
 from fabline.errors import ConfigError, FablineError
 from fabline.inventory import Device, HostVars, Inventory
@@ -77,10 +88,13 @@ COLLECTOR_VARS = ("rail_interfaces", ECMP_PREFIX_VAR)
 _PASSWORD_KEYS = ("ansible_password", "ansible_ssh_pass")
 # Dask parses "--resources site-a=1,gpu=2" on commas, blanks and '=': a site name is a plain word.
 _SITE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-# How often the run looks at the scheduler's worker list (sites left without a collector).
-_WATCH_S = 0.5
-# Finished devices fetched in one gather, at most.
-_BATCH = 256
+# How often the run looks at the scheduler's worker list (sites left without a collector): each
+# look is a call the scheduler answers with every worker's details.
+_WATCH_S = 2.0
+# How long the client waits for the next finished device before it looks at the shards again.
+_WAIT_S = 0.5
+# How long a collector waits to put a device in a full queue before it checks it is still wanted.
+_PUT_WAIT_S = 5.0
 #: Collectors a device is tried on: the first, and fabline's one retry when that collector died.
 TRIES = 2
 
@@ -266,6 +280,13 @@ _factories_lock = threading.Lock()
 #: scheduler removed the collector with its devices. A collector stops it on its first task.
 _PROFILER_CALLBACKS = ("profile", "profile-cycle")
 _profiler_stopped: set[str] = set()  # worker addresses
+#: The devices this collector is collecting now, not yet sent back (what :func:`collecting_now` reports).
+collecting: set[str] = set()
+
+
+def collecting_now() -> list[str]:
+    """The devices this process is collecting for a shard now, not yet sent back (``client.run`` it)."""
+    return sorted(collecting)
 
 
 @dataclass
@@ -290,15 +311,45 @@ class ShippedResult(DeviceResult):
         return cls(**kept, state_json=state_bytes(result.state), state_schema=schema_fingerprint())
 
 
-def collect_remote(remote: RemoteDevice, options: CollectOptions) -> ShippedResult:
-    """Run on a site's Dask worker: collect and parse one device, return it finished (:class:`ShippedResult`).
+@dataclass(frozen=True)
+class Shard:
+    """One long Dask task: some of a site's devices, collected by one collector, streamed back.
 
-    The password is rendered here, in the worker's environment. One session factory (so one
-    host-key store, ``--known-hosts`` being a path on the worker) serves every task of a run.
+    Attributes:
+        site: The site (a Dask worker resource: the task asks for all of it, so a collector
+            started with ``--resources "site=1"`` runs one shard at a time).
+        devices: The devices, collected ``--workers`` at a time on the collector's own threads.
+        queue: The Dask queue (at the scheduler) each finished device is put in, as soon as it is
+            finished: one message a device, where a task per device cost about ten.
     """
-    from distributed import get_worker
+
+    site: str
+    devices: tuple[RemoteDevice, ...]
+    queue: str
+
+
+class ShardAbandoned(Exception):
+    """The client no longer wants this shard (cancelled, or gone): stop starting devices."""
+
+
+def collect_shard(shard: Shard, options: CollectOptions) -> int:
+    """Run on a site's Dask worker: collect and parse the shard's devices, stream each back finished.
+
+    Each device, once parsed, is put in the shard's Dask queue as the pickled
+    :class:`ShippedResult` (the client takes it from there and writes it); the put returns once
+    the scheduler holds it, so a device the client has not received is one this collector did
+    not finish. The devices are collected on ``--workers`` threads of the shard's own; before
+    starting each device the shard checks that the client still wants it (a cancelled task stops
+    starting devices). The password is rendered here, in the worker's environment. Returns the
+    number of devices sent.
+
+    Raises:
+        Exception: The first failure to send a device back (the shard stops starting devices).
+    """
+    from distributed import Queue, get_client, get_worker
 
     dask_worker = get_worker()
+    key = dask_worker.get_current_task()
     worker = dask_worker.address
     with _factories_lock:
         factory = _factories.get(options)
@@ -308,6 +359,52 @@ def collect_remote(remote: RemoteDevice, options: CollectOptions) -> ShippedResu
         _profiler_stopped.add(worker)
     if first:
         _stop_profiler(dask_worker)
+    results: Any = Queue(shard.queue, client=get_client(), maxsize=queue_slots(options))  # type: ignore[no-untyped-call]
+    failures: list[BaseException] = []
+
+    def wanted() -> bool:
+        ts = dask_worker.state.tasks.get(key)
+        return ts is not None and ts.state != "cancelled"
+
+    def one(remote: RemoteDevice) -> bool:
+        if failures or not wanted():
+            return False
+        name = remote.device.name
+        collecting.add(name)
+        try:
+            payload = pickle.dumps(_collect_one(remote, factory, options, worker), pickle.HIGHEST_PROTOCOL)
+            while True:  # the queue is full while the client writes: wait, unless it gave up on us
+                try:
+                    results.put(payload, timeout=_PUT_WAIT_S)
+                    return True
+                except TimeoutError:
+                    if not wanted():
+                        raise ShardAbandoned(shard.site) from None
+        except BaseException as exc:
+            failures.append(exc)
+            raise
+        finally:
+            collecting.discard(name)
+
+    sent = 0
+    try:
+        threads = max(1, min(options.workers, len(shard.devices)))
+        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="fabline-collect") as pool:
+            for future in [pool.submit(one, r) for r in shard.devices]:
+                with contextlib.suppress(BaseException):
+                    sent += future.result()
+    finally:
+        with contextlib.suppress(Exception):
+            results.close()
+    if failures:
+        raise failures[0]
+    return sent
+
+
+def _collect_one(
+    remote: RemoteDevice, factory: Callable[[Device, Profile], Session], options: CollectOptions, worker: str
+) -> ShippedResult:
+    """Collect and parse one device on this collector: :class:`ShippedResult`, its state as bytes."""
     try:
         device = remote.resolve()
     except ConfigError as exc:
@@ -322,6 +419,11 @@ def collect_remote(remote: RemoteDevice, options: CollectOptions) -> ShippedResu
     result = finish_device(gathered)
     result.extra = {"site": remote.site, "collector": worker}
     return ShippedResult.of(result)
+
+
+def queue_slots(options: CollectOptions) -> int:
+    """Finished devices the scheduler holds for the client at most (a collector waits beyond that)."""
+    return 4 * options.workers
 
 
 def _write(out: Path, result: DeviceResult) -> DeviceResult:
@@ -450,7 +552,7 @@ def _site_workers(client: Any) -> dict[str, set[str]]:
 
 
 class _Run:
-    """One distributed collection: per-site windows of tasks, results written as they arrive."""
+    """One distributed collection: a shard per collector of each site, devices received one by one."""
 
     def __init__(
         self, backend: DaskBackend, todo: list[Device], out: Path, report: Callable[[DeviceResult], None]
@@ -464,178 +566,148 @@ class _Run:
         for device in todo:
             remote = backend.remote[device.name]
             self.pending[remote.site].append(remote)
-        self.inflight: dict[Any, RemoteDevice] = {}
-        self.tries: collections.Counter[str] = collections.Counter()  # device -> submissions
-        self.per_site: collections.Counter[str] = collections.Counter()
-        self.completed: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.sites = list(self.pending)
+        self.shards: dict[Any, Shard] = {}  # shard future -> shard
+        self.expected: dict[str, Any] = {}  # device not received yet -> the future of its shard
+        self.tries: collections.Counter[str] = collections.Counter()  # device -> shards it was in
+        self.per_site: collections.Counter[str] = collections.Counter()  # devices in shards, not received
+        self.ended: queue.SimpleQueue[Any] = queue.SimpleQueue()  # shard futures, as they end
         self.orphaned_since: dict[str, float] = {}
         self.lost: dict[str, set[str]] = collections.defaultdict(set)  # site -> workers seen, then gone
         self.seen: dict[str, set[str]] = {}
         self.warnings: list[str] = []
         self.token = now_iso().replace(":", "")
-        # Each task asks for this share of its site's resource: a collector started with
-        # "--resources site=1" runs at most --workers devices at once.
-        self.share = 1.0 / self.options.workers
+        self.numbered = 0
+        self.results: Any = None
 
     def run(self) -> list[str]:
+        from distributed import Queue
+
         workers = _site_workers(self.client)
-        self.seen = {site: set(workers.get(site, ())) for site in self.pending}
-        self.warnings.extend(self._few_threads())
-        for site in list(self.pending):
+        self.seen = {site: set(workers.get(site, ())) for site in self.sites}
+        for site in self.sites:
             if not workers.get(site):
                 self._give_up(
                     site, f"no collector for site {site} (no Dask worker advertises the resource {site!r})"
                 )
+        name = f"fabline-collect-{self.token}-{uuid.uuid4().hex[:8]}"
+        self.results = Queue(name, client=self.client, maxsize=queue_slots(self.options))  # type: ignore[no-untyped-call]
         last_watch = time.monotonic()
         try:
-            while self.inflight or any(self.pending.values()):
-                self._top_up(workers)
-                # Whatever finished meanwhile is fetched in one gather (one round trip, not one each).
-                batch: list[Any] = []
-                with contextlib.suppress(queue.Empty):
-                    batch.append(self.completed.get(timeout=_WATCH_S))
-                    while len(batch) < _BATCH:
-                        batch.append(self.completed.get_nowait())
-                if batch:
-                    self._handle(batch)
+            while self.shards or any(self.pending.values()):
+                self._submit(workers)
+                self._receive(wait=True)
+                self._ended()
                 now = time.monotonic()
                 if now - last_watch >= _WATCH_S:
                     last_watch = now
                     workers = self._watch(now)
         except BaseException:
-            for future in self.inflight:
-                future.cancel()
+            if self.shards:
+                with contextlib.suppress(Exception):
+                    self.client.cancel(list(self.shards))
             raise
+        finally:
+            with contextlib.suppress(Exception):
+                self.results.close()
         return self.warnings
 
-    def _few_threads(self) -> list[str]:
-        """A warning per collector of these sites with fewer threads than --workers (each session holds one)."""
-        out = []
-        info = self.client.scheduler_info(n_workers=-1).get("workers") or {}
-        for address, worker in sorted(info.items()):
-            sites = sorted(set(worker.get("resources") or {}) & set(self.pending))
-            threads = int(worker.get("nthreads") or 0)
-            if sites and threads < self.options.workers:
-                out.append(
-                    f"collector {worker.get('name', address)} ({', '.join(sites)}) runs {threads} devices at once, "
-                    f"not --workers {self.options.workers}: start it with dask worker --nthreads {self.options.workers}"
-                )
-        return out
-
-    def _window(self, workers: Mapping[str, set[str]], site: str) -> int:
-        # Two tasks per slot of every collector of the site: the next device is already on the
-        # worker when one finishes, and a 15k-device site is never 15k queued tasks.
-        return 2 * self.options.workers * max(1, len(workers.get(site, ())))
-
-    def _top_up(self, workers: Mapping[str, set[str]]) -> None:
+    def _submit(self, workers: Mapping[str, set[str]]) -> None:
+        """The devices waiting for a collector, as shards: one per collector of the site not busy with one."""
         if self.client.status != "running":
             return  # reconnecting to the scheduler, or given up on it (_watch decides)
         for site, waiting in self.pending.items():
-            room = min(len(waiting), self._window(workers, site) - self.per_site[site])
-            if room <= 0:
+            if not waiting:
                 continue
-            batch = [waiting.popleft() for _ in range(room)]
-            keys = []
-            for r in batch:
-                self.tries[r.device.name] += 1
-                again = self.tries[r.device.name]
-                keys.append(
-                    f"fabline-collect-{self.token}-{r.device.name}" + (f"-try{again}" if again > 1 else "")
+            busy = sum(1 for shard in self.shards.values() if shard.site == site)
+            count = max(1, min(len(waiting), len(workers.get(site, ())) - busy))
+            devices = list(waiting)
+            waiting.clear()
+            for i in range(count):
+                shard = Shard(site, tuple(devices[i::count]), self.results.name)  # switches and hosts mixed
+                again = max(self.tries[r.device.name] for r in shard.devices) + 1
+                self.numbered += 1
+                key = f"fabline-shard-{self.token}-{site}-{self.numbered}" + (
+                    f"-try{again}" if again > 1 else ""
                 )
-            # One graph per top-up: the scheduler takes a batch of tasks in one message.
-            futures = self.client.map(
-                collect_remote,
-                batch,
-                options=self.options,
-                key=keys,
-                resources={site: self.share},
-                pure=False,
-            )
-            for future, remote in zip(futures, batch, strict=True):
-                self.inflight[future] = remote
-                future.add_done_callback(self.completed.put)
-            self.per_site[site] += len(batch)
+                future = self.client.submit(
+                    collect_shard, shard, self.options, key=key, resources={site: 1}, pure=False
+                )
+                self.shards[future] = shard
+                for remote in shard.devices:
+                    self.tries[remote.device.name] += 1
+                    self.expected[remote.device.name] = future
+                self.per_site[site] += len(shard.devices)
+                future.add_done_callback(self.ended.put)
 
-    def _handle(self, batch: list[Any]) -> None:
-        mine = [(f, self.inflight.pop(f)) for f in batch if f in self.inflight]  # others: given up
-        finished = [f for f, _ in mine if f.status == "finished"]
-        fetched: dict[Any, DeviceResult] = {}
-        if finished:
-            with contextlib.suppress(Exception):  # one was lost meanwhile: fetched one by one below
-                fetched = dict(zip(finished, self._gather(finished), strict=True))
-        for future, remote in mine:
-            self.per_site[remote.site] -= 1
-            result = fetched.get(future)
-            if result is None and future.status == "finished":
-                with contextlib.suppress(Exception):  # not in the batch: fetched on its own
-                    result = future.result(timeout=self.options.timeout)
-            lost = result is None and (future.status == "finished" or self._collector_died(future))
-            if lost and self.tries[remote.device.name] < TRIES:
-                # fabline's own retry: once, on whichever collector of the site the scheduler picks.
-                future.release()
-                self.pending[remote.site].appendleft(remote)
-                continue
-            if result is None:
-                result = self._outcome(future, remote)
-            future.release()
+    def _receive(self, wait: bool) -> None:
+        """Write every finished device the queue holds (waiting up to a watch period for the first)."""
+        if self.client.status != "running":
+            if wait:
+                time.sleep(_WAIT_S)
+            return
+        payloads: list[bytes] = []
+        with contextlib.suppress(Exception):  # nothing came (a timeout), or the scheduler is gone (_watch)
+            if wait:
+                payloads.append(self.results.get(timeout=_WAIT_S))
+            payloads.extend(self.results.get(batch=True))
+        for payload in payloads:
+            result: ShippedResult = pickle.loads(payload)
+            future = self.expected.pop(result.name, None)
+            if future is None:
+                continue  # sent twice (a shard the scheduler ran again), or its site was given up
+            self.per_site[self.shards[future].site] -= 1
             self.report(_write(self.out, result))
 
-    def _gather(self, futures: list[Any]) -> list[DeviceResult]:
-        """The results of finished futures in one round trip, or TimeoutError after ``--timeout``.
-
-        A result held only by a collector that has died meanwhile is computed again by the
-        scheduler on another collector of the site; with none left, a plain gather would wait for
-        it forever.
-        """
-
-        async def fetch() -> list[DeviceResult]:
-            results: list[DeviceResult] = await self.client.gather(futures, asynchronous=True)
-            return results
-
-        results: list[DeviceResult] = self.client.sync(fetch, callback_timeout=self.options.timeout)
-        return results
+    def _ended(self) -> None:
+        """Shards that ended: their devices not received are retried once on the site, or ``error``."""
+        while True:
+            try:
+                future = self.ended.get_nowait()
+            except queue.Empty:
+                return
+            shard = self.shards.get(future)
+            if shard is None:
+                continue  # given up meanwhile
+            self._receive(wait=False)  # what it sent before it ended is in the queue: take it first
+            del self.shards[future]
+            left = [r for r in shard.devices if self.expected.get(r.device.name) is future]
+            for remote in left:
+                del self.expected[remote.device.name]
+            self.per_site[shard.site] -= len(left)
+            retry = self._collector_died(future) or future.status == "finished"
+            reason = self._why(shard.site, future) if left else ""
+            future.release()
+            for remote in left:
+                if retry and self.tries[remote.device.name] < TRIES:
+                    # fabline's own retry: once, on whichever collector of the site the scheduler picks.
+                    self.pending[shard.site].append(remote)
+                else:
+                    self.report(write_result(self.out, failed_result(remote, reason)))
 
     @staticmethod
     def _collector_died(future: Any) -> bool:
-        """Whether the future failed because its collector died while running it, or lost its result."""
+        """Whether the shard failed because its collector died while running it."""
         from distributed import KilledWorker
 
         if future.status in ("lost", "pending"):
-            return True  # finished, but the collector holding its result died before it was fetched
+            return True
         return bool(future.status == "error" and isinstance(future.exception(), KilledWorker))
 
-    def _outcome(self, future: Any, remote: RemoteDevice) -> DeviceResult:
-        """The device of a future that did not come back in a batch: its result, or why not."""
+    def _why(self, site: str, future: Any) -> str:
+        """Why a device of this ended shard did not come back (the second time, for a retried one)."""
+        if self._collector_died(future):
+            return f"site {site}: its collector died while collecting it, and again on fabline's one retry"
         if future.status == "finished":
-            try:
-                result: DeviceResult = future.result(timeout=self.options.timeout)
-                return result
-            except Exception:  # its result was lost with its collector
-                return failed_result(
-                    remote,
-                    f"site {remote.site}: its result was lost with its collector, and again on fabline's one retry",
-                )
-        if future.status == "error":
-            return failed_result(remote, self._why(remote, future.exception()))
-        if future.status in ("lost", "pending"):
-            return failed_result(
-                remote,
-                f"site {remote.site}: its result was lost with its collector, and again on fabline's one retry",
-            )
-        return failed_result(
-            remote, f"site {remote.site}: the task was cancelled (the Dask scheduler went away?)"
-        )
-
-    def _why(self, remote: RemoteDevice, exc: BaseException | None) -> str:
-        from distributed import KilledWorker
-
-        if isinstance(exc, KilledWorker):
             return (
-                f"site {remote.site}: its collector died while collecting it, and again on fabline's one "
-                "retry"
+                f"site {site}: its collector ended without sending it back, and again on fabline's one retry"
             )
+        if future.status == "cancelled":
+            return f"site {site}: the task was cancelled (the Dask scheduler went away?)"
+        exc = future.exception()
         text = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}"
-        return redact(f"site {remote.site}: the collector failed: {text}", remote.device.password)
+        # A device's own failures are in its state (redacted on the collector); this is the shard's.
+        return f"site {site}: the collector failed: {text}"
 
     def _watch(self, now: float) -> dict[str, set[str]]:
         """The scheduler's worker list; a site with work and no collector left is given up after a grace."""
@@ -644,7 +716,7 @@ class _Run:
         except Exception:
             workers = {}
         if self.client.status not in ("running", "connecting"):
-            for site in list(self.pending):
+            for site in self.sites:
                 self._give_up(site, f"site {site}: lost the Dask scheduler at {self.backend.address}")
             return workers
         for site, seen in self.seen.items():
@@ -665,18 +737,22 @@ class _Run:
 
     def _give_up(self, site: str, reason: str) -> None:
         """Every device of a site still to do ends as ``error`` with the reason; the run goes on."""
-        doomed = [f for f, r in self.inflight.items() if r.site == site]
+        doomed = [f for f, shard in self.shards.items() if shard.site == site]
         if doomed:
-            self.client.cancel(doomed)
+            with contextlib.suppress(Exception):
+                self.client.cancel(doomed)
+        left: list[RemoteDevice] = []
         for future in doomed:
-            remote = self.inflight.pop(future)
-            self.per_site[site] -= 1
+            shard = self.shards.pop(future)
+            left.extend(r for r in shard.devices if self.expected.get(r.device.name) is future)
+        for remote in left:
+            del self.expected[remote.device.name]
+        self.per_site[site] -= len(left)
+        left.extend(self.pending.pop(site, collections.deque()))
+        for remote in left:
             self.report(write_result(self.out, failed_result(remote, reason)))
-        waiting = self.pending.pop(site, collections.deque())
-        for remote in waiting:
-            self.report(write_result(self.out, failed_result(remote, reason)))
-        if doomed or waiting:
-            self.warnings.append(f"{reason}: {len(doomed) + len(waiting)} devices not collected")
+        if left:
+            self.warnings.append(f"{reason}: {len(left)} devices not collected")
 
 
 def dask_backend(
