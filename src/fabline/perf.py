@@ -300,6 +300,82 @@ _OWN_PROCESS = False
 _KEPT: list[object] = []
 
 
+class ForkedCall:
+    """A function running in a forked child, its pickled return value coming back through a pipe.
+
+    Made by :func:`fork_call`. :meth:`result` waits for the child and returns what the function
+    returned, or None when it raised or the child died (the caller then does the work itself, and
+    any error is raised and said where it always is). :meth:`cancel` ends the child (SIGTERM).
+    """
+
+    def __init__(self, pid: int, read_end: int) -> None:
+        self._pid = pid
+        self._read_end = read_end
+        self._done = False
+
+    def result(self) -> Any:
+        """The child's return value (None if it raised or died); waits for the child to end."""
+        import pickle
+
+        try:
+            with os.fdopen(self._read_end, "rb") as got:
+                data = got.read()
+        finally:
+            self._reap()
+        return pickle.loads(data) if data else None  # our own child's bytes, through our own pipe
+
+    def cancel(self) -> None:
+        """End the child without waiting for its result."""
+        if not self._done:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._pid, 15)
+            with contextlib.suppress(OSError):
+                os.close(self._read_end)
+            self._reap()
+
+    def _reap(self) -> None:
+        if not self._done:
+            self._done = True
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self._pid, 0)
+
+
+def fork_call(func: Callable[[], Any]) -> ForkedCall:
+    """Run ``func()`` in a forked child while this process goes on; collect it with ``result()``.
+
+    A plain fork and a pipe, no thread in this process, so a ``func`` that forks its own worker
+    pool (a whole check) does so from a one-thread process. The child leaves with ``os._exit``,
+    without this process's exit handlers. Only where :func:`can_fork` says so.
+
+    Example:
+        >>> call = fork_call(lambda: sum(range(10)))
+        >>> call.result()
+        45
+        >>> fork_call(lambda: 1 / 0).result() is None
+        True
+    """
+    import pickle
+
+    read_end, write_end = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child
+        try:
+            os.close(read_end)
+            try:
+                value = func()
+                data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL) if value is not None else b""
+            except BaseException:  # the parent does the work again and says the error
+                data = b""
+            with os.fdopen(write_end, "wb") as out:
+                out.write(data)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    return ForkedCall(pid, read_end)
+
+
 def own_process(own: bool) -> None:
     """Say whether this process runs only the command line being run (the ``fabline`` script,
     ``python -m fabline``), not a caller's program (tests, an embedding application).
@@ -352,10 +428,12 @@ __all__ = [
     "PARALLEL_MIN_RESULTS",
     "WORKER_DIED",
     "ForkPool",
+    "ForkedCall",
     "GcSweeper",
     "can_fork",
     "finish",
     "finish_workers",
+    "fork_call",
     "fork_context",
     "fork_executor",
     "fork_pool",

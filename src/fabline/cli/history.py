@@ -362,44 +362,22 @@ def check_both_sides(
     two checks in a row (each check is the same run either way); a forked check that failed is
     done again here, so its error is raised and said as it always is.
     """
-    import os
-    import pickle
-
-    from fabline.perf import can_fork, worker_count
+    from fabline.perf import can_fork, fork_call, worker_count
     from fabline.snapshot import Snapshot
 
     if worker_count(len(Snapshot(after.snapshot).device_names())) <= 1 or not can_fork(alone=True):
         _check_side(after, inventory, baselines, checks_dir, fail_on, before.snapshot)
         _check_side(before, inventory, baselines, checks_dir, fail_on)
         return before
-    read_end, write_end = os.pipe()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:  # the child: check BEFORE, send it back, leave without the parent's exit handlers
-        try:
-            os.close(read_end)
-            checked = _checked_side(before, inventory, baselines, checks_dir, fail_on)
-            data = pickle.dumps(checked, protocol=pickle.HIGHEST_PROTOCOL) if checked is not None else b""
-            with os.fdopen(write_end, "wb") as out:
-                out.write(data)
-        finally:
-            os._exit(0)
-    os.close(write_end)
-    data = b""
+    call = fork_call(lambda: _checked_side(before, inventory, baselines, checks_dir, fail_on))
     try:
         _check_side(after, inventory, baselines, checks_dir, fail_on, before.snapshot)
-        with os.fdopen(read_end, "rb") as got:
-            data = got.read()
     except BaseException:
-        os.kill(pid, 15)  # SIGTERM: its result is not wanted
+        call.cancel()  # its result is not wanted
         raise
-    finally:
-        os.waitpid(pid, 0)
-    if data:
-        checked = pickle.loads(data)  # our own child's bytes, through our own pipe
-        if isinstance(checked, Side):
-            return checked
+    checked = call.result()
+    if isinstance(checked, Side):
+        return checked
     _check_side(before, inventory, baselines, checks_dir, fail_on)
     return before
 
