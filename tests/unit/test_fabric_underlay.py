@@ -229,3 +229,25 @@ def test_partner_reads_addresses_as_ipaddress_does() -> None:
     texts += ["10.0.0.1\n", "1.1.1", "1.1.1.1.1", "", "...", "swp51", "fe80::1", "1.1.1.1%eth0", "Ethernet0"]
     assert [_partner(t) for t in texts] == [reference(t) for t in texts]
     assert _partner("10.128.0.1") == "10.128.0.0" and _partner("10.128.0.254") == "10.128.0.255"
+
+
+def test_bgp_view_sessions_are_plain_named_tuples() -> None:
+    """Sessions built without the named tuple's __new__ are the same Session objects, names as text."""
+    from fabline.checks import DeviceContext
+    from fabline.checks.fabric.underlay import Session, bgp_view
+    from fabline.state import Invalid
+
+    neighbors = {
+        "10.0.0.1": {"remote_asn": 65001, "state": "established", "description": "spine-1", "hostname": "s1"},
+        "swp1": {"remote_asn": "x", "state": Invalid("bgp.neighbors.swp1.state", "bad"), "admin_down": True,
+                 "hostname": Invalid("bgp.neighbors.swp1.hostname", "bad")},
+        "skip": "not a mapping",
+    }  # fmt: skip
+    ctx = DeviceContext("leaf1", "sonic", "leaf", (), {}, {"bgp": {"asn": 65000, "neighbors": neighbors}}, {})  # type: ignore[typeddict-item]
+    view = bgp_view(ctx)
+    assert view.sessions == (
+        Session("10.0.0.1", 65001, "established", False, ("spine-1", "s1")),
+        Session("swp1", None, "bgp.neighbors.swp1.state is invalid (bad)", True, ("bgp.neighbors.swp1.hostname is invalid (bad)",)),
+    )  # fmt: skip
+    assert all(type(s) is Session for s in view.sessions)
+    assert type(view.sessions[1].names[0]) is str and view.sessions[0].key == "10.0.0.1"

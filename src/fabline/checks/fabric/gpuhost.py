@@ -52,7 +52,7 @@ def rail_nics(device: DeviceContext) -> list[tuple[int, str, Interface | None]]:
     out = []
     for i, name in enumerate(rails):
         body = ifaces.get(str(name))
-        out.append((i, str(name), body if isinstance(body, Mapping) else None))
+        out.append((i, str(name), body if type(body) is dict or isinstance(body, Mapping) else None))
     return out
 
 

@@ -654,9 +654,11 @@ def flap_age_s(body: Mapping[str, Any], collected_at: float | None) -> float | N
         (600.0, 42.0)
     """
     age = body.get("last_flap_age_s")
+    when = body.get("last_flap_epoch_s")
+    if age is None and when is None:  # most ports of most platforms: neither is told
+        return None
     if isinstance(age, (int, float)) and not isinstance(age, bool):
         return float(age)
-    when = body.get("last_flap_epoch_s")
     if isinstance(when, (int, float)) and not isinstance(when, bool) and collected_at is not None:
         return max(0.0, collected_at - float(when))
     return None
@@ -690,7 +692,9 @@ class LinkFlapsCheck(Check[FlapParams]):
         ifaces = device.interfaces  # a property: read once
         for name in natural_order(ifaces):
             body = ifaces[name]
-            if not isinstance(body, Mapping):
+            if type(body) is not dict and not isinstance(
+                body, Mapping
+            ):  # a dict first: the ABC check is slow
                 continue
             age = flap_age_s(body, collected)
             if age is None and device.previous is None:

@@ -50,6 +50,9 @@ class Session(NamedTuple):
     names: tuple[str, ...]  # description and announced hostname: hints at the peer device
 
 
+_new_tuple = tuple.__new__
+
+
 class BgpView(NamedTuple):
     """A switch's BGP projection (``has_bgp`` False: the state has no ``bgp`` object)."""
 
@@ -81,17 +84,25 @@ def _bgp_view(device: DeviceContext) -> BgpView:
         sessions = []
         neighbors = bgp.get("neighbors")
         for key, body in (neighbors if isinstance(neighbors, Mapping) else {}).items():
-            if not isinstance(body, Mapping):
+            if type(body) is not dict and not isinstance(body, Mapping):
                 continue
             remote = body.get("remote_asn")
-            names = tuple(str(body[k]) for k in ("description", "hostname") if isinstance(body.get(k), str))
+            described, hostname, state = body.get("description"), body.get("hostname"), body.get("state")
+            names = ((str(described),) if isinstance(described, str) else ()) + (
+                (str(hostname),) if isinstance(hostname, str) else ()
+            )
+            # A Session built as the tuple it is (its generated __new__ costs a Python call; a
+            # switch has a session per spine or leaf).
             sessions.append(
-                Session(
-                    str(key),
-                    remote if type(remote) is int else None,
-                    body.get("state") if isinstance(body.get("state"), str) else None,
-                    body.get("admin_down") is True,
-                    names,
+                _new_tuple(
+                    Session,
+                    (
+                        str(key),
+                        remote if type(remote) is int else None,
+                        state if isinstance(state, str) else None,
+                        body.get("admin_down") is True,
+                        names,
+                    ),
                 )
             )
         ecmp = bgp.get("ecmp")
