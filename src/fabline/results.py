@@ -432,16 +432,22 @@ class PassBlock(Result):
     A check over a large fabric yields one of these per device instead of one :class:`Result` per
     passing port; :meth:`ResultStore.extend` keeps it as a block, and iterating the store gives the
     same ``pass`` results (``expected`` shared, no ``actual``). Seen outside a store it is one
-    ``pass`` result with no subject.
+    ``pass`` result with no subject. A tuple of subjects is stored as it is: checks that pass the
+    same subjects on a device can share one (kept, pickled and loaded once).
     """
 
     __slots__ = ("subjects",)
 
     def __init__(
-        self, check: str, device: str, severity: Severity, subjects: list[str | None], expected: Any = None
+        self,
+        check: str,
+        device: str,
+        severity: Severity,
+        subjects: Sequence[str | None],
+        expected: Any = None,
     ) -> None:
         super().__init__(check, device, None, Status.PASS, severity, expected)
-        self.subjects: list[Any] = subjects
+        self.subjects: Sequence[Any] = subjects
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled as the constructor's arguments (:meth:`Result.__reduce__`)."""

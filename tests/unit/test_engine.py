@@ -740,9 +740,9 @@ _HalfwayCheck.__module__ = "site_checks.halfway"
 
 
 def test_fabric_checks_over_workers_give_identical_results(tmp_path: Path) -> None:
-    """The fabric checks run in forked workers with jobs > 1 (graphless ones while the link graph
-    is built): the same results in the same order, the same notes, errors and grouped problems,
-    and the graph the grouping reads, as in one process.
+    """The fabric checks run in forked workers with jobs > 1 (forked once the link graph is
+    built): the same results in the same order, the same notes, errors and grouped problems, and
+    the graph the grouping reads, as in one process.
     """
     import os
 

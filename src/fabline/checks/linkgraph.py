@@ -420,13 +420,36 @@ class LinkGraphs:
     def __init__(
         self, views: Mapping[str, DeviceView], devices: Mapping[str, PeerSummary], *, projected: bool = True
     ) -> None:
-        self.views = views
+        self.views: dict[str, DeviceView] = {}
         self.devices = devices
         self.projected = projected
+        #: Each device's ports as :class:`PortView` s, and by canonical name and alias (:meth:`add`).
+        self._ports: dict[str, tuple[PortView, ...]] = {}
+        self._indexes: dict[str, dict[str, PortView]] = {}
         self._graphs: dict[tuple[str, ...], LinkGraph] = {}
         self._last: LinkGraph | None = None
         #: The ``ignore_peers`` patterns of the graph asked for last (None: none asked yet).
         self.asked: tuple[str, ...] | None = None
+        self.add(views)
+
+    def add(self, views: Mapping[str, DeviceView]) -> None:
+        """Take more devices' views (the engine adds each worker's part as it arrives).
+
+        Their ports become :class:`PortView` s and are indexed by name here, so the graph's build
+        only pairs them: done while the workers still check devices, this costs the run little.
+        """
+        make = functools.partial(tuple.__new__, PortView)
+        canon = canonical_port
+        with paused_gc():
+            for name, view in views.items():
+                self.views[name] = view
+                converted = self._ports[name] = tuple(map(make, view.ports))
+                # A port's name wins (the last port of that name); an alias only fills a key no
+                # name has (the first port with that alias).
+                aliased = [(canon(p[19]), p) for p in converted if p[19]]
+                index = dict(reversed(aliased)) if aliased else {}
+                index.update(zip(map(canon, [p[0] for p in converted]), converted, strict=True))
+                self._indexes[name] = index
 
     def graph(self, ignore_peers: Iterable[str] = ()) -> LinkGraph:
         """The run's link graph (built on the first call for these ``ignore_peers``, then the same object).
@@ -451,7 +474,9 @@ class LinkGraphs:
         graph = self._graphs.get(patterns)
         if graph is None:
             with paused_gc():  # a million new containers, no cycles: the collector would rescan the heap
-                graph = self._graphs[patterns] = _build(self.views, self.devices, patterns)
+                graph = self._graphs[patterns] = _build(
+                    dict(self._ports), dict(self._indexes), self.devices, patterns
+                )
         return graph
 
     def built(self) -> LinkGraph | None:
@@ -460,23 +485,15 @@ class LinkGraphs:
 
 
 def _build(
-    projected: Mapping[str, DeviceView], devices: Mapping[str, PeerSummary], ignore: tuple[str, ...]
+    views: dict[str, tuple[PortView, ...]],
+    ports: dict[str, dict[str, PortView]],
+    devices: Mapping[str, PeerSummary],
+    ignore: tuple[str, ...],
 ) -> LinkGraph:
     # Written for 800k link ends: locals for every call, the port views' fields by position
-    # (0 name, 1 peer, 2 peer_port, 3 peer_port_alt, 19 alias), dicts built by C loops.
+    # (1 peer, 2 peer_port, 3 peer_port_alt; 0 name in q[0]), fewer dict look-ups.
     by_lower = {name.lower(): name for name in devices}
-    ports: dict[str, dict[str, PortView]] = {}
-    views: dict[str, tuple[PortView, ...]] = {}
-    make = functools.partial(tuple.__new__, PortView)
     canon = canonical_port
-    for name, view in projected.items():
-        converted = views[name] = tuple(map(make, view.ports))
-        # A port's name wins (the last port of that name); an alias only fills a key no name has
-        # (the first port with that alias).
-        aliased = [(canon(p[19]), p) for p in converted if p[19]]
-        index = dict(reversed(aliased)) if aliased else {}
-        index.update(zip(map(canon, [p[0] for p in converted]), converted, strict=True))
-        ports[name] = index
     ends: dict[str, list[End]] = {}
     first: dict[int, tuple[str, PortView, str, PortView]] = {}  # id(q) -> (claimant, its port, q's device, q)
     more: dict[int, list[tuple[str, PortView]]] = {}  # id(q) -> the other claimants (contested ports)

@@ -27,7 +27,7 @@ from fabline.checks import (
     FabricContext,
     natural_order,
 )
-from fabline.checks.linkgraph import DeviceView, LinkGraphs, Projector
+from fabline.checks.linkgraph import LinkGraphs, Projector
 from fabline.engine.parallel import (
     FabricGroup,
     FabricOutcome,
@@ -209,7 +209,7 @@ class Engine:
             c.check.id: {} for c in self.pychecks if c.check.scope == "fabric"
         }
         summaries: dict[str, DeviceSummary] = {}
-        views: dict[str, DeviceView] = {}
+        links = LinkGraphs({}, summaries, projected=self.uses_links)
         n_jobs = choose_jobs(jobs, len(devices))
         for part in run_parts(work, n_jobs):
             results.merge(part.results)
@@ -217,7 +217,7 @@ class Engine:
             warnings.extend(part.warnings)
             for check_id, values in part.collected.items():
                 collected[check_id].update(values)
-            views.update(part.views)
+            links.add(part.views)  # ports converted and indexed while the workers go on
             for dev, row, readable in zip(devices[part.lo : part.hi], part.rows, part.readable, strict=True):
                 summaries[dev.name] = DeviceSummary(
                     dev.name,
@@ -231,7 +231,7 @@ class Engine:
                 )
         fabric = FabricContext(
             summaries, {}, roles_by_name, {**(options or {}), "previous": previous is not None},
-            links=LinkGraphs(views, summaries, projected=self.uses_links),
+            links=links,
         )  # fmt: skip
         for outcome in run_fabric_checks(self._fabric_work(fabric, collected), n_jobs):
             results.merge(outcome.results)
@@ -286,9 +286,7 @@ class Engine:
 
         groups: dict[str, FabricGroup] = {}
         for i, pc in enumerate(checks):
-            group = groups.setdefault(type(pc.check).__module__, FabricGroup([], False))
-            group.checks.append(i)
-            group.uses_links = group.uses_links or pc.check.uses_links
+            groups.setdefault(type(pc.check).__module__, FabricGroup([])).checks.append(i)
         return FabricWork(run_one, list(groups.values()), prepare)
 
     def check_range(self, work: Work, lo: int, hi: int) -> Part:
