@@ -58,12 +58,12 @@ def rail_nics(device: DeviceContext) -> list[tuple[int, str, Interface | None]]:
 
 def _nic(body: Interface | None) -> HostNic:
     nic = body.get("nic") if body is not None else None
-    return nic if isinstance(nic, Mapping) else {}
+    return nic if type(nic) is dict or isinstance(nic, Mapping) else {}  # a dict first: the ABC is slow
 
 
 def _host(device: DeviceContext) -> Host:
     host = device.state.get("host")
-    return host if isinstance(host, Mapping) else {}
+    return host if type(host) is dict or isinstance(host, Mapping) else {}
 
 
 def command_unavailable(device: DeviceContext, prefix: str) -> str | None:
@@ -126,7 +126,7 @@ def root_read_missing(device: DeviceContext, path: str, prefix: str) -> str | No
 
 def _gpus(device: DeviceContext) -> Mapping[str, Gpu] | None:
     gpus = _host(device).get("gpus")
-    return gpus if isinstance(gpus, Mapping) else None
+    return gpus if type(gpus) is dict or isinstance(gpus, Mapping) else None
 
 
 def _no_gpu_reason(check: Check[Any], device: DeviceContext) -> Result | None:
@@ -731,12 +731,15 @@ class NcclGidIndexCheck(GpuServerCheck):
             if not isinstance(gids, list):
                 no_gids.append(name)
                 continue
-            gid = next((g for g in gids if isinstance(g, Mapping) and g.get("index") == want), None)
+            gid = next(
+                (g for g in gids if (type(g) is dict or isinstance(g, Mapping)) and g.get("index") == want),
+                None,
+            )
             dev = str(nic.get("rdma_device", name))
             v2_at.update(
                 g["index"]
                 for g in gids
-                if isinstance(g, Mapping) and g.get("version") == "v2" and g.get("ipv4")
+                if (type(g) is dict or isinstance(g, Mapping)) and g.get("version") == "v2" and g.get("ipv4")
             )
             if gid is None:
                 wrong.append(f"{dev} has none")
