@@ -262,6 +262,7 @@ def test_one_streaming_task_per_collector_and_nothing_left_at_the_scheduler(lab:
     through a queue that the run leaves behind neither at the scheduler nor on the collectors."""
     tmp = lab["tmp"]
     lab["capture"].write_bytes(b"")
+    logged = (tmp / "dask.log").stat().st_size
     run = fabline("collect", "-i", lab["inv"], "-o", tmp / "dist-shards", "--scheduler", lab["cluster"].address,
                   "--site-group", "sites", "--known-hosts", tmp / "kh-shards", env=_env())  # fmt: skip
     assert run.returncode == 0, run.stderr
@@ -275,6 +276,11 @@ def test_one_streaming_task_per_collector_and_nothing_left_at_the_scheduler(lab:
         assert sum(device.name.encode() in task for task in tasks) == 1, device.name
     assert states(tmp / "dist-shards") == states(lab["local"])
     assert _queues_at(lab["cluster"]) == []
+    # The client reads the queue without waiting at the scheduler (a wait that times out there is
+    # logged as an error with a traceback): the scheduler and the collectors logged no error.
+    with (tmp / "dask.log").open("rb") as fh:
+        fh.seek(logged)
+        assert b"ERROR" not in fh.read()
     client = lab["cluster"].client()
     try:
         from fabline.collect.distributed import collecting_now

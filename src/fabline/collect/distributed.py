@@ -91,8 +91,9 @@ _SITE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 # How often the run looks at the scheduler's worker list (sites left without a collector): each
 # look is a call the scheduler answers with every worker's details.
 _WATCH_S = 2.0
-# How long the client waits for the next finished device before it looks at the shards again.
-_WAIT_S = 0.5
+# How long the client pauses when the queue was empty. It reads without waiting at the scheduler:
+# a read that waits and times out there is logged by the scheduler as an error with a traceback.
+_WAIT_S = 0.1
 # How long a collector waits to put a device in a full queue before it checks it is still wanted.
 _PUT_WAIT_S = 5.0
 #: Collectors a device is tried on: the first, and fabline's one retry when that collector died.
@@ -641,16 +642,13 @@ class _Run:
                 future.add_done_callback(self.ended.put)
 
     def _receive(self, wait: bool) -> None:
-        """Write every finished device the queue holds (waiting up to a watch period for the first)."""
-        if self.client.status != "running":
-            if wait:
-                time.sleep(_WAIT_S)
-            return
+        """Write every finished device the queue holds (with ``wait``, pause a moment when it holds none)."""
         payloads: list[bytes] = []
-        with contextlib.suppress(Exception):  # nothing came (a timeout), or the scheduler is gone (_watch)
-            if wait:
-                payloads.append(self.results.get(timeout=_WAIT_S))
-            payloads.extend(self.results.get(batch=True))
+        if self.client.status == "running":
+            with contextlib.suppress(Exception):  # the scheduler is gone: _watch decides
+                payloads = self.results.get(batch=True)  # all it holds, at once
+        if wait and not payloads:
+            time.sleep(_WAIT_S)
         for payload in payloads:
             result: ShippedResult = pickle.loads(payload)
             future = self.expected.pop(result.name, None)
