@@ -1,6 +1,7 @@
 """Collection benchmark: a simulated fabric collected end to end, against Nornir + nornir_netmiko.
 
     python bench/collect_bench.py [--switches 64] [--hosts 256] [--workers 32] [--runs 3] [--no-nornir] [--clean]
+                                  [--compare PYTHON] [--port 2222]
     python bench/collect_bench.py --eapi [--switches 64] [--runs 3]    # EOS over SSH and over eAPI
 
 The simulator (``fabline.sim``) serves the fabric from a separate process, so it does not share
