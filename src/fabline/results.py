@@ -1023,6 +1023,22 @@ class ResultStore:
             elif block.status is not Status.PASS:
                 yield block
 
+    def first_severities(self) -> dict[str, Severity]:
+        """Each check's severity in its first result, checks in the order of their first result
+        (what :meth:`runs` yields first of each), without making results.
+        """
+        out: dict[str, Severity] = {}
+        for block in self._blocks:
+            if type(block) is tuple:
+                check, _, severity, _, subjects, problems = block
+                if check in out or not subjects:
+                    continue
+                first = problems.get(0) if problems else None
+                out[check] = first.severity if first is not None else severity
+            elif block.check not in out:
+                out[block.check] = block.severity
+        return out
+
     def summary(self) -> dict[str, Any]:
         """Counts by status, by severity of failures and by device, without materialising passes.
 

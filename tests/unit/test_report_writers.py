@@ -25,6 +25,7 @@ from fabline.results import (
     Severity,
     SkipBlock,
     Status,
+    block_count,
     compact_count,
     compact_subjects,
     expand_subjects,
@@ -501,3 +502,66 @@ def test_block_rows_share_the_compacting_not_the_lists() -> None:
     rows[0]["subjects"].append("x")
     fresh = SkipBlock("pfc-storm-active", "leaf9", Severity.CRITICAL, ports, "not present").to_dict()
     assert rows[1]["subjects"] == fresh["subjects"] == compact_subjects(ports)
+
+
+def _suites_by_walking(report: Report, roles: dict[str, str]) -> dict[str, tuple[str, dict, dict, dict]]:
+    """JUnit's suites gathered by walking every run (the writer's former way), for comparison."""
+    from collections import Counter
+
+    suites: dict[str, tuple[str, dict, dict, dict]] = {}
+    for run in report.results.runs():
+        check = run.check if isinstance(run, Result) else run[0]
+        severity = run.severity if isinstance(run, Result) else run[2]
+        suite = suites.setdefault(check, (severity.label, {}, {}, {}))
+        _, passes, skipped, by_device = suite
+        if not isinstance(run, Result):
+            passes.setdefault(report_role(roles, run[1]), Counter())[run[1]] += len(run[4])
+        elif run.status is Status.PASS:
+            passes.setdefault(report_role(roles, run.device), Counter())[run.device] += 1
+        elif run.status is Status.SKIPPED:
+            skipped.setdefault(report_role(roles, run.device), Counter())[run.device] += block_count(run)
+        else:
+            by_device.setdefault(run.device, []).append(run)
+    return suites
+
+
+def report_role(roles: dict[str, str], device: str) -> str:
+    return roles.get(device, "other")
+
+
+def test_junit_suites_from_pass_counts_equal_a_walk_over_every_result() -> None:
+    """The JUnit writer takes the passes from the run's pass counts and walks only the other
+    results: the same suites, in the order of each check's first result, with its severity."""
+    store = ResultStore()
+    ports = ("e0", "e1", "e2")
+    skip = Result("b", "d1", "e9", Status.SKIPPED, Severity.MINOR, None, None, "n/a")
+    store.append(skip)  # check b's first result is a skip
+    store.add_block("a", "d1", Severity.MAJOR, None, ports, None)
+    fail0 = Result("c", "d2", "e0", Status.FAIL, Severity.CRITICAL, None, 1, "x")
+    store.add_block("c", "d2", Severity.MINOR, None, ports, {0: fail0})  # first result a problem
+    store.add_block(
+        "b", "d2", Severity.MINOR, None, ports, {1: Result("b", "d2", "e1", Status.ERROR, Severity.MINOR)}
+    )
+    store.add_block("e", "d3", Severity.MAJOR, None, (), None)  # no subjects: no result at all
+    store.append(Result("e", "d1", "p", Status.PASS, Severity.INFO))
+    store.extend(
+        [PassBlock("f", "d3", Severity.MAJOR, ("e0", "e1")), PassBlock("f", "d1", Severity.MAJOR, ["e5"])]
+    )
+    store.add_block(
+        "a", "d3", Severity.MAJOR, None, ports, {2: Result("a", "d3", "e2", Status.SKIPPED, Severity.MAJOR)}
+    )
+    rows = [{"name": "d1", "role": "leaf"}, {"name": "d2", "role": "host"}]
+    report = Report(RunOutcome(store, rows, [], 1.7e9, 1.7e9 + 1.0), "inv", [], "snap", Severity.MINOR, 0)
+    roles = {"d1": "leaf", "d2": "host"}
+    got = junit._suites(report, roles)
+    want = _suites_by_walking(report, roles)
+    assert list(got) == list(want) == ["b", "a", "c", "e", "f"]
+    for check, suite in got.items():
+        severity, passes, skipped, by_device = want[check]
+        assert suite.severity == severity, check
+        assert {r: dict(c) for r, c in suite.passes.items()} == {r: dict(c) for r, c in passes.items()}, check
+        assert {r: dict(c) for r, c in suite.skipped.items()} == {r: dict(c) for r, c in skipped.items()}, (
+            check
+        )
+        assert suite.by_device == by_device, check
+    assert got["c"].severity == "critical" and got["e"].severity == "info"
