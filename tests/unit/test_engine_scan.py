@@ -317,3 +317,19 @@ def test_in_line_tests_only_save_predicate_calls() -> None:
         scan, args = rules.ScanCache().get(compiled)
         bodies = [m for body in PORTS[:12] for m in _mutations(rng, body)] + PORTS
         assert scan(bodies, args) == plain(bodies, tuple(p for c in compiled for p in c.predicates))
+
+
+def test_interface_names_matched_once_select_as_the_patterns_do(tmp_path: Path) -> None:
+    path = tmp_path / "b.yml"
+    path.write_text(
+        "rules:\n  - id: r\n    description: d\n    severity: minor\n    select: {interfaces: {name: 'Ethernet[0-9]+', "
+        "exclude: 'Ethernet1[0-9]'}}\n    expect: [{path: mtu, min: 1}]\n",
+        "utf-8",
+    )
+    (rule,) = load_baseline([path]).rules
+    program = RuleProgram(rule, {}, lambda _: set())
+    names = ["Ethernet0", "Ethernet12", "Ethernet120", "eth0", "Ethernet1", "Ethernet19", "Ethernet0s1"]
+    ordered = [(n, {"mtu": 9000}) for n in names]
+    for _ in range(2):  # the second time from the remembered matches
+        chosen = [n for n, _ in program.select_interfaces(FakeDevice("d1"), ordered, {})]
+        assert chosen == ["Ethernet0", "Ethernet120", "Ethernet1"]

@@ -379,6 +379,8 @@ class RuleProgram:
             raise ConfigError(str(exc), key=f"rules[id={rule.id}]") from None
         self._cache: dict[str, _Compiled] = {}
         self._scans: dict[tuple[Any, ...], Scan] = {}
+        #: Interface name -> whether the name and exclude patterns select it.
+        self._named: dict[str, bool] = {}
         self._selector_key = (
             self.in_var,
             self.name_rx.pattern if self.name_rx else None,
@@ -457,13 +459,21 @@ class RuleProgram:
             # An unset variable leaves the condition out (see docs/baseline.md).
             wanted = {str(x) for x in listed} if isinstance(listed, list) else None
         out: list[tuple[str, Mapping[str, Any]]] = []
+        named = self._named
         for name, body in ordered:
             if wanted is not None and name not in wanted:
                 continue
-            if self.name_rx is not None and not self.name_rx.fullmatch(name):
-                continue
-            if self.exclude_rx is not None and self.exclude_rx.fullmatch(name):
-                continue
+            if self.name_rx is not None or self.exclude_rx is not None:
+                # Every switch of a model has the same port names: each is matched once.
+                ok = named.get(name)
+                if ok is None:
+                    ok = (self.name_rx is None or self.name_rx.fullmatch(name) is not None) and (
+                        self.exclude_rx is None or self.exclude_rx.fullmatch(name) is None
+                    )
+                    if len(named) < 100_000:
+                        named[name] = ok
+                if not ok:
+                    continue
             if self.admin_up is not None and body.get("admin_up") is not self.admin_up:
                 if type(body.get("admin_up")) is Invalid:  # never silently unselected
                     out.append((name, Unreadable(str(body["admin_up"]))))
