@@ -28,7 +28,7 @@ from fabline.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from fabline.history.diff import DiffResult
-    from fabline.inventory import Device, Sources
+    from fabline.inventory import Device, Inventory, Sources
 
 #: Baseline tag of rules about operational state; they do not run on intended configs.
 OPERATIONAL_TAG = "operational"
@@ -65,18 +65,24 @@ def run_check(
     intended: Path | None = None,
     history: Path | None = None,
     passes: str = "counts",
+    loaded: tuple[Inventory, list[Device]] | None = None,
 ) -> tuple[Report, list[Path]]:
     """Run ``fabline check``: returns the report and the files written.
 
     ``intended`` (a folder of rendered configs) replaces ``snapshot``: the configs are parsed with
     the platform parsers into a snapshot first. ``reparse`` re-parses ``snapshot/raw/`` into
     ``snapshot/state/`` before checking, so parser fixes apply to old evidence. ``passes`` is
-    what report.json records of the passes (:attr:`fabline.record.Report.passes`).
+    what report.json records of the passes (:attr:`fabline.record.Report.passes`). ``loaded`` is
+    ``inventory`` already loaded with ``limit``'s devices (``fabline run`` collected with them): not
+    read again, so a script or plugin source runs once per command.
     """
     from fabline.inventory import load_inventory, sources_label
 
-    inv = load_inventory(inventory)
-    devices = inv.devices(limit)
+    if loaded is not None:
+        inv, devices = loaded
+    else:
+        inv = load_inventory(inventory)
+        devices = inv.devices(limit)
     with ExitStack() as stack:
         if intended is not None:
             from fabline.design.intended import intended_snapshot

@@ -349,6 +349,31 @@ def test_run_collects_and_checks_a_clean_fabric(tmp_path: Path, monkeypatch: pyt
     assert result.exit_code == (3 if errors else 0), result.output
 
 
+def test_run_reads_a_script_inventory_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``fabline run`` loads the inventory once for both steps: a script source runs once."""
+    from fabline.inventory import load_inventory
+
+    monkeypatch.chdir(tmp_path)
+    fabric = synthetic.Fabric([LAB.devices[0], LAB.devices[-1]], [])  # an EOS spine, a host
+    with simulator(fabric, base="127.46") as sim:
+        listing = load_inventory(write_inventory(sim, tmp_path / "inv.yml")).to_ansible_list()
+        calls = tmp_path / "calls"
+        script = tmp_path / "inventory.py"
+        script.write_text(
+            f"#!{sys.executable}\nimport json, sys\n"
+            f"with open({str(calls)!r}, 'a') as f:\n    f.write(' '.join(sys.argv[1:]) + '\\n')\n"
+            f"print({json.dumps(listing)!r})\n"
+        )
+        script.chmod(0o755)
+        result = cli("run", "-i", script, "-s", tmp_path / "snap", "-o", tmp_path / "reports", "-q",
+                     "-f", "json", "--host-key-policy", "ignore")  # fmt: skip
+    assert result.exit_code in (0, 3, 4), result.output
+    assert calls.read_text().splitlines() == ["--list"]
+    report = json.loads((tmp_path / "reports" / "report.json").read_text())
+    assert report["run"]["inventory"] == str(script)
+    assert {r["device"] for r in report["results"]} - {"(fabric)"} == {d.name for d in fabric.devices}
+
+
 def test_demo_end_to_end(tmp_path: Path) -> None:
     env = {**os.environ, "COLUMNS": "200"}
     proc = subprocess.run(

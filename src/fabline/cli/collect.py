@@ -28,7 +28,7 @@ from fabline.errors import ConfigError
 from fabline.results import ExitCode, collection_exit_code
 
 if TYPE_CHECKING:
-    from fabline.inventory import Sources
+    from fabline.inventory import Device, Inventory, Sources
 
 
 def make_backend(
@@ -74,8 +74,13 @@ def do_collect(
     resume: bool = False,
     scheduler: str | None = None,
     site_group: str | None = None,
-) -> Any:
-    """Collect ``inventory`` into ``out`` with the options of :func:`collect_options`; the summary."""
+) -> tuple[Any, tuple[Inventory, list[Device]]]:
+    """Collect ``inventory`` into ``out`` with the options of :func:`collect_options`.
+
+    Returns the summary, and the inventory as loaded with its selected devices: a command that
+    checks what it collected hands them to :func:`fabline.runner.run_check` (``loaded``), so the
+    inventory is read once (a script or plugin source runs once and both steps see the same hosts).
+    """
     from fabline.collect.collector import CollectOptions, check_options, collect, parse_size
     from fabline.inventory import load_inventory, sources_label
 
@@ -96,7 +101,7 @@ def do_collect(
     check_options(options)  # before the inventory is read: a bad option is the first thing said
     inv = load_inventory(inventory)
     devices = inv.devices(limit)
-    return collect(
+    summary = collect(
         devices,
         out,
         options,
@@ -106,6 +111,7 @@ def do_collect(
         progress=_progress(),
         backend=make_backend(scheduler, site_group, inv, devices, options),
     )
+    return summary, (inv, devices)
 
 
 def print_collect_summary(summary: Any) -> None:
@@ -155,7 +161,7 @@ def collect(
     assert target is not None
     if resume is not None and not resume.is_dir():
         raise ConfigError("snapshot folder to resume not found", file=resume)
-    summary = do_collect(
+    summary, _ = do_collect(
         inventory, target, limit=limit, workers=workers, timeout=timeout, command_timeout=command_timeout,
         max_output=max_output, retries=retries, pace=pace, host_key_policy=host_key_policy,
         known_hosts=known_hosts, resume=resume is not None, scheduler=scheduler, site_group=site_group,
@@ -213,7 +219,7 @@ def run(
     paths = baseline_paths(baselines)
     checks = checks_dir_or_default(checks_dir)
     target = snapshot or Path("snapshots") / dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    summary = do_collect(
+    summary, loaded = do_collect(
         inventory, target, limit=limit, workers=workers, timeout=timeout, command_timeout=command_timeout,
         max_output=max_output, retries=retries, pace=pace, host_key_policy=host_key_policy,
         known_hosts=known_hosts, scheduler=scheduler, site_group=site_group,
@@ -221,7 +227,7 @@ def run(
     print_collect_summary(summary)
     report, written = run_check(
         inventory=inventory, snapshot=target, baselines=paths, checks_dir=checks, limit=limit, out=out,
-        formats=fmts, fail_on=fail_on, previous=previous, cabling=cabling, passes=passes,
+        formats=fmts, fail_on=fail_on, previous=previous, cabling=cabling, passes=passes, loaded=loaded,
     )  # fmt: skip
     if not quiet:
         from fabline.reports.console import print_summary

@@ -568,11 +568,12 @@ def drift(
                 ref_passes = store.pass_counts(reference)
     elif against is not None:
         raise ConfigError(f"--against {against}: no run history", file=db)
+    loaded = None  # the inventory as the collection loaded it: not read (a script not run) twice
     if snapshot is None:
         from fabline.cli.collect import do_collect, print_collect_summary
 
         target = collect_to or Path("snapshots") / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        summary = do_collect(inventory, target, limit=limit, **collect_opts)
+        summary, loaded = do_collect(inventory, target, limit=limit, **collect_opts)
         if not quiet:
             print_collect_summary(summary)
         snapshot = target
@@ -584,7 +585,7 @@ def drift(
     report, _ = run_check(
         inventory=inventory, snapshot=snapshot, baselines=baseline_paths(baselines),
         checks_dir=checks_dir_or_default(checks_dir), limit=limit, out=None, formats=[], fail_on=fail_on,
-        previous=ref_snapshot, history=db if record else None, passes=passes,
+        previous=ref_snapshot, history=db if record else None, passes=passes, loaded=loaded,
     )  # fmt: skip
     result: DiffResult | None = None
     if reference is not None and ref_snapshot is not None:
