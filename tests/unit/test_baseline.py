@@ -144,3 +144,36 @@ def test_default_baseline_path_prefers_the_workspace(tmp_path: Path) -> None:
     assert default_baseline_path(tmp_path) == packaged_workspace() / "baseline" / "roce.yml"
     local = write_yaml(tmp_path / "baseline" / "roce.yml", "rules: []\n")
     assert default_baseline_path(tmp_path) == local
+
+
+def _lines(node: object) -> object:
+    """A loaded YAML tree with every line the loader remembered (LineDict / LineList)."""
+    from fabline.userfiles import LineDict, LineList
+
+    if isinstance(node, LineDict):
+        return (node.line, node.key_lines, {k: _lines(v) for k, v in node.items()})
+    if isinstance(node, LineList):
+        return (node.line, node.item_lines, [_lines(v) for v in node])
+    return node
+
+
+@pytest.mark.parametrize(
+    "text", ["rules:\n  - id: a\n    x: 1\n  - id: a\n    x: [1, 2\n", "a: 1\na: 2\n", "a:\n\t- 1\n"]
+)
+def test_yaml_loaded_by_libyaml_as_by_pyyaml(tmp_path: Path, text: str) -> None:
+    """load_yaml reads with libyaml's parser: the same objects and lines; a bad file, the same message."""
+    import yaml
+
+    from fabline.userfiles import _LineLoader, load_yaml
+
+    shipped = default_baseline_path()
+    assert _lines(load_yaml(shipped)) == _lines(yaml.load(shipped.read_text(), Loader=_LineLoader))
+    bad = tmp_path / "bad.yml"
+    bad.write_text(text)
+    with pytest.raises(ConfigError) as exc:
+        load_yaml(bad)
+    try:
+        yaml.load(text, Loader=_LineLoader)
+    except yaml.MarkedYAMLError as py:
+        mark = py.problem_mark or py.context_mark
+        assert mark is not None and f"bad.yml:{mark.line + 1}: malformed YAML: {py.problem}" in str(exc.value)
