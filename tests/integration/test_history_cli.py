@@ -332,7 +332,9 @@ def test_run_id_diff_judges_counters_by_the_baseline_recorded_with_the_run(
     got, source = crc()
     assert got == {"limit": 500, "over": 0, "findings": 0, "warnings": []}
     runs = json.loads(fabline("history", "--json", "--db", db, cwd=tmp_path).stdout)
-    run_id = max(r["run_id"] for r in runs)  # the AFTER side: last
+    # The AFTER side, ``last``: the list is oldest first. Not the largest id: two runs recorded
+    # within one second share the time part of their ids and differ by a random suffix.
+    run_id = runs[-1]["run_id"]
     assert source == f"the baseline recorded with run {run_id} ({BASE}, {site})"
     got, source = crc("-b", BASE)  # -b overrides
     assert (got["limit"], got["over"], got["findings"], source) == (0, 1, 1, f"-b {BASE}")
