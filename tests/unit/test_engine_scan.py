@@ -122,6 +122,12 @@ json_values = st.recursive(
 def test_random_values_on_random_rules(data: st.DataObject) -> None:
     program = data.draw(st.sampled_from(PROGRAMS))
     body = copy.deepcopy(data.draw(st.sampled_from(PORTS)))
+    _plant_random_values(data, program, body)
+    _same_as_evaluate(program, [body])
+
+
+def _plant_random_values(data: st.DataObject, program: RuleProgram, body: dict[str, Any]) -> None:
+    """Set each of the program's expected paths in ``body`` to a random JSON value, or leave it, at random."""
     for exp in program.compiled(_device(program)).checks:
         if data.draw(st.booleans()):
             node: Any = body
@@ -132,7 +138,6 @@ def test_random_values_on_random_rules(data: st.DataObject) -> None:
             else:
                 if isinstance(node, dict):
                     node[exp.parts[-1]] = data.draw(json_values)
-    _same_as_evaluate(program, [body])
 
 
 def test_results_are_those_of_evaluate_alone(tmp_path: Path, monkeypatch: Any) -> None:
@@ -249,16 +254,7 @@ def test_one_scan_per_selector_on_random_values(data: st.DataObject) -> None:
     group = data.draw(st.sampled_from(_groups()))
     body = copy.deepcopy(data.draw(st.sampled_from(PORTS)))
     for program in group:
-        for exp in program.compiled(_device(program)).checks:
-            if data.draw(st.booleans()):
-                node: Any = body
-                for part in exp.parts[:-1]:
-                    if not isinstance(node, dict):
-                        break
-                    node = node.setdefault(part, {})
-                else:
-                    if isinstance(node, dict):
-                        node[exp.parts[-1]] = data.draw(json_values)
+        _plant_random_values(data, program, body)
     _same_as_each_rule(group, [body, {}, Unreadable("gone")])
 
 
