@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from fabline.checks.linkgraph import DeviceView
 from fabline.engine.rules import DeviceLike
-from fabline.perf import can_fork, fork_pool, worker_count
+from fabline.perf import can_fork, fork_call, fork_pool, worker_count
 from fabline.results import ResultStore
 from fabline.snapshot import Snapshot
 
@@ -148,9 +148,15 @@ class FabricGroup:
 
     Checks of one module share what they derive from the link graph (``LinkGraph.memo`` is keyed
     by module): kept together, each derivation is made once, as in one process.
+
+    Attributes:
+        checks: The checks' indexes, in run order.
+        links: Whether some check of the group reads the link graph (``uses_links``); a group
+            that does not can run before the graph is built.
     """
 
     checks: list[int]
+    links: bool = True
 
 
 @dataclass
@@ -186,24 +192,43 @@ def run_fabric_checks(work: FabricWork, jobs: int) -> list[FabricOutcome]:
     """Every fabric check's outcome, in run order, whatever the number of ``jobs``.
 
     One job (or a single group, or a process with other threads running, which must not fork):
-    in-line, in order. Otherwise this process first builds what the link checks share
-    (:attr:`FabricWork.prepare`), then the groups go over ``jobs`` workers forked after it, the
-    groups with the most checks first; they share the graph copy-on-write instead of building it
-    each. Nothing runs here meanwhile: a parent that works beside its forked children copies every
-    page it touches (100k GPUs: converting the ports beside one child took 4x the CPU).
+    in-line, in order. Otherwise the groups that do not read the link graph start first, in one
+    forked child (:func:`fabline.perf.fork_call`), while this process builds what the link checks
+    share (:attr:`FabricWork.prepare`: on 100k GPUs about as long as those groups take); then the
+    link groups go over ``jobs`` workers forked after the build, the groups with the most checks
+    first: they share the graph copy-on-write instead of building it each. Nothing else runs here
+    meanwhile: a parent that works beside its forked children copies every page it touches.
+    If the early child fails (killed, out of memory), its groups run here afterwards.
     """
     n = work.count
     if jobs <= 1 or len(work.groups) < 2 or not can_fork(alone=True):
         return [work.run_one(i) for i in range(n)]
     out: list[FabricOutcome | None] = [None] * n
-    work.prepare()
-    todo = sorted(range(len(work.groups)), key=lambda g: -len(work.groups[g].checks))
+
+    def biggest_first(groups: list[int]) -> list[int]:
+        return sorted(groups, key=lambda g: -len(work.groups[g].checks))
+
+    early = biggest_first([g for g, grp in enumerate(work.groups) if not grp.links])
+    late = biggest_first([g for g, grp in enumerate(work.groups) if grp.links])
+    if not early or not late:
+        early, late = [], biggest_first(early + late)
     global _FORKED_FABRIC  # noqa: PLW0603 - the fork start method shares it with the workers
     _FORKED_FABRIC = work
     try:
-        with fork_pool(min(jobs, len(todo))) as pool:
-            for g, outcomes in zip(todo, pool.imap(_forked_group, todo), strict=True):
-                _place(out, work.groups[g], outcomes)
+        call = fork_call(lambda: [_forked_group(g) for g in early]) if early else None
+        try:
+            if any(work.groups[g].links for g in late):
+                work.prepare()
+            with fork_pool(min(jobs, len(late))) as pool:
+                for g, outcomes in zip(late, pool.imap(_forked_group, late), strict=True):
+                    _place(out, work.groups[g], outcomes)
+        except BaseException:
+            if call is not None:
+                call.cancel()
+            raise
+        got = call.result() if call is not None else None
+        for k, g in enumerate(early):
+            _place(out, work.groups[g], got[k] if got is not None else _forked_group(g))
     finally:
         _FORKED_FABRIC = None
     assert all(o is not None for o in out)
