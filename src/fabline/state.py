@@ -97,6 +97,11 @@ class Invalid(str):
         self.path, self.reason = path, reason
         return self
 
+    def __reduce__(self) -> tuple[type[Invalid], tuple[str, str]]:
+        # Pickled as its constructor's arguments: a forked worker sends it back to the parent
+        # (str's own reduction would call __new__ with the message alone, which fails to load).
+        return (Invalid, (self.path, self.reason))
+
 
 def _field_path(parts: list[Any]) -> list[Any]:
     """Where an invalid value is replaced: the interface field, else the section field."""

@@ -518,6 +518,12 @@ def test_parallel_pass_gives_identical_results(tmp_path: Path) -> None:
     ]
     docs = list(synthetic.states(fabric, faults))
     docs[5] = {"schema": "fabline.state/1", "name": docs[5]["name"], "status": "timeout"}
+    # Values the state schema forbids become Invalid markers, which workers send back inside
+    # results and collected views (a BGP session state, an MTU): they must travel by pickle.
+    spine = next(d for d in docs if "bgp" in d and d["bgp"].get("neighbors"))
+    next(iter(spine["bgp"]["neighbors"].values()))["state"] = 7
+    host = next(d for d in docs if d["name"] == "gpu-00007")
+    next(iter(host["interfaces"].values()))["mtu"] = 1e308
     snap = write_snapshot(tmp_path, docs)
     devices = [
         FakeDevice(
@@ -536,6 +542,11 @@ def test_parallel_pass_gives_identical_results(tmp_path: Path) -> None:
     assert serial.devices == parallel.devices
     assert serial.results.summary() == parallel.results.summary()
     assert len(serial.results.problems) > 2  # the faults and the timeout are there
+    assert any(
+        r.device == "gpu-00007" and r.status is Status.ERROR and "invalid" in (r.message or "")
+        for r in parallel.results
+    )
+    assert any(r.device == spine["name"] and "invalid" in str(r.to_dict()) for r in parallel.results)
 
 
 REPO_BASELINE = Path(__file__).resolve().parents[2] / "baseline" / "roce.yml"

@@ -231,10 +231,13 @@ def test_partner_reads_addresses_as_ipaddress_does() -> None:
     assert _partner("10.128.0.1") == "10.128.0.0" and _partner("10.128.0.254") == "10.128.0.255"
 
 
-def test_bgp_view_sessions_are_plain_named_tuples() -> None:
-    """Sessions built without the named tuple's __new__ are the same Session objects, names as text."""
+def test_bgp_view_is_plain_tuples_that_become_the_named_view() -> None:
+    """What a switch's collect keeps is plain tuples (a worker pickles it ten times faster); as_view
+    makes the same Session objects of it, names as text."""
+    import pickle
+
     from fabline.checks import DeviceContext
-    from fabline.checks.fabric.underlay import Session, bgp_view
+    from fabline.checks.fabric.underlay import BgpView, Session, as_view, bgp_view
     from fabline.state import Invalid
 
     neighbors = {
@@ -244,10 +247,35 @@ def test_bgp_view_sessions_are_plain_named_tuples() -> None:
         "skip": "not a mapping",
     }  # fmt: skip
     ctx = DeviceContext("leaf1", "sonic", "leaf", (), {}, {"bgp": {"asn": 65000, "neighbors": neighbors}}, {})  # type: ignore[typeddict-item]
-    view = bgp_view(ctx)
+    plain = bgp_view(ctx)
+    assert type(plain) is tuple and all(type(s) is tuple for s in plain[2])
+    assert pickle.loads(pickle.dumps(plain)) == plain
+    view = as_view(plain)
+    assert type(view) is BgpView and (view.has_bgp, view.asn, view.ecmp, view.intended) == (
+        True,
+        65000,
+        None,
+        False,
+    )
     assert view.sessions == (
         Session("10.0.0.1", 65001, "established", False, ("spine-1", "s1")),
         Session("swp1", None, "bgp.neighbors.swp1.state is invalid (bad)", True, ("bgp.neighbors.swp1.hostname is invalid (bad)",)),
     )  # fmt: skip
     assert all(type(s) is Session for s in view.sessions)
     assert type(view.sessions[1].names[0]) is str and view.sessions[0].key == "10.0.0.1"
+
+
+def test_a_forbidden_bgp_value_is_an_error_naming_it_not_zero_sessions(tmp_path: Path) -> None:
+    """The schema replaces the whole ``bgp.neighbors`` by an Invalid marker: no check reads it as
+    "no sessions" (a critical fail on a corrupt value), each says the field is invalid."""
+
+    def corrupt(doc: dict[str, Any]) -> None:
+        next(iter(doc["bgp"]["neighbors"].values()))["state"] = 7  # not a session state
+
+    out = run_edited(tmp_path, {"leaf-r0-a": corrupt})
+    for check in ("bgp-sessions", "bgp-asn", "ecmp-fanout"):
+        result = one(out, check, "leaf-r0-a", "bgp")
+        assert result.status is Status.ERROR
+        assert result.message.startswith("leaf-r0-a: bgp.neighbors is invalid (7 is not one of")
+    assert table(out, Status.FAIL, "bgp-sessions") <= {("bgp-sessions", "spine-01", "sessions"),
+                                                       ("bgp-sessions", "spine-02", "sessions")}  # fmt: skip

@@ -19,9 +19,10 @@ inventory device.
 from __future__ import annotations
 
 import dataclasses
-import re
+import functools
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from pydantic import Field
@@ -32,12 +33,12 @@ from fabline.checks.fabric.links import LP, LinkCheck, LinkParams
 from fabline.checks.fabric.topology import UNCONNECTED, planes_of
 from fabline.checks.linkgraph import LinkGraph, Peering, resolve_name
 from fabline.results import Result, Severity, capped_join
+from fabline.state import Invalid
 
 #: Ends whose peer device is known (the peer's port may not be).
 _NAMED = frozenset(
     {Peering.OK, Peering.ONE_SIDED, Peering.CLAIMED, Peering.PEER_UNREADABLE, Peering.PEER_PORT_UNKNOWN}
 )
-_TIERS = frozenset({("leaf", "spine"), ("spine", "leaf")})
 
 
 class Session(NamedTuple):
@@ -50,9 +51,6 @@ class Session(NamedTuple):
     names: tuple[str, ...]  # description and announced hostname: hints at the peer device
 
 
-_new_tuple = tuple.__new__
-
-
 class BgpView(NamedTuple):
     """A switch's BGP projection (``has_bgp`` False: the state has no ``bgp`` object)."""
 
@@ -62,10 +60,21 @@ class BgpView(NamedTuple):
     ecmp: tuple[str, int] | None
     #: The state is a rendered configuration (``source: intended``): no session state, no routes.
     intended: bool = False
+    #: Why the ``bgp`` object cannot be judged: a value of it the state schema forbids (its
+    #: :class:`~fabline.state.Invalid` message), None when it is sound.
+    invalid: str | None = None
 
 
-def bgp_view(device: DeviceContext) -> BgpView:
-    """The device's :class:`BgpView` (a few tuples: what ``collect`` keeps of its ``bgp``).
+#: A :class:`BgpView` as plain tuples (its sessions too): what ``collect`` keeps per switch.
+#: Forked workers send it back by pickle, and a named tuple pickles through a Python call per
+#: object (a spine has a session per leaf: about 0.5 ms per switch, ten times a plain tuple's).
+PlainBgpView = tuple[bool, int | None, tuple[tuple[Any, ...], ...], tuple[str, int] | None, bool, str | None]
+
+_new_session = functools.partial(tuple.__new__, Session)
+
+
+def bgp_view(device: DeviceContext) -> PlainBgpView:
+    """The device's BGP projection as plain tuples (:func:`as_view` makes it a :class:`BgpView`).
 
     Built once per device and pass (``device.memo``): the three underlay checks collect it.
     """
@@ -75,66 +84,82 @@ def bgp_view(device: DeviceContext) -> BgpView:
     return hit
 
 
-def _bgp_view(device: DeviceContext) -> BgpView:
+def as_view(plain: PlainBgpView) -> BgpView:
+    """The :class:`BgpView` of a collected plain view.
+
+    Example:
+        >>> as_view((True, 65001, (("10.0.0.1", 65100, "established", False, ()),), None, False, None)).sessions[0].state
+        'established'
+    """
+    has_bgp, asn, sessions, ecmp, intended, invalid = plain
+    return BgpView(has_bgp, asn, tuple(map(_new_session, sessions)), ecmp, intended, invalid)
+
+
+def _bgp_view(device: DeviceContext) -> PlainBgpView:
     bgp = device.state.get("bgp")
     intended = device.state.get("source") == "intended"
     if not isinstance(bgp, Mapping):
-        view = BgpView(False, None, (), None, intended)
-    else:
-        sessions = []
-        neighbors = bgp.get("neighbors")
-        for key, body in (neighbors if isinstance(neighbors, Mapping) else {}).items():
-            if type(body) is not dict and not isinstance(body, Mapping):
-                continue
-            remote = body.get("remote_asn")
-            described, hostname, state = body.get("description"), body.get("hostname"), body.get("state")
-            names = ((str(described),) if isinstance(described, str) else ()) + (
-                (str(hostname),) if isinstance(hostname, str) else ()
+        return (False, None, (), None, intended, None)
+    # A forbidden value replaces the whole field (``bgp.neighbors``, ``bgp.asn``): judged, it would
+    # read as "no sessions" or "no ASN"; it is an error naming the field instead.
+    invalid = next((str(v) for v in bgp.values() if type(v) is Invalid), None)
+    sessions = []
+    neighbors = bgp.get("neighbors")
+    for key, body in (neighbors if isinstance(neighbors, Mapping) else {}).items():
+        if type(body) is not dict and not isinstance(body, Mapping):
+            continue
+        remote = body.get("remote_asn")
+        described, hostname, state = body.get("description"), body.get("hostname"), body.get("state")
+        names = ((str(described),) if isinstance(described, str) else ()) + (
+            (str(hostname),) if isinstance(hostname, str) else ()
+        )
+        # A Session's fields, in its order
+        sessions.append(
+            (
+                str(key),
+                remote if type(remote) is int else None,
+                state if isinstance(state, str) else None,
+                body.get("admin_down") is True,
+                names,
             )
-            # A Session built as the tuple it is (its generated __new__ costs a Python call; a
-            # switch has a session per spine or leaf).
-            sessions.append(
-                _new_tuple(
-                    Session,
-                    (
-                        str(key),
-                        remote if type(remote) is int else None,
-                        state if isinstance(state, str) else None,
-                        body.get("admin_down") is True,
-                        names,
-                    ),
-                )
-            )
-        ecmp = bgp.get("ecmp")
-        probe = None
-        if (
-            isinstance(ecmp, Mapping)
-            and isinstance(ecmp.get("prefix"), str)
-            and type(ecmp.get("paths")) is int
-        ):
-            probe = (ecmp["prefix"], ecmp["paths"])
-        asn = bgp.get("asn")
-        view = BgpView(True, asn if type(asn) is int else None, tuple(sessions), probe, intended)
-    return view
+        )
+    ecmp = bgp.get("ecmp")
+    probe = None
+    if isinstance(ecmp, Mapping) and isinstance(ecmp.get("prefix"), str) and type(ecmp.get("paths")) is int:
+        probe = (ecmp["prefix"], ecmp["paths"])
+    asn = bgp.get("asn")
+    return (True, asn if type(asn) is int else None, tuple(sessions), probe, intended, invalid)
 
 
 def _partner(address: str) -> str | None:
     """The other end of a /31 (``10.0.0.1`` <-> ``10.0.0.0``), or None for a name or IPv6.
 
     Reads the dotted quad as :class:`ipaddress.IPv4Address` does (four ASCII decimal octets of at
-    most three digits, no leading zero, each <= 255), without building address objects: a 100k-GPU
-    fabric has 200,000 sessions.
+    most three digits, no leading zero, each <= 255), without building address objects or running
+    a regex per address: a 100k-GPU fabric has 200,000 sessions, a few hundred distinct /24s.
 
     Example:
         >>> _partner("10.128.0.1"), _partner("10.128.0.0"), _partner("swp51"), _partner("10.0.0.01")
         ('10.128.0.0', '10.128.0.1', None, None)
+        >>> _partner("10.0.0.256"), _partner("1.2.3"), _partner("010.0.0.1"), _partner("1.2.3.4.5")
+        (None, None, None, None)
     """
-    m = _DOTTED_QUAD.fullmatch(address)
-    return None if m is None else f"{m[1]}.{m[2]}.{m[3]}.{int(m[4]) ^ 1}"
+    head, dot, last = address.rpartition(".")
+    octet = _OCTETS.get(last)
+    if octet is None or not dot or not _three_octets(head):
+        return None
+    return f"{head}.{octet ^ 1}"
 
 
-_OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
-_DOTTED_QUAD = re.compile(r"\.".join([_OCTET] * 4))
+#: Every octet as ipaddress writes it ("0" to "255", no leading zero) -> its value.
+_OCTETS = MappingProxyType({str(i): i for i in range(256)})
+
+
+@functools.lru_cache(maxsize=4096)
+def _three_octets(head: str) -> bool:
+    """Whether ``head`` is three such octets (the /24 of an address: a few hundred per fabric)."""
+    parts = head.split(".")
+    return len(parts) == 3 and all(p in _OCTETS for p in parts)
 
 
 class Underlay(NamedTuple):
@@ -151,31 +176,35 @@ class Underlay(NamedTuple):
 def underlay_of(fabric: FabricContext, graph: LinkGraph) -> Underlay:
     """The run's :class:`Underlay` (built once per link graph, then shared by the three checks).
 
-    The three checks collect the same :class:`BgpView` per switch, each into its own dict; the
-    first one to ask builds the underlay and keeps it in the graph's ``memo``.
+    The three checks collect the same plain view per switch (:func:`bgp_view`), each into its own
+    dict; the first one to ask builds the underlay (the :class:`BgpView` s too) and keeps it in the
+    graph's ``memo``.
     """
     hit = graph.memo.get(__name__)
     if hit is not None:
         return hit  # type: ignore[no-any-return]
     devices = fabric.devices
-    views: dict[str, BgpView] = dict(fabric.collected)
+    views: dict[str, BgpView] = {name: as_view(plain) for name, plain in fabric.collected.items()}
     links: dict[str, Counter[str]] = {}
     port_peer: dict[str, dict[str, str]] = {}
+    role_of = {name: d.role for name, d in devices.items()}
+    other_tier = {"leaf": "spine", "spine": "leaf"}
+    named = _NAMED
     for name, ends in graph.ends.items():
-        mine = devices.get(name)
-        if mine is None or mine.role not in ("leaf", "spine"):
+        want = other_tier.get(role_of.get(name))  # type: ignore[arg-type]
+        if want is None:
             continue
         counts: Counter[str] | None = None
         by_port: dict[str, str] | None = None
         for end in ends:
-            peer = devices.get(end.peer_device)
-            if end.status not in _NAMED or peer is None or (mine.role, peer.role) not in _TIERS:
+            peer = end.peer_device
+            if role_of.get(peer) != want or end.status not in named:
                 continue
             if counts is None or by_port is None:
                 counts = links[name] = Counter()
                 by_port = port_peer[name] = {}
-            counts[peer.name] += 1
-            by_port[end.port.name] = peer.name
+            counts[peer] += 1
+            by_port[end.port.name] = peer
     # A session's key is the peer's address; the peer's own session to us names our address,
     # which on a /31 is the partner of our session key.
     owner: dict[str, str] = {}
@@ -212,7 +241,7 @@ class UnderlayCheck(LinkCheck[LP]):
     roles = ("leaf", "spine")
 
     @override
-    def collect(self, device: DeviceContext) -> BgpView:
+    def collect(self, device: DeviceContext) -> PlainBgpView:
         return bgp_view(device)
 
     def underlay(self, fabric: FabricContext) -> Underlay:
@@ -220,7 +249,9 @@ class UnderlayCheck(LinkCheck[LP]):
         return underlay_of(fabric, self.graph(fabric))
 
     def missing(self, fabric: FabricContext, name: str, view: BgpView) -> Result | None:
-        """The result for a switch whose state has no ``bgp`` (None when it has one)."""
+        """The result for a switch whose state has no ``bgp``, or one with a forbidden value (None when it has a sound one)."""
+        if view.invalid is not None:
+            return self.error(name, "bgp", f"{name}: {view.invalid}")
         if view.has_bgp:
             return None
         reason = fabric.devices[name].unsupported_reason("bgp")
