@@ -522,6 +522,7 @@ def test_parallel_pass_gives_identical_results(tmp_path: Path) -> None:
     # results and collected views (a BGP session state, an MTU): they must travel by pickle.
     spine = next(d for d in docs if "bgp" in d and d["bgp"].get("neighbors"))
     next(iter(spine["bgp"]["neighbors"].values()))["state"] = 7
+    spine["facts"]["os_version"] = 42  # what version-skew collects
     host = next(d for d in docs if d["name"] == "gpu-00007")
     next(iter(host["interfaces"].values()))["mtu"] = 1e308
     snap = write_snapshot(tmp_path, docs)
