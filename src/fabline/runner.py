@@ -27,6 +27,7 @@ from fabline.results import Severity, capped_join, exit_code
 from fabline.snapshot import Snapshot
 
 if TYPE_CHECKING:
+    from fabline.engine.parallel import PairHook
     from fabline.history.diff import DiffResult
     from fabline.inventory import Device, Inventory, Sources
 
@@ -66,6 +67,7 @@ def run_check(
     history: Path | None = None,
     passes: str = "counts",
     loaded: tuple[Inventory, list[Device]] | None = None,
+    pair: PairHook | None = None,
 ) -> tuple[Report, list[Path]]:
     """Run ``fabline check``: returns the report and the files written.
 
@@ -74,7 +76,9 @@ def run_check(
     ``snapshot/state/`` before checking, so parser fixes apply to old evidence. ``passes`` is
     what report.json records of the passes (:attr:`fabline.record.Report.passes`). ``loaded`` is
     ``inventory`` already loaded with ``limit``'s devices (``fabline run`` collected with them): not
-    read again, so a script or plugin source runs once per command.
+    read again, so a script or plugin source runs once per command. ``pair`` works on each
+    device's previous and current state as the check reads them (``drift``'s snapshot diff,
+    :class:`fabline.history.diff.CheckedPairs`; with ``previous`` only).
     """
     from fabline.inventory import load_inventory, sources_label
 
@@ -109,7 +113,11 @@ def run_check(
 
             load_cabling_plan(cabling)  # a malformed plan is a one-line error (exit 2) before any work
         outcome = engine.run(
-            devices, snap, Snapshot(previous) if previous is not None else None, {"cabling_plan": cabling}
+            devices,
+            snap,
+            Snapshot(previous) if previous is not None else None,
+            {"cabling_plan": cabling},
+            pair=pair,
         )
         outcome.warnings.extend(notes)
         known = {d.name for d in devices}

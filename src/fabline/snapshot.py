@@ -91,6 +91,9 @@ class Snapshot:
         self.root = root
         self.state_dir = state_dir
         self._digests: dict[str, str] | None = None
+        #: Devices whose loaded state the schema pass marked (an :class:`~fabline.state.Invalid`
+        #: in place of a value the file holds), in this process.
+        self.marked: set[str] = set()
 
     @property
     def digests(self) -> dict[str, str]:
@@ -136,7 +139,10 @@ class Snapshot:
         if checked:
             want = self.digests.get(device)
             validated = want is not None and hashlib.sha256(data).hexdigest() == want
-        doc = parse_state(path, data, checked=checked, validated=validated)
+        marks: list[str] = []
+        doc = parse_state(path, data, checked=checked, validated=validated, marks=marks)
+        if marks:
+            self.marked.add(device)
         name = doc.get("name")
         if name is not None and name != device:
             raise StateError(f"{path}: name is {name!r}, expected {device!r} (the file name)")

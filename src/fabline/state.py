@@ -51,7 +51,9 @@ def load_state_file(path: Path) -> dict[str, Any]:
     return parse_state(path, data)
 
 
-def parse_state(path: Path, data: bytes, *, checked: bool = True, validated: bool = False) -> dict[str, Any]:
+def parse_state(
+    path: Path, data: bytes, *, checked: bool = True, validated: bool = False, marks: list[str] | None = None
+) -> dict[str, Any]:
     """Parse and minimally validate the bytes of a state document (see :func:`load_state_file`).
 
     ``checked=False`` reads the document as it is written: no schema pass (a forbidden value is
@@ -60,7 +62,7 @@ def parse_state(path: Path, data: bytes, *, checked: bool = True, validated: boo
     ``validated=True`` says these bytes are the very ones fabline checked against this state schema
     when it wrote them (their digest matched the snapshot's ``state-digests.json``, see
     :meth:`fabline.snapshot.Snapshot.load`): the schema pass is skipped (it would mark nothing),
-    the frame sizes are still derived.
+    the frame sizes are still derived. ``marks`` receives the paths the schema pass marked invalid.
 
     Raises:
         StateError: Not JSON, or not a fabline state document.
@@ -75,7 +77,9 @@ def parse_state(path: Path, data: bytes, *, checked: bool = True, validated: boo
     if not checked:
         return doc  # type: ignore[no-any-return]
     if not validated:
-        mark_invalid(doc)
+        marked = mark_invalid(doc)
+        if marks is not None:
+            marks.extend(marked)
     add_frame_bytes(doc)
     return doc  # type: ignore[no-any-return]
 

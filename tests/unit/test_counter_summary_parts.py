@@ -44,3 +44,44 @@ def test_a_larger_delta_still_wins_over_an_earlier_row() -> None:
     late.add_device(_rows("gpu-001", 1, 99))
     whole.merge(late)
     assert _top(whole)[0] == ("gpu-001", "eth0")
+
+
+def test_devices_fed_in_any_order_give_the_summary_of_name_order() -> None:
+    """A check's workers feed devices in inventory order, with their positions in name order: the
+    first resets and findings, the top movers and the summed rates are those of one pass in name
+    order, however the devices are split and ordered."""
+    import random
+
+    from fabline.history.counters import CounterLimits
+
+    rng = random.Random(3)
+    devices = []
+    for n in range(40):
+        name = f"gpu-{n:03d}"
+        rows = []
+        for p in range(6):
+            delta = rng.choice([7, 7, 49, rng.randrange(1, 10**9)])
+            seconds = 86400.0 + n
+            rows.append((name, f"eth{p}", "cnp_sent", 0, delta, delta, delta / seconds, False, seconds))
+            rows.append((name, f"eth{p}", "crc_errors", 0, p, p, p / seconds, False, seconds))
+            rows.append((name, f"eth{p}", "fec_corrected", 9, 1, 1, None, True, seconds))
+        devices.append(rows)
+    limits = CounterLimits.from_rules({})
+
+    def doc(summary: CounterSummary) -> dict:
+        return summary.to_dict() | {"deltas": summary.deltas(), "metrics": summary.metrics("x")}
+
+    whole = CounterSummary(limits)
+    for rows in devices:
+        whole.add_device(rows)
+    assert whole.findings_total and whole.resets
+    order = list(range(len(devices)))
+    for split in (1, 3, 17):
+        rng.shuffle(order)
+        merged = CounterSummary(limits)
+        for start in range(0, len(order), split):
+            part = CounterSummary(limits)
+            for pos in order[start : start + split]:
+                part.add_device(devices[pos], None, pos)
+            merged.merge(part)
+        assert doc(merged) == doc(whole), split

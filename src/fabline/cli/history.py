@@ -30,6 +30,7 @@ from fabline.history.store import DEFAULT_DB, HistoryStore, parse_since
 from fabline.results import Severity
 
 if TYPE_CHECKING:
+    from fabline.history.diff import CheckedPairs
     from fabline.inventory import Sources
 
 DIFF_FORMATS = ("console", "json", "md")
@@ -86,6 +87,28 @@ def diff_limits(given: tuple[Path, ...], after: Side) -> tuple[CounterLimits, st
         )
     default = baseline_paths(())
     return CounterLimits.from_baseline(default), f"the default baseline ({_limits_text(default)})", warnings
+
+
+def checked_pairs(
+    before: Path,
+    after: Path,
+    ignore: tuple[str, ...],
+    given: tuple[Path, ...],
+    counter_rows: Path | None,
+) -> tuple[CheckedPairs, tuple[CounterLimits, str, list[str]]] | None:
+    """What the check of ``after`` (with ``before`` as its previous snapshot) compares of the
+    diff as it reads the states, with the limits (:func:`diff_limits` of a snapshot AFTER); None
+    when the limits do not load (the diff then raises their error after the check, as it always did).
+    """
+    from fabline.history.diff import CheckedPairs
+
+    try:
+        limits = diff_limits(given, Side(str(after), after))
+    except ConfigError:
+        return None
+    if counter_rows is not None:
+        counter_rows.parent.mkdir(parents=True, exist_ok=True)
+    return CheckedPairs(before, after, ignore, limits[0], counter_rows), limits
 
 
 def _ignore_option(func: Any) -> Any:
@@ -318,13 +341,16 @@ def _check_side(
     checks_dir: Path | None,
     fail_on: str,
     previous: Path | None = None,
+    pair: CheckedPairs | None = None,
 ) -> None:
-    """Check a snapshot side: its problems and covered devices."""
+    """Check a snapshot side: its problems and covered devices (``pair``: the diff's per-device
+    part, compared as the check reads the states; with ``previous`` only).
+    """
     from fabline.runner import run_check
 
     report, _ = run_check(
         inventory=inventory, snapshot=side.snapshot, baselines=baselines, checks_dir=checks_dir, limit=None,
-        out=None, formats=[], fail_on=fail_on, previous=previous,
+        out=None, formats=[], fail_on=fail_on, previous=previous, pair=pair,
     )  # fmt: skip
     side.problems = list(report.outcome.results.problems)
     side.devices = {d["name"] for d in report.outcome.devices}
@@ -352,8 +378,10 @@ def check_both_sides(
     baselines: list[Path],
     checks_dir: Path | None,
     fail_on: str,
+    pair: CheckedPairs | None = None,
 ) -> Side:
     """Check two snapshot sides (AFTER with BEFORE as its previous snapshot); returns BEFORE, checked.
+    ``pair``: the diff's per-device part, compared as AFTER's check reads both states.
 
     On a fabric large enough for forked workers, BEFORE is checked in a forked process while this
     one checks AFTER: each check's serial parts (inventory, fabric checks, grouping) overlap the
@@ -366,12 +394,12 @@ def check_both_sides(
     from fabline.snapshot import Snapshot
 
     if worker_count(len(Snapshot(after.snapshot).device_names())) <= 1 or not can_fork(alone=True):
-        _check_side(after, inventory, baselines, checks_dir, fail_on, before.snapshot)
+        _check_side(after, inventory, baselines, checks_dir, fail_on, before.snapshot, pair)
         _check_side(before, inventory, baselines, checks_dir, fail_on)
         return before
     call = fork_call(lambda: _checked_side(before, inventory, baselines, checks_dir, fail_on))
     try:
-        _check_side(after, inventory, baselines, checks_dir, fail_on, before.snapshot)
+        _check_side(after, inventory, baselines, checks_dir, fail_on, before.snapshot, pair)
     except BaseException:
         call.cancel()  # its result is not wanted
         raise
@@ -470,21 +498,27 @@ def diff(
     """
     side_b = resolve_side(before, "BEFORE", db)
     side_a = resolve_side(after, "AFTER", db)
+    ignored = (*DEFAULT_VOLATILE, *ignore)
+    pieces, pre = None, None
     if inventory:
         paths, cdir = baseline_paths(baselines), checks_dir_or_default(checks_dir)
+        if side_a.problems is None:  # AFTER is checked with BEFORE as its previous snapshot
+            made = checked_pairs(side_b.snapshot, side_a.snapshot, ignored, baselines, counter_rows)
+            if made is not None:
+                pieces, pre = made
         if side_b.problems is None and side_a.problems is None:
-            side_b = check_both_sides(side_b, side_a, inventory, paths, cdir, fail_on)
+            side_b = check_both_sides(side_b, side_a, inventory, paths, cdir, fail_on, pieces)
         elif side_b.problems is None:
             _check_side(side_b, inventory, paths, cdir, fail_on)
         elif side_a.problems is None:
-            _check_side(side_a, inventory, paths, cdir, fail_on, side_b.snapshot)
+            _check_side(side_a, inventory, paths, cdir, fail_on, side_b.snapshot, pieces)
     elif (side_b.problems is None) != (side_a.problems is None):
         raise ConfigError("comparing a snapshot with a run needs -i INVENTORY to check the snapshot")
-    limits, limits_from, warnings = diff_limits(baselines, side_a)
+    limits, limits_from, warnings = pre if pre is not None else diff_limits(baselines, side_a)
     if counter_rows is not None:
         counter_rows.parent.mkdir(parents=True, exist_ok=True)
     result = diff_sides(
-        side_b, side_a, ignore=(*DEFAULT_VOLATILE, *ignore), limits=limits, counter_rows=counter_rows
+        side_b, side_a, ignore=ignored, limits=limits, counter_rows=counter_rows, pieces=pieces
     )
     result.limits_from = limits_from
     result.warnings.extend(warnings)
@@ -582,10 +616,14 @@ def drift(
         raise ConfigError(
             f"reference run {reference.run_id if reference else ''}'s snapshot is gone", file=ref_snapshot
         )
+    ignored = (*DEFAULT_VOLATILE, *ignore)
+    # The diff's per-device part is compared as the check reads both states (not read twice).
+    made = checked_pairs(ref_snapshot, snapshot, ignored, baselines, counter_rows) if ref_snapshot else None
+    pieces, pre = made if made is not None else (None, None)
     report, _ = run_check(
         inventory=inventory, snapshot=snapshot, baselines=baseline_paths(baselines),
         checks_dir=checks_dir_or_default(checks_dir), limit=limit, out=None, formats=[], fail_on=fail_on,
-        previous=ref_snapshot, history=db if record else None, passes=passes, loaded=loaded,
+        previous=ref_snapshot, history=db if record else None, passes=passes, loaded=loaded, pair=pieces,
     )  # fmt: skip
     result: DiffResult | None = None
     if reference is not None and ref_snapshot is not None:
@@ -606,9 +644,10 @@ def drift(
         )  # fmt: skip
         if counter_rows is not None:
             counter_rows.parent.mkdir(parents=True, exist_ok=True)
-        limits, limits_from, warnings = diff_limits(baselines, side_a)  # the limits this run was checked with
+        # the limits this run was checked with
+        limits, limits_from, warnings = pre if pre is not None else diff_limits(baselines, side_a)
         result = diff_sides(
-            side_b, side_a, ignore=(*DEFAULT_VOLATILE, *ignore), limits=limits, counter_rows=counter_rows
+            side_b, side_a, ignore=ignored, limits=limits, counter_rows=counter_rows, pieces=pieces
         )
         result.limits_from = limits_from
         result.warnings.extend(warnings)

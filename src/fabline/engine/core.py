@@ -32,6 +32,7 @@ from fabline.engine.parallel import (
     FabricGroup,
     FabricOutcome,
     FabricWork,
+    PairHook,
     Part,
     Work,
     choose_jobs,
@@ -188,6 +189,7 @@ class Engine:
         previous: Snapshot | None = None,
         options: Mapping[str, Any] | None = None,
         jobs: int | None = None,
+        pair: PairHook | None = None,
     ) -> RunOutcome:
         """Check every device against every applicable rule and check.
 
@@ -199,10 +201,12 @@ class Engine:
             options: Run-wide inputs for fabric checks (``FabricContext.options``).
             jobs: Worker processes for the per-device pass (default: one per CPU, at most
                 :data:`fabline.perf.MAX_JOBS`, and 1 for small fabrics). Results are identical for any value.
+            pair: Work on both states of each device as they are read (with ``previous`` only):
+                ``drift``'s snapshot diff (:class:`~fabline.engine.parallel.PairHook`).
         """
         started = time.time()
         roles_by_name = {d.name.lower(): d.role for d in devices}
-        work = Work(self, devices, snapshot, previous, roles_by_name)
+        work = Work(self, devices, snapshot, previous, roles_by_name, pair if previous is not None else None)
         results = ResultStore()
         device_rows: list[dict[str, Any]] = []
         warnings: list[str] = []
@@ -219,6 +223,8 @@ class Engine:
             for check_id, values in part.collected.items():
                 collected[check_id].update(values)
             links.add(part.views)  # ports converted and indexed while the workers go on
+            if work.pair is not None:
+                work.pair.take(part.paired)
             for dev, row, readable in zip(devices[part.lo : part.hi], part.rows, part.readable, strict=True):
                 summaries[dev.name] = DeviceSummary(
                     dev.name,
@@ -302,8 +308,18 @@ class Engine:
         # One projection per device for every check that reads the link graph (shared values
         # interned across the slice's devices).
         projector = Projector() if self.uses_links else None
+        paired = work.pair.begin(lo) if work.pair is not None else None
         for dev in work.devices[lo:hi]:
             state, problem = self._load(work.snapshot, dev)
+            earlier: tuple[dict[str, Any] | None, StateError | None] | None = None
+            if paired is not None and paired.wants(dev.name):
+                assert work.previous is not None
+                earlier = _load_previous(work.previous, dev.name)
+                # Before the checks see them; a state the schema pass marked is read again, as written.
+                paired.add(
+                    dev.name, _as_written(work.previous, dev.name, earlier[0]),
+                    _as_written(work.snapshot, dev.name, state),
+                )  # fmt: skip
             status = (
                 "missing"
                 if state is None and problem is None
@@ -334,9 +350,13 @@ class Engine:
                 continue
             assert state is not None
             prev = (
-                _previous_state(work.previous, dev.name, part.warnings) if work.previous is not None else None
+                _previous_state(work.previous, dev.name, part.warnings, earlier)
+                if work.previous is not None
+                else None
             )
             self._check_device(dev, state, work.roles_by_name, part, projector, prev, work.previous is None)
+        if paired is not None:
+            part.paired = paired.finish()
         return part
 
     # -- per device ---------------------------------------------------------------------------
@@ -522,11 +542,30 @@ class Engine:
 _DEVICE: tuple[str | None, ...] = (None,)
 
 
-def _previous_state(previous: Snapshot, name: str, warnings: list[str]) -> dict[str, Any] | None:
-    """A device's earlier state, or None (missing, unreadable: a warning, never a failure)."""
+def _load_previous(previous: Snapshot, name: str) -> tuple[dict[str, Any] | None, StateError | None]:
     try:
-        doc = previous.load(name)
+        return previous.load(name), None
     except StateError as exc:
+        return None, exc
+
+
+def _as_written(snapshot: Snapshot, name: str, doc: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``doc`` when it holds the values its file does (the schema pass marked nothing in it), else None."""
+    return None if doc is None or name in snapshot.marked else doc
+
+
+def _previous_state(
+    previous: Snapshot,
+    name: str,
+    warnings: list[str],
+    loaded: tuple[dict[str, Any] | None, StateError | None] | None = None,
+) -> dict[str, Any] | None:
+    """A device's earlier state, or None (missing, unreadable: a warning, never a failure).
+
+    ``loaded``: what :func:`_load_previous` already gave for it.
+    """
+    doc, exc = loaded if loaded is not None else _load_previous(previous, name)
+    if exc is not None:
         warnings.append(f"previous snapshot: {exc}")
         return None
     if doc is None or doc.get("status", "ok") in UNREADABLE_STATUSES:

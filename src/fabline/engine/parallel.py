@@ -30,6 +30,36 @@ class RangeChecker(Protocol):
         ...
 
 
+class PairSlice(Protocol):
+    """What a :class:`PairHook` does over one slice of the devices."""
+
+    def wants(self, name: str) -> bool:
+        """Whether the device's two states are wanted."""
+        ...
+
+    def add(self, name: str, before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> None:
+        """A device's previous and current state as written (None: not read as written; read them)."""
+        ...
+
+    def finish(self) -> Any:
+        """What the slice gives back with its :class:`Part` (picklable)."""
+        ...
+
+
+class PairHook(Protocol):
+    """Work on each device's two states while the per-device pass holds them (``drift``'s snapshot
+    diff, :class:`fabline.history.diff.CheckedPairs`), so they are not read a second time.
+    """
+
+    def begin(self, lo: int) -> PairSlice:
+        """The work over the slice starting at ``lo`` (in the process that checks it)."""
+        ...
+
+    def take(self, piece: Any) -> None:
+        """A slice's :meth:`PairSlice.finish`, in the engine's process."""
+        ...
+
+
 @dataclass
 class Work:
     """What the per-device pass needs; shared with forked workers, never pickled."""
@@ -39,6 +69,8 @@ class Work:
     snapshot: Snapshot
     previous: Snapshot | None
     roles_by_name: Mapping[str, str]
+    #: Work on both states of each device, given only with ``previous``.
+    pair: PairHook | None = None
 
 
 @dataclass
@@ -56,6 +88,8 @@ class Part:
     views: dict[str, DeviceView] = field(default_factory=dict)
     #: Device name -> its state's ``unsupported`` map (only devices that have one).
     unsupported: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: What the pair hook's slice gave (None: no hook).
+    paired: Any = None
 
 
 _FORKED_WORK: Work | None = None

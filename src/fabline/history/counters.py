@@ -220,10 +220,10 @@ class CounterStats:
         "interfaces",
         "limit",
         "over",
+        "rate_exact",
         "rate_max",
-        "rate_sum",
-        "reset_rows",
         "resets",
+        "resets_kept",
         "top",
     )
 
@@ -234,12 +234,25 @@ class CounterStats:
         self.devices = 0
         self.resets = 0
         self.delta = 0
-        self.rate_sum = 0.0
+        # The summed rate, exact: an integer count of 2**-1074 (every float's multiple), so parts
+        # summed in any order and grouping give the same float (:attr:`rate_sum`).
+        self.rate_exact = 0
         self.rate_max: float | None = None
         self.over = 0
-        # min-heap of (rate, delta, order, row): the fastest movers
+        # min-heap of (rate, delta, -order, row): the fastest movers
         self.top: list[tuple[float, int, int, CounterRow]] = []
-        self.reset_rows: list[CounterRow] = []
+        # max-heap of (-order, row): the first resets in device order, whatever order they came in
+        self.resets_kept: list[tuple[int, CounterRow]] = []
+
+    @property
+    def rate_sum(self) -> float:
+        """The summed rate per second (the exact sum, rounded once)."""
+        return self.rate_exact / _EXACT
+
+    @property
+    def reset_rows(self) -> list[CounterRow]:
+        """The first resets (:data:`RESET_EXAMPLES`), in device order."""
+        return [row for _, row in sorted(self.resets_kept, key=lambda e: -e[0])]
 
     def merge(self, other: CounterStats) -> None:
         """Add another part's movement of the same counter."""
@@ -247,13 +260,14 @@ class CounterStats:
         self.devices += other.devices
         self.resets += other.resets
         self.delta += other.delta
-        self.rate_sum += other.rate_sum
+        self.rate_exact += other.rate_exact
         if other.rate_max is not None and (self.rate_max is None or other.rate_max > self.rate_max):
             self.rate_max = other.rate_max
         self.over += other.over
         for entry in other.top:
             _keep_top(self.top, entry, TOP_MOVERS)
-        self.reset_rows.extend(other.reset_rows[: RESET_EXAMPLES - len(self.reset_rows)])
+        for kept in other.resets_kept:
+            _keep_top(self.resets_kept, kept, RESET_EXAMPLES)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -275,6 +289,21 @@ class CounterStats:
 #: More counter rows than any device has: row numbers of a part starting at its first device's
 #: position times this never reach the next part's.
 ROWS_PER_DEVICE_BOUND = 1 << 32
+
+
+#: 2**1074: every finite float times it is an integer (:attr:`CounterStats.rate_exact`).
+_EXACT = 1 << 1074
+
+
+def exact(value: float) -> int:
+    """``value`` as an exact integer count of 2**-1074 (finite floats only).
+
+    Example:
+        >>> 1e16 + 1.0 + 1.0, (exact(1e16) + exact(1.0) + exact(1.0)) / _EXACT
+        (1e+16, 1.0000000000000002e+16)
+    """
+    n, d = value.as_integer_ratio()
+    return n * (_EXACT // d)
 
 
 def _keep_top(heap: list[Any], entry: Any, size: int) -> None:
@@ -309,7 +338,8 @@ class CounterSummary:
         self.by_counter: dict[str, CounterStats] = {}
         self.moved = 0
         self.devices = 0
-        self.findings: list[tuple[CounterRow, CounterLimit, float]] = []
+        # max-heap of (-order, row, limit, value): the first ports past a limit, in device order
+        self._findings: list[tuple[int, CounterRow, CounterLimit, float]] = []
         self.findings_total = 0
         # min-heap of (summed rate, device, counter): the busiest (device, counter) pairs
         self.busiest: list[tuple[float, str, str]] = []
@@ -324,8 +354,18 @@ class CounterSummary:
         """Interface counters that were reset."""
         return sum(s.resets for s in self.by_counter.values())
 
-    def add_device(self, rows: Sequence[CounterRow], interfaces: Mapping[str, Any] | None = None) -> None:
-        """Count one device's moved counters (``interfaces``: its later state's, for port speeds)."""
+    def add_device(
+        self,
+        rows: Sequence[CounterRow],
+        interfaces: Mapping[str, Any] | None = None,
+        position: int | None = None,
+    ) -> None:
+        """Count one device's moved counters (``interfaces``: its later state's, for port speeds).
+
+        ``position``: the device's place in the whole comparison's device order, when devices are
+        not fed in that order (the check's workers go in inventory order); by default it follows
+        the device fed before. Whatever the order devices are fed in, the summary is the same.
+        """
         if not rows:
             return
         self.devices += 1
@@ -333,7 +373,8 @@ class CounterSummary:
         stats_of = self.by_counter
         seen: set[str] = set()
         rates: dict[str, float] = {}
-        order = self._order  # a local in the loop: a million rows a night at 100k GPUs
+        # a local in the loop: a million rows a night at 100k GPUs
+        order = self._order if position is None else position * ROWS_PER_DEVICE_BOUND
         for row in rows:
             counter = row[2]
             stats = stats_of.get(counter)
@@ -345,25 +386,26 @@ class CounterSummary:
             stats.interfaces += 1
             delta, rate, reset = row[5], row[6], row[7]
             stats.delta += delta
+            order += 1
             if reset:
                 stats.resets += 1
-                if len(stats.reset_rows) < RESET_EXAMPLES:
-                    stats.reset_rows.append(row)
+                _keep_top(stats.resets_kept, (-order, row), RESET_EXAMPLES)
             if rate is not None:
-                stats.rate_sum += rate
                 if stats.rate_max is None or rate > stats.rate_max:
                     stats.rate_max = rate
                 if rate:
                     rates[counter] = rates.get(counter, 0.0) + rate
-            order += 1
             key = rate if rate is not None else -1.0
             top = stats.top
             if len(top) < TOP_MOVERS:
                 heapq.heappush(top, (key, delta, -order, row))
             else:
-                # (key, delta) > the smallest kept's, without making the two tuples
+                # (key, delta, -order) > the smallest kept's, without making the two tuples (on a
+                # tie the earlier row wins: devices may come out of order, see ``position``)
                 least = top[0]
-                if key > least[0] or (key == least[0] and delta > least[1]):
+                if key > least[0] or (
+                    key == least[0] and (delta > least[1] or (delta == least[1] and -order > least[2]))
+                ):
                     heapq.heapreplace(top, (key, delta, -order, row))
             limit = stats.limit
             if limit is not None:
@@ -375,11 +417,12 @@ class CounterSummary:
                 if value is not None and value > limit.value and not math.isnan(value):
                     stats.over += 1
                     self.findings_total += 1
-                    if len(self.findings) < MAX_FINDINGS:
-                        self.findings.append((row, limit, value))
+                    _keep_top(self._findings, (-order, row, limit, value), MAX_FINDINGS)
         self._order = order
         device = rows[0][0]
         for counter, rate in rates.items():
+            # A device's summed rate (its rows in its state's order) joins the counter's exactly.
+            stats_of[counter].rate_exact += exact(rate)
             _keep_top(self.busiest, (rate, device, counter), MAX_BUSIEST)
 
     def merge(self, other: CounterSummary) -> None:
@@ -392,10 +435,18 @@ class CounterSummary:
                 self.by_counter[counter] = stats
             else:
                 mine.merge(stats)
-        self.findings.extend(other.findings[: MAX_FINDINGS - len(self.findings)])
+        for kept in other._findings:
+            _keep_top(self._findings, kept, MAX_FINDINGS)
         self.findings_total += other.findings_total
         for entry in other.busiest:
             _keep_top(self.busiest, entry, MAX_BUSIEST)
+
+    @property
+    def findings(self) -> list[tuple[CounterRow, CounterLimit, float]]:
+        """The listed ports past their check's limit (the first :data:`MAX_FINDINGS` in device
+        order): ``(row, limit, value)``.
+        """
+        return [(row, limit, value) for _, row, limit, value in sorted(self._findings, key=lambda f: -f[0])]
 
     def counters(self) -> list[CounterStats]:
         """Every counter that moved: those past a limit first, then by ports moved."""
@@ -459,6 +510,10 @@ class RowWriter:
         self.path = path
         self.rows = 0
         self._fh: IO[bytes] = path.open("wb")
+
+    def offset(self) -> int:
+        """Bytes written so far."""
+        return self._fh.tell()
 
     def write(self, rows: Iterable[CounterRow]) -> None:
         """Append rows."""

@@ -589,60 +589,188 @@ def compare_passes(
 # the diff
 
 
-#: What one worker is given: both snapshot folders, the ignore patterns (None: counters only),
-#: the devices, the counter limits, and where to write its counter rows (None: not asked).
-_Job = tuple[Path, Path, "tuple[str, ...] | None", list[str], CounterLimits, "Path | None", int]
+@dataclass
+class DevicePiece:
+    """The per-device part of a diff over some of its devices (one worker's), bounded.
+
+    Everything is keyed by the device's position in the comparison's device order (names sorted),
+    so pieces made in any order (a check's workers go in inventory order) join into the answer
+    one pass in name order gives.
+
+    Attributes:
+        positions: The devices this piece covers (compared or not).
+        changes: ``(position, that device's state changes)`` for the devices that have some.
+        counters: Their counter movement, summarized.
+        unreadable: ``(position, entry)`` per unreadable state.
+        compared: Devices whose two states were read.
+        rows_file: Where the piece's counter rows were written (None: not asked).
+        rows_index: ``(position, offset, length)`` of each device's rows in ``rows_file``.
+    """
+
+    positions: list[int]
+    changes: list[tuple[int, list[Change]]]
+    counters: CounterSummary
+    unreadable: list[tuple[int, dict[str, str]]]
+    compared: int
+    rows_file: Path | None
+    rows_index: list[tuple[int, int, int]]
 
 
-def _diff_devices(job: _Job) -> tuple[list[Change], CounterSummary, list[dict[str, str]], int]:
-    """Changes, the counter summary, unreadable states and the count of devices compared."""
-    with paused_gc():
-        return _diff_devices_inner(*job)
+class PieceMaker:
+    """Compares devices one at a time into a :class:`DevicePiece` (in whatever process it runs).
 
+    A state not handed in is read here (as written: no schema pass).
+    """
 
-def _diff_devices_inner(
-    root_b: Path,
-    root_a: Path,
-    ignore: tuple[str, ...] | None,
-    names: list[str],
-    limits: CounterLimits,
-    rows: Path | None,
-    first: int,
-) -> tuple[list[Change], CounterSummary, list[dict[str, str]], int]:
-    snap_b, snap_a = Snapshot(root_b), Snapshot(root_a)
-    matcher = IgnoreSet(ignore) if ignore is not None else None
-    changes: list[Change] = []
-    summary = CounterSummary(limits, first)
-    unreadable: list[dict[str, str]] = []
-    writer = RowWriter(rows) if rows is not None else None
-    compared = 0
-    try:
-        for name in names:
-            docs = []
-            for side, snap in (("before", snap_b), ("after", snap_a)):
+    def __init__(
+        self,
+        root_b: Path,
+        root_a: Path,
+        ignore: tuple[str, ...] | None,
+        limits: CounterLimits,
+        rows: Path | None,
+        position: Mapping[str, int],
+    ) -> None:
+        self._snap_b, self._snap_a = Snapshot(root_b), Snapshot(root_a)
+        self._matcher = IgnoreSet(ignore) if ignore is not None else None
+        self._position = position
+        self._writer = RowWriter(rows) if rows is not None else None
+        self.piece = DevicePiece([], [], CounterSummary(limits), [], 0, rows, [])
+
+    def wants(self, name: str) -> bool:
+        """Whether ``name`` is one of the compared devices (it has a state on both sides)."""
+        return name in self._position
+
+    def add(
+        self, name: str, before: Mapping[str, Any] | None = None, after: Mapping[str, Any] | None = None
+    ) -> None:
+        """Compare one device: its two states as written when given, else read here."""
+        pos = self._position[name]
+        piece = self.piece
+        piece.positions.append(pos)
+        docs = []
+        for side, snap, doc in (("before", self._snap_b, before), ("after", self._snap_a, after)):
+            if doc is None:
                 try:
                     # As written: a diff compares values; the schema pass is the checks' business.
-                    docs.append(snap.load(name, checked=False))
+                    doc = snap.load(name, checked=False)
                 except StateError as exc:
-                    unreadable.append({"device": name, "side": side, "message": str(exc)})
-            if len(docs) != 2:
-                continue
-            doc_b, doc_a = docs
-            if doc_b is None or doc_a is None:
-                continue
-            compared += 1
-            if matcher is not None:
-                changes.extend(state_changes(name, doc_b, doc_a, matcher))
-            moved = counter_rows(name, doc_b, doc_a)
-            if moved:
-                interfaces = doc_a.get("interfaces")
-                summary.add_device(moved, interfaces if type(interfaces) is dict else None)
-                if writer is not None:
-                    writer.write(moved)
-    finally:
-        if writer is not None:
-            writer.close()
-    return changes, summary, unreadable, compared
+                    piece.unreadable.append((pos, {"device": name, "side": side, "message": str(exc)}))
+                    continue
+            docs.append(doc)
+        if len(docs) != 2:
+            return
+        doc_b, doc_a = docs
+        if doc_b is None or doc_a is None:
+            return
+        piece.compared += 1
+        if self._matcher is not None:
+            changes = state_changes(name, doc_b, doc_a, self._matcher)
+            if changes:
+                piece.changes.append((pos, changes))
+        moved = counter_rows(name, doc_b, doc_a)
+        if moved:
+            interfaces = doc_a.get("interfaces")
+            piece.counters.add_device(moved, interfaces if type(interfaces) is dict else None, pos)
+            writer = self._writer
+            if writer is not None:
+                offset = writer.offset()
+                writer.write(moved)
+                piece.rows_index.append((pos, offset, writer.offset() - offset))
+
+    def finish(self) -> DevicePiece:
+        """The piece (its rows file closed)."""
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        return self.piece
+
+    def close(self) -> None:
+        """Close the rows file (on an error: the caller removes it)."""
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+
+class CheckedPairs:
+    """The per-device part of a snapshot diff made in a check's per-device pass (``drift``,
+    ``diff -i``): the check with ``--previous`` reads both states of every device, so the diff
+    compares them there, in the same workers, instead of reading both snapshots again.
+
+    It is the engine's pair hook (:class:`fabline.engine.parallel.PairHook`): the engine calls
+    :meth:`begin` per slice of its devices (in a worker or in-line), the slice's maker's ``add``
+    per device with the states it read, and :meth:`take` with each slice's piece in this
+    process. :func:`diff_sides` given it (``pieces=``) compares only the devices no slice covered
+    (not in the check's inventory or ``--limit``) and joins the rest: the same diff as without it.
+
+    Args:
+        before: The earlier snapshot (the check's previous one).
+        after: The later snapshot (the one checked).
+        ignore: Volatile path patterns; they must hold :data:`DEFAULT_VOLATILE`'s derived frame
+            sizes pattern (the check's states carry derived frame sizes a diff's reads lack).
+        limits: The counter limits.
+        counter_rows: Where every moved counter goes (None: not asked); the slices write parts beside it.
+    """
+
+    def __init__(
+        self,
+        before: Path,
+        after: Path,
+        ignore: Sequence[str],
+        limits: CounterLimits,
+        counter_rows: Path | None = None,
+    ) -> None:
+        if _FRAME_BYTES not in ignore:
+            raise ValueError(f"the ignore patterns must hold {_FRAME_BYTES!r}")
+        self.before, self.after = before, after
+        names_b, names_a = Snapshot(before).device_names(), Snapshot(after).device_names()
+        self.names = sorted(set(names_b) & set(names_a))
+        self.position = {name: i for i, name in enumerate(self.names)}
+        self.ignore = tuple(ignore)
+        self.limits = limits
+        self.counter_rows = counter_rows
+        self.pieces: list[DevicePiece] = []
+
+    def begin(self, lo: int) -> PieceMaker:
+        """A maker for the slice of the check's devices that starts at ``lo``."""
+        rows = None if self.counter_rows is None else _part_file(self.counter_rows, f"check{lo}")
+        return PieceMaker(self.before, self.after, self.ignore, self.limits, rows, self.position)
+
+    def take(self, piece: DevicePiece) -> None:
+        """Keep a slice's piece (in the process that will diff)."""
+        self.pieces.append(piece)
+
+    def discard(self) -> None:
+        """Remove the slices' row files (the diff did not use them)."""
+        if self.counter_rows is not None:
+            for part in self.counter_rows.parent.glob(f".{self.counter_rows.name}.part-check*"):
+                part.unlink(missing_ok=True)
+        self.pieces = []
+
+
+_FRAME_BYTES = "interfaces.*.frame_bytes*"
+
+
+def _part_file(rows: Path, tag: str) -> Path:
+    return rows.with_name(f".{rows.name}.part-{tag}")
+
+
+#: What one worker is given: both snapshot folders, the ignore patterns (None: counters only),
+#: the devices with their positions, the counter limits, and where to write its counter rows.
+_Job = tuple[Path, Path, "tuple[str, ...] | None", list[tuple[int, str]], CounterLimits, "Path | None"]
+
+
+def _diff_devices(job: _Job) -> DevicePiece:
+    """The piece of one worker's devices."""
+    root_b, root_a, ignore, named, limits, rows = job
+    with paused_gc():
+        maker = PieceMaker(root_b, root_a, ignore, limits, rows, {n: p for p, n in named})
+        try:
+            for _, name in named:
+                maker.add(name)
+        finally:
+            maker.close()
+        return maker.finish()
 
 
 def diff_sides(
@@ -653,6 +781,7 @@ def diff_sides(
     devices: Sequence[str] | None = None,
     limits: CounterLimits | None = None,
     counter_rows: Path | None = None,
+    pieces: CheckedPairs | None = None,
 ) -> DiffResult:
     """Diff two sides: state changes and counters from the snapshots, results when both have them.
 
@@ -664,6 +793,9 @@ def diff_sides(
         limits: The counter checks' limits (:class:`~fabline.history.counters.CounterLimits`);
             None: the checks' own defaults.
         counter_rows: Write every moved counter here as JSON Lines (streamed); None: summary only.
+        pieces: The devices a check already compared as it read them (:class:`CheckedPairs`,
+            made with these snapshots, ``ignore``, ``limits`` and ``counter_rows``): only the
+            others are read here. The answer is the same.
 
     Raises:
         ConfigError: A snapshot folder that is missing or has no ``state/``.
@@ -684,8 +816,17 @@ def diff_sides(
     result.only_before = sorted(only_b)
     result.only_after = sorted(only_a)
     names = sorted(names_b & names_a)
+    if pieces is not None and (
+        pieces.names != names
+        or (pieces.before, pieces.after) != (before.snapshot, after.snapshot)
+        or pieces.ignore != tuple(ignore)
+        or pieces.limits is not result.counters.limits
+        or pieces.counter_rows != counter_rows
+    ):
+        pieces.discard()  # made for another comparison: not used
+        pieces = None
     with paused_gc():
-        _run_devices(result, snap_b, snap_a, tuple(ignore), names, counter_rows)
+        _run_devices(result, snap_b, snap_a, tuple(ignore), names, counter_rows, pieces)
     if before.problems is not None and after.problems is not None:
         result.results_compared = True
         result.new_failures, result.resolved, result.persisting, result.new_errors = compare_results(
@@ -720,49 +861,82 @@ def _run_devices(
     ignore: tuple[str, ...] | None,
     names: list[str],
     rows: Path | None,
+    pieces: CheckedPairs | None = None,
 ) -> None:
     """State changes and counters of the devices in both snapshots, in-line or over workers.
 
-    Each worker summarizes its devices' counters (and writes their rows to its own part file when
-    ``rows`` is asked for); the parent merges the summaries and joins the parts in device order,
-    so no process holds every counter row.
+    ``pieces``: what a check's workers already compared (:class:`CheckedPairs`); only the devices
+    they did not cover are read here. Each worker summarizes its devices' counters (and writes
+    their rows to its own part file when ``rows`` is asked for); the parent merges the summaries
+    and joins the parts in device order, so no process holds every counter row.
     """
     limits = result.counters.limits
-    jobs = worker_count(len(names))
-    if jobs == 1:
-        parts = [_diff_devices((snap_b.root, snap_a.root, ignore, names, limits, rows, 0))]
-    else:
-        # Small parts: names sort by role and a switch's state is several times a host's, so a
-        # few large parts left one worker every switch (23 s against 13 s of CPU on 100k GPUs).
-        step = -(-len(names) // (jobs * 32))
-        starts = range(0, len(names), step)
-        files = [] if rows is None else [rows.with_name(f".{rows.name}.part{n}") for n in range(len(starts))]
-        chunks: list[_Job] = [
-            (snap_b.root, snap_a.root, ignore, names[i : i + step], limits, files[n] if files else None, i)
-            for n, i in enumerate(starts)
-        ]
-        try:
+    done: list[DevicePiece] = list(pieces.pieces) if pieces is not None else []
+    covered: set[int] = set()
+    for piece in done:
+        covered.update(piece.positions)
+    todo = [(pos, name) for pos, name in enumerate(names) if pos not in covered]
+    files: list[Path] = [p.rows_file for p in done if p.rows_file is not None]
+    try:
+        jobs = worker_count(len(todo))
+        if not todo:
+            pass
+        elif jobs == 1:
+            part = None if rows is None else _part_file(rows, "rest0")
+            if part is not None:
+                files.append(part)
+            done.append(_diff_devices((snap_b.root, snap_a.root, ignore, todo, limits, part)))
+        else:
+            # Small parts: names sort by role and a switch's state is several times a host's, so a
+            # few large parts left one worker every switch (23 s against 13 s of CPU on 100k GPUs).
+            step = -(-len(todo) // (jobs * 32))
+            starts = range(0, len(todo), step)
+            parts = [None if rows is None else _part_file(rows, f"rest{n}") for n in range(len(starts))]
+            files.extend(p for p in parts if p is not None)
+            chunks: list[_Job] = [
+                (snap_b.root, snap_a.root, ignore, todo[i : i + step], limits, parts[n])
+                for n, i in enumerate(starts)
+            ]
             with fork_pool(jobs) as pool:
-                parts = pool.map(_diff_devices, chunks)
-            if rows is not None:
-                _join(files, rows)
-        finally:
-            for part in files:
-                part.unlink(missing_ok=True)
-    for changes, counters, unreadable, compared in parts:
-        result.changes.extend(changes)
-        result.counters.merge(counters)
-        result.unreadable.extend(unreadable)
-        result.devices_compared += compared
+                done.extend(pool.map(_diff_devices, chunks))
+        if rows is not None:
+            _join(done, rows)
+    finally:
+        for part in files:
+            part.unlink(missing_ok=True)
+    changes: list[tuple[int, list[Change]]] = []
+    unreadable: list[tuple[int, dict[str, str]]] = []
+    for piece in done:
+        result.counters.merge(piece.counters)
+        changes.extend(piece.changes)
+        unreadable.extend(piece.unreadable)
+        result.devices_compared += piece.compared
+    changes.sort(key=lambda c: c[0])
+    for _, device_changes in changes:
+        result.changes.extend(device_changes)
+    unreadable.sort(key=lambda u: u[0])  # stable: a device's before comes before its after
+    result.unreadable.extend(u for _, u in unreadable)
 
 
-def _join(parts: list[Path], out: Path) -> None:
-    """Concatenate the workers' row files, in order, into ``out`` (written beside it, then renamed)."""
-    import shutil
-
+def _join(pieces: list[DevicePiece], out: Path) -> None:
+    """Write the pieces' counter rows into ``out`` in device order (beside it, then renamed)."""
+    segments = sorted(
+        (pos, piece.rows_file, offset, length)
+        for piece in pieces
+        if piece.rows_file is not None
+        for pos, offset, length in piece.rows_index
+    )
     tmp = out.with_name(f".{out.name}.tmp")
-    with tmp.open("wb") as fh:
-        for part in parts:
-            with part.open("rb") as src:
-                shutil.copyfileobj(src, fh, 1 << 20)
+    handles: dict[Path, Any] = {}
+    try:
+        with tmp.open("wb") as fh:
+            for _, path, offset, length in segments:
+                src = handles.get(path)
+                if src is None:
+                    src = handles[path] = path.open("rb")
+                src.seek(offset)
+                fh.write(src.read(length))
+    finally:
+        for src in handles.values():
+            src.close()
     tmp.replace(out)
