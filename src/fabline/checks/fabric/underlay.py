@@ -194,17 +194,17 @@ def underlay_of(fabric: FabricContext, graph: LinkGraph) -> Underlay:
         want = other_tier.get(role_of.get(name))  # type: ignore[arg-type]
         if want is None:
             continue
-        counts: Counter[str] | None = None
-        by_port: dict[str, str] | None = None
+        counts: dict[str, int] = {}  # a Counter calls __missing__ (Python) for each new peer
+        by_port: dict[str, str] = {}
         for end in ends:
             peer = end.peer_device
             if role_of.get(peer) != want or end.status not in named:
                 continue
-            if counts is None or by_port is None:
-                counts = links[name] = Counter()
-                by_port = port_peer[name] = {}
-            counts[peer] += 1
+            counts[peer] = counts.get(peer, 0) + 1
             by_port[end.port.name] = peer
+        if counts:
+            links[name] = Counter(counts)
+            port_peer[name] = by_port
     # A session's key is the peer's address; the peer's own session to us names our address,
     # which on a /31 is the partner of our session key.
     owner: dict[str, str] = {}
