@@ -7,6 +7,7 @@ never yields ``pass``: its results are ``error``.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -846,6 +847,11 @@ class ResultStore:
         #: its subject list.
         self._open: SkipBlock | None = None
         self._open_subjects: list[str | None] = []
+        #: The passes of the first blocks, counted ahead (:meth:`count_passes`): how many blocks,
+        #: the passes per device (every device of those blocks, 0 included) and per check and
+        #: device. Still right when blocks are added after them: a block is only ever replaced by
+        #: a non-pass of its device (a SkipBlock folding it), or by :meth:`replace`, which drops it.
+        self._counted: tuple[int, dict[str, int], PassCounts] | None = None
 
     def append(self, r: Result) -> None:
         """Add one result (or one :class:`SkipBlock`).
@@ -929,7 +935,30 @@ class ResultStore:
             self.append(b)
 
     def merge(self, other: ResultStore) -> None:
-        """Append another store's results (a worker's part) after this one's."""
+        """Append another store's results (a worker's part) after this one's.
+
+        When both stores counted all their passes ahead (:meth:`count_passes`), the counts add
+        up, so the merged store's :meth:`tally` only walks what comes after.
+        """
+        mine, theirs = self._counted, other._counted
+        if (
+            theirs is not None
+            and theirs[0] == len(other._blocks)
+            and (mine[0] == len(self._blocks) if mine is not None else not self._blocks)
+        ):
+            n, by_device, passes = mine if mine is not None else (0, {}, {})
+            for device, count in theirs[1].items():
+                by_device[device] = by_device.get(device, 0) + count
+            for check, counts in theirs[2].items():
+                known = passes.get(check)
+                if known is None:
+                    passes[check] = dict(counts)
+                elif known.keys().isdisjoint(counts):
+                    known.update(counts)
+                else:
+                    for device, count in counts.items():
+                        known[device] = known.get(device, 0) + count
+            self._counted = (n + theirs[0], by_device, passes)
         self._blocks.extend(other._blocks)
         self.problems.extend(other.problems)
         self._count += other._count
@@ -945,6 +974,7 @@ class ResultStore:
             raise ValueError(f"{old!r} replaced by results standing for another number of subjects")
         at = next(i for i in range(len(self._blocks) - 1, -1, -1) if self._blocks[i] is old)
         self._blocks[at : at + 1] = list(new)
+        self._counted = None  # the blocks moved: counted again by the next tally
         at = next(i for i in range(len(self.problems) - 1, -1, -1) if self.problems[i] is old)
         self.problems[at : at + 1] = list(new)
         self._open = None
@@ -1046,15 +1076,22 @@ class ResultStore:
         """
         return self.tally()[0]
 
-    def tally(self) -> tuple[dict[str, Any], PassCounts]:
-        """:meth:`summary` and the passes per check and device (what ``passes().counts()`` gives),
-        in one pass over the blocks.
+    def count_passes(self) -> None:
+        """Count the passes of every block now (a worker does, before it sends its part back), so
+        that :meth:`tally` of the store its part is merged into does not walk these blocks again.
+        """
+        by_device, passes = self._count_blocks(0)
+        self._counted = (len(self._blocks), {d: row[0] for d, row in by_device.items()}, passes)
+
+    def _count_blocks(self, start: int) -> tuple[dict[str, list[int]], PassCounts]:
+        """The passes of the blocks from ``start`` on: per device (a row of counts by status, the
+        passes first; every device of those blocks has one) and per check and device.
         """
         pass_ = Status.PASS
-        column = {s: i for i, s in enumerate(Status)}
+        width = len(Status)
         by_device: dict[str, list[int]] = {}
         passes: PassCounts = {}
-        for block in self._blocks:
+        for block in itertools.islice(self._blocks, start, None):
             if type(block) is tuple:
                 check, device, _, _, subjects, problems = block
                 n = len(subjects)
@@ -1065,13 +1102,38 @@ class ResultStore:
                 n = 1 if block.status is pass_ else 0
             row = by_device.get(device)
             if row is None:
-                row = by_device[device] = [0] * len(column)
+                row = by_device[device] = [0] * width
             if n:
                 row[0] += n
                 by_check = passes.get(check)
                 if by_check is None:
                     by_check = passes[check] = {}
                 by_check[device] = by_check.get(device, 0) + n
+        return by_device, passes
+
+    def tally(self) -> tuple[dict[str, Any], PassCounts]:
+        """:meth:`summary` and the passes per check and device (what ``passes().counts()`` gives),
+        in one pass over the blocks (over those after the ones counted ahead, :meth:`count_passes`).
+        """
+        pass_ = Status.PASS
+        column = {s: i for i, s in enumerate(Status)}
+        if self._counted is None:
+            by_device, passes = self._count_blocks(0)
+        else:
+            start, counted_devices, counted = self._counted
+            by_device = {d: [n] + [0] * (len(column) - 1) for d, n in counted_devices.items()}
+            passes = {check: dict(counts) for check, counts in counted.items()}
+            later_devices, later = self._count_blocks(start)
+            for device, later_row in later_devices.items():
+                known = by_device.get(device)
+                if known is None:
+                    by_device[device] = later_row
+                else:
+                    known[0] += later_row[0]
+            for check, counts in later.items():
+                known_counts = passes.setdefault(check, {})
+                for device, n in counts.items():
+                    known_counts[device] = known_counts.get(device, 0) + n
         by_status = dict.fromkeys(Status, 0)
         by_severity = dict.fromkeys(Severity, 0)
         not_pass = 0

@@ -105,6 +105,7 @@ def _forked_range(bounds: tuple[int, int]) -> Part:
     part = _FORKED_WORK.engine.check_range(_FORKED_WORK, *bounds)
     for values in part.collected.values():
         share_equal_values(values)
+    part.results.count_passes()  # here, beside the other worker, not in the parent after the pass
     return part
 
 
