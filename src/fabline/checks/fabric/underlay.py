@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
@@ -104,21 +105,22 @@ def _bgp_view(device: DeviceContext) -> PlainBgpView:
     # read as "no sessions" or "no ASN"; it is an error naming the field instead.
     invalid = next((str(v) for v in bgp.values() if type(v) is Invalid), None)
     sessions = []
+    intern = sys.intern
     neighbors = bgp.get("neighbors")
     for key, body in (neighbors if isinstance(neighbors, Mapping) else {}).items():
         if type(body) is not dict and not isinstance(body, Mapping):
             continue
         remote = body.get("remote_asn")
         described, hostname, state = body.get("description"), body.get("hostname"), body.get("state")
-        names = ((str(described),) if isinstance(described, str) else ()) + (
-            (str(hostname),) if isinstance(hostname, str) else ()
+        names = ((intern(str(described)),) if isinstance(described, str) else ()) + (
+            (intern(str(hostname)),) if isinstance(hostname, str) else ()
         )
-        # A Session's fields, in its order
+        # A Session's fields, in its order; text interned, so a part pickles each value once
         sessions.append(
             (
-                str(key),
+                intern(str(key)),
                 remote if type(remote) is int else None,
-                state if isinstance(state, str) else None,
+                (intern(state) if type(state) is str else state) if isinstance(state, str) else None,
                 body.get("admin_down") is True,
                 names,
             )
