@@ -32,28 +32,36 @@ from fabline.state import unsupported_reason
 from fabline.state_types import Gpu, Host, HostNic, Interface
 
 
-def rail_nics(device: DeviceContext) -> list[tuple[int, str, Interface | None]]:
+def rail_nics(device: DeviceContext) -> tuple[tuple[int, str, Interface | None], ...]:
     """The host's rail NICs in rail order: (rail index, netdev, its state body or None).
 
-    ``rail_interfaces`` is a list or a comma-separated string (as the collector reads it).
+    ``rail_interfaces`` is a list or a comma-separated string (as the collector reads it). Made
+    once per device and pass (``device.memo``): every check inside a GPU server reads it.
 
     Example:
         >>> d = DeviceContext("h", "linux", "host", (), {"rail_interfaces": "eth0, eth1"},
         ...                   {"interfaces": {"eth0": {"mtu": 9000}}}, {})
         >>> rail_nics(d)
-        [(0, 'eth0', {'mtu': 9000}), (1, 'eth1', None)]
+        ((0, 'eth0', {'mtu': 9000}), (1, 'eth1', None))
     """
+    hit = device.memo.get("gpuhost.rail_nics")
+    if hit is None:
+        hit = device.memo["gpuhost.rail_nics"] = _rail_nics(device)
+    return hit
+
+
+def _rail_nics(device: DeviceContext) -> tuple[tuple[int, str, Interface | None], ...]:
     rails = device.vars.get("rail_interfaces")
     if isinstance(rails, str):
         rails = [p.strip() for p in rails.split(",") if p.strip()]
     if not isinstance(rails, list):
-        return []
+        return ()
     ifaces = device.interfaces
     out = []
     for i, name in enumerate(rails):
         body = ifaces.get(str(name))
         out.append((i, str(name), body if type(body) is dict or isinstance(body, Mapping) else None))
-    return out
+    return tuple(out)
 
 
 def _nic(body: Interface | None) -> HostNic:
