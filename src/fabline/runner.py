@@ -48,6 +48,35 @@ def build_engine(
     return Engine(baseline, registry, host_sets, today, exclude_tags)
 
 
+def prepare_engine(
+    baselines: list[Path],
+    checks_dir: Path | None,
+    inv: Inventory,
+    cabling: Path | None = None,
+    today: dt.date | None = None,
+    exclude_tags: frozenset[str] = frozenset(),
+) -> Engine:
+    """The engine for a check of ``inv``'s devices, with the cabling plan it names read once.
+
+    A command that collects first (``run``, ``drift``) calls it once the inventory is read and
+    before any device is reached: a baseline, check or plan mistake is a one-line error then, not
+    after an hour of collection.
+
+    Raises:
+        ConfigError: A baseline, a check or the cabling plan is wrong or missing.
+    """
+    engine = build_engine(
+        baselines, checks_dir, lambda pattern: set(inv.select(pattern, strict=False)), today, exclude_tags
+    )
+    if cabling is not None and not cabling.is_file():
+        raise ConfigError("cabling plan not found", file=cabling)
+    if cabling is not None:
+        from fabline.checks.fabric.cabling import load_cabling_plan
+
+        load_cabling_plan(cabling)  # a malformed plan is a one-line error (exit 2) before any work
+    return engine
+
+
 @paused_gc()
 def run_check(
     *,
@@ -68,6 +97,7 @@ def run_check(
     passes: str = "counts",
     loaded: tuple[Inventory, list[Device]] | None = None,
     pair: PairHook | None = None,
+    engine: Engine | None = None,
 ) -> tuple[Report, list[Path]]:
     """Run ``fabline check``: returns the report and the files written.
 
@@ -78,7 +108,9 @@ def run_check(
     ``inventory`` already loaded with ``limit``'s devices (``fabline run`` collected with them): not
     read again, so a script or plugin source runs once per command. ``pair`` works on each
     device's previous and current state as the check reads them (``drift``'s snapshot diff,
-    :class:`fabline.history.diff.CheckedPairs`; with ``previous`` only).
+    :class:`fabline.history.diff.CheckedPairs`; with ``previous`` only). ``engine`` is the one
+    :func:`prepare_engine` built for these baselines, checks and cabling plan before a collection
+    (so their mistakes were said before any device was reached); built here when omitted.
     """
     from fabline.inventory import load_inventory, sources_label
 
@@ -103,15 +135,8 @@ def run_check(
         snap = Snapshot(snapshot)
         # Rendered configs have no operational state (link up, optics, counters): those rules stay out.
         exclude = frozenset({OPERATIONAL_TAG}) if intended is not None else frozenset()
-        engine = build_engine(
-            baselines, checks_dir, lambda pattern: set(inv.select(pattern, strict=False)), today, exclude
-        )
-        if cabling is not None and not cabling.is_file():
-            raise ConfigError("cabling plan not found", file=cabling)
-        if cabling is not None:
-            from fabline.checks.fabric.cabling import load_cabling_plan
-
-            load_cabling_plan(cabling)  # a malformed plan is a one-line error (exit 2) before any work
+        if engine is None:
+            engine = prepare_engine(baselines, checks_dir, inv, cabling, today, exclude)
         outcome = engine.run(
             devices,
             snap,

@@ -28,6 +28,9 @@ from fabline.errors import ConfigError
 from fabline.results import ExitCode, collection_exit_code
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from fabline.engine import Engine
     from fabline.inventory import Device, Inventory, Sources
 
 
@@ -74,12 +77,15 @@ def do_collect(
     resume: bool = False,
     scheduler: str | None = None,
     site_group: str | None = None,
+    before: Callable[[Inventory, list[Device]], None] | None = None,
 ) -> tuple[Any, tuple[Inventory, list[Device]]]:
     """Collect ``inventory`` into ``out`` with the options of :func:`collect_options`.
 
     Returns the summary, and the inventory as loaded with its selected devices: a command that
     checks what it collected hands them to :func:`fabline.runner.run_check` (``loaded``), so the
     inventory is read once (a script or plugin source runs once and both steps see the same hosts).
+    ``before`` is called with them once they are read, before any device is reached (a command
+    that checks afterwards prepares its engine there, so a baseline mistake stops it first).
     """
     from fabline.collect.collector import CollectOptions, check_options, collect, parse_size
     from fabline.inventory import load_inventory, sources_label
@@ -101,6 +107,8 @@ def do_collect(
     check_options(options)  # before the inventory is read: a bad option is the first thing said
     inv = load_inventory(inventory)
     devices = inv.devices(limit)
+    if before is not None:
+        before(inv, devices)
     summary = collect(
         devices,
         out,
@@ -213,21 +221,27 @@ def run(
 
     Exit codes are check's: 0 all pass, 3 errors but no failure, 4 a failure at or above --fail-on.
     """
-    from fabline.runner import run_check
+    from fabline.runner import prepare_engine, run_check
+    from fabline.snapshot import Snapshot
 
     fmts = parse_formats(formats)
     paths = baseline_paths(baselines)
     checks = checks_dir_or_default(checks_dir)
     target = snapshot or Path("snapshots") / dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    if previous is not None:
+        Snapshot(previous)  # a missing --previous is said now, not after the collection
+    engines: list[Engine] = []
     summary, loaded = do_collect(
         inventory, target, limit=limit, workers=workers, timeout=timeout, command_timeout=command_timeout,
         max_output=max_output, retries=retries, pace=pace, host_key_policy=host_key_policy,
         known_hosts=known_hosts, scheduler=scheduler, site_group=site_group,
+        before=lambda inv, _devices: engines.append(prepare_engine(paths, checks, inv, cabling)),
     )  # fmt: skip
     print_collect_summary(summary)
     report, written = run_check(
         inventory=inventory, snapshot=target, baselines=paths, checks_dir=checks, limit=limit, out=out,
         formats=fmts, fail_on=fail_on, previous=previous, cabling=cabling, passes=passes, loaded=loaded,
+        engine=engines[0],
     )  # fmt: skip
     if not quiet:
         from fabline.reports.console import print_summary

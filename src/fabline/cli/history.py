@@ -30,6 +30,7 @@ from fabline.history.store import DEFAULT_DB, HistoryStore, parse_since
 from fabline.results import Severity
 
 if TYPE_CHECKING:
+    from fabline.engine import Engine
     from fabline.history.diff import CheckedPairs
     from fabline.inventory import Sources
 
@@ -602,20 +603,26 @@ def drift(
                 ref_passes = store.pass_counts(reference)
     elif against is not None:
         raise ConfigError(f"--against {against}: no run history", file=db)
-    loaded = None  # the inventory as the collection loaded it: not read (a script not run) twice
-    if snapshot is None:
-        from fabline.cli.collect import do_collect, print_collect_summary
-
-        target = collect_to or Path("snapshots") / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        summary, loaded = do_collect(inventory, target, limit=limit, **collect_opts)
-        if not quiet:
-            print_collect_summary(summary)
-        snapshot = target
     ref_snapshot = Path(reference.snapshot) if reference is not None else None
     if ref_snapshot is not None and not (ref_snapshot / "state").is_dir():
         raise ConfigError(
             f"reference run {reference.run_id if reference else ''}'s snapshot is gone", file=ref_snapshot
         )
+    loaded = None  # the inventory as the collection loaded it: not read (a script not run) twice
+    engines: list[Engine] = []  # built before the collection: a baseline mistake stops it first
+    if snapshot is None:
+        from fabline.cli.collect import do_collect, print_collect_summary
+        from fabline.runner import prepare_engine
+
+        target = collect_to or Path("snapshots") / time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        paths, checks = baseline_paths(baselines), checks_dir_or_default(checks_dir)
+        summary, loaded = do_collect(
+            inventory, target, limit=limit, **collect_opts,
+            before=lambda inv, _devices: engines.append(prepare_engine(paths, checks, inv)),
+        )  # fmt: skip
+        if not quiet:
+            print_collect_summary(summary)
+        snapshot = target
     ignored = (*DEFAULT_VOLATILE, *ignore)
     # The diff's per-device part is compared as the check reads both states (not read twice).
     made = checked_pairs(ref_snapshot, snapshot, ignored, baselines, counter_rows) if ref_snapshot else None
@@ -624,6 +631,7 @@ def drift(
         inventory=inventory, snapshot=snapshot, baselines=baseline_paths(baselines),
         checks_dir=checks_dir_or_default(checks_dir), limit=limit, out=None, formats=[], fail_on=fail_on,
         previous=ref_snapshot, history=db if record else None, passes=passes, loaded=loaded, pair=pieces,
+        engine=engines[0] if engines else None,
     )  # fmt: skip
     result: DiffResult | None = None
     if reference is not None and ref_snapshot is not None:
