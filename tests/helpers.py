@@ -27,6 +27,28 @@ class FakeDevice:
     vars: Mapping[str, Any] = field(default_factory=dict)
 
 
+REPO_BASELINE = Path(__file__).resolve().parents[1] / "baseline" / "roce.yml"
+
+
+def checked_inline_and_forked(devices: Any, snapshot: Path) -> tuple[RunOutcome, RunOutcome]:
+    """A synthetic fabric's devices (``synthetic.Fabric.devices``) checked against the repository's
+    baseline and every built-in check, in-line (``jobs=1``) and over two forked workers."""
+    inventory = [
+        FakeDevice(
+            d.name,
+            d.platform,
+            d.role,
+            (),
+            {"rail_interfaces": d.rail_interfaces} if d.rail_interfaces else {},
+        )
+        for d in devices
+    ]
+    engine = Engine(load_baseline([REPO_BASELINE]), builtin_checks(), lambda p: set())
+    return engine.run(inventory, Snapshot(snapshot), jobs=1), engine.run(
+        inventory, Snapshot(snapshot), jobs=2
+    )
+
+
 def state(name: str, **body: Any) -> dict[str, Any]:
     """A state document with the required keys."""
     return {"schema": "fabline.state/1", "name": name, "status": "ok", **body}

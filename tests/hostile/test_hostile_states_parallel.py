@@ -16,12 +16,8 @@ from typing import Any
 import pytest
 
 from fabline import synthetic
-from fabline.baseline import load_baseline
-from fabline.checks.registry import builtin_checks
-from fabline.engine import Engine
 from fabline.results import Status
-from fabline.snapshot import Snapshot
-from tests.helpers import FakeDevice, write_snapshot
+from tests.helpers import checked_inline_and_forked, write_snapshot
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="forked workers: Linux only")
 
@@ -59,20 +55,7 @@ def test_corrupt_fields_on_many_devices_give_the_same_results_in_workers(tmp_pat
             _set(doc, path, rng.choice(CORRUPT))
             planted += 1
     assert planted > 100
-    snap = Snapshot(write_snapshot(tmp_path, docs))
-    devices = [
-        FakeDevice(
-            d.name,
-            d.platform,
-            d.role,
-            (),
-            {"rail_interfaces": d.rail_interfaces} if d.rail_interfaces else {},
-        )
-        for d in fabric.devices
-    ]
-    engine = Engine(load_baseline([BASELINE]), builtin_checks(), lambda p: set())
-    serial = engine.run(devices, snap, jobs=1)
-    parallel = engine.run(devices, snap, jobs=2)
+    serial, parallel = checked_inline_and_forked(fabric.devices, write_snapshot(tmp_path, docs))
     assert [r.to_dict() for r in serial.results] == [r.to_dict() for r in parallel.results]
     assert serial.devices == parallel.devices
     errors = [r for r in parallel.results if r.status is Status.ERROR and "is invalid (" in (r.message or "")]

@@ -505,11 +505,7 @@ def test_previous_snapshot_reaches_checks_with_interval(tmp_path: Path) -> None:
 def test_parallel_pass_gives_identical_results(tmp_path: Path) -> None:
     """Worker processes (forked) change nothing in the results, their order or the devices' rows."""
     from fabline import synthetic
-    from fabline.baseline import load_baseline
-    from fabline.checks.registry import builtin_checks
-    from fabline.engine import Engine
-    from fabline.snapshot import Snapshot
-    from tests.helpers import write_snapshot
+    from tests.helpers import checked_inline_and_forked, write_snapshot
 
     fabric = synthetic.rail_fabric(512, radix=32)
     faults = [
@@ -525,20 +521,7 @@ def test_parallel_pass_gives_identical_results(tmp_path: Path) -> None:
     spine["facts"]["os_version"] = 42  # what version-skew collects
     host = next(d for d in docs if d["name"] == "gpu-00007")
     next(iter(host["interfaces"].values()))["mtu"] = 1e308
-    snap = write_snapshot(tmp_path, docs)
-    devices = [
-        FakeDevice(
-            d.name,
-            d.platform,
-            d.role,
-            (),
-            {"rail_interfaces": d.rail_interfaces} if d.rail_interfaces else {},
-        )
-        for d in fabric.devices
-    ]
-    engine = Engine(load_baseline([REPO_BASELINE]), builtin_checks(), lambda p: set())
-    serial = engine.run(devices, Snapshot(snap), jobs=1)
-    parallel = engine.run(devices, Snapshot(snap), jobs=2)
+    serial, parallel = checked_inline_and_forked(fabric.devices, write_snapshot(tmp_path, docs))
     assert [r.to_dict() for r in serial.results] == [r.to_dict() for r in parallel.results]
     assert serial.devices == parallel.devices
     assert serial.results.summary() == parallel.results.summary()
