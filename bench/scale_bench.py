@@ -45,6 +45,9 @@ sys.path.insert(0, str(HERE))
 import generate  # noqa: E402
 from diff_bench import FLOOR, RECORD  # noqa: E402
 
+#: The machine's yardstick: plain Python, no I/O, one core.
+YARDSTICK = "s = 0\nfor i in range(20_000_000):\n    s += i\n"
+
 
 def timed(cmd: list[str], cwd: Path | None = None) -> dict[str, Any]:
     """Run under /usr/bin/time -v: wall and CPU seconds, peak RSS (MiB), exit code, stdout."""
@@ -167,6 +170,10 @@ def main() -> None:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     rows: list[dict[str, Any]] = []
+    # How fast this machine runs plain Python, so figures from different machines can be set side
+    # by side (the 100k floor was 4.2 s, 5.8 s, 8-9 s and 11-17 s on four machines of one kind).
+    yardsticks = [timed([sys.executable, "-c", YARDSTICK]) for _ in range(args.runs)]
+    rows.append({"step": "yardstick: a 20-million-iteration Python loop", **figures(yardsticks)})
     for label, root in fabrics:
         floors, checks = [], []
         sizes: dict[str, float] = {}
@@ -183,6 +190,7 @@ def main() -> None:
         rows.append({"step": f"floor: orjson-load every state ({label})", **floor})
         rows.append({"step": f"check --format json,junit,md --out ({label})", **check,
                      "ratio_to_floor": check["wall_s"] / floor["wall_s"],
+                     "paired_ratios": [c["wall_s"] / f["wall_s"] for f, c in zip(floors, checks, strict=True)],
                      "cpu_ratio_to_floor": check["cpu_s"] / floor["cpu_s"],
                      "files_mb": {k: round(v, 2) for k, v in sizes.items()}})  # fmt: skip
     if "history" not in skip:
@@ -247,7 +255,9 @@ def main() -> None:
         notes = []
         if "ratio_to_floor" in r:
             notes.append(
-                f"{r['ratio_to_floor']:.2f}x the floor's wall, {r['cpu_ratio_to_floor']:.2f}x its CPU"
+                f"{r['ratio_to_floor']:.2f}x the floor's wall, {r['cpu_ratio_to_floor']:.2f}x its CPU; "
+                f"each run against the floor run just before it: "
+                + ", ".join(f"{x:.2f}x" for x in r["paired_ratios"])
             )
         if "files_mb" in r:
             notes.append(
