@@ -67,14 +67,20 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def dask_cluster(tmp: Path, sites: dict[str, str], capture: Path | None = None) -> Iterator[Cluster]:
-    """A scheduler and one worker per ``name -> site``; the workers hold the site's password."""
+def dask_cluster(
+    tmp: Path, sites: dict[str, str], capture: Path | None = None, allowed_failures: int = 0
+) -> Iterator[Cluster]:
+    """A scheduler and one worker per ``name -> site``; the workers hold the site's password.
+
+    ``allowed_failures``: the scheduler's own retries of a task whose worker died (the documented
+    setting is 0; Dask's default is 3).
+    """
     scheduler_file = tmp / "scheduler.json"
     procs: list[subprocess.Popen[bytes]] = []
     cluster = Cluster("", scheduler_file, procs=procs)
     log = (tmp / "dask.log").open("ab")
     # No retry by the scheduler itself: a device whose collector dies is retried once by fabline.
-    base = _env(DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="0")
+    base = _env(DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=str(allowed_failures))
     try:
         scheduler_env = dict(base, FABLINE_TEST_CAPTURE=str(capture)) if capture else base
         cmd = [sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1", "--port", "0",
@@ -542,3 +548,84 @@ def test_a_device_is_retried_once_then_error(tmp_path: Path) -> None:
         assert entries[name]["errors"][0]["message"] == (
             "site site_a: its collector died while collecting it, and again on fabline's one retry"
         )
+
+
+def test_killed_mid_batch_with_the_schedulers_own_retry_on(tmp_path: Path) -> None:
+    """A collector killed while a finished device waits to share a message with others, on a
+    scheduler that retries tasks itself (Dask's default allowed-failures, 3): the device waiting
+    is collected again on the site's other collector; the devices already received are not (the
+    scheduler would run the whole shard again: fabline cancels that and retries only the rest)."""
+    hosts = slow_hosts("m", 12)
+    fabric = synthetic.Fabric(hosts, [])
+    # Two quick devices, the rest answer after 1-2 s, each its own delay: finished devices wait a
+    # moment on their collector for company (a message carries 2 devices at --workers 4).
+    faults = [TransportFault(d.name, "slow", seconds=1.0 + 0.15 * i) for i, d in enumerate(hosts[2:])]
+    workers = {"m1": "site_a", "m2": "site_a"}
+    with (
+        simulator(fabric, faults, base="127.47") as sim,
+        dask_cluster(tmp_path, workers, allowed_failures=3) as cluster,
+    ):
+        inv = two_site_inventory(sim, tmp_path / "inv.yml", {"site_a": [d.name for d in hosts]})
+        snap = tmp_path / "snap"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "fabline", "collect", "-i", str(inv), "-o", str(snap), "--scheduler",
+             cluster.address, "--site-group", "sites", "--workers", "4", "--timeout", "3",
+             "--known-hosts", str(tmp_path / "kh")],
+            env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        from fabline.collect.distributed import sending_now
+
+        victim: str | None = None
+        unsent: set[str] = set()
+        received: set[str] = set()
+        client = cluster.client()
+        try:
+            addresses = {name: cluster.worker_address(client, name) for name in workers}
+            deadline = time.monotonic() + 120
+            while victim is None and time.monotonic() < deadline and proc.poll() is None:
+                for name in workers:
+                    try:
+                        waiting = set(client.run(sending_now, workers=[addresses[name]])[addresses[name]])
+                    except Exception:
+                        continue
+                    done = written(snap)
+                    mine = {n for n, e in _entries(snap).items() if e.get("collector") == addresses[name]}
+                    if waiting - done and mine:
+                        os.kill(cluster.workers[name].pid, signal.SIGKILL)
+                        cluster.workers[name].wait()
+                        victim, unsent = name, waiting - done
+                        break
+                time.sleep(0.02)
+        finally:
+            client.close()
+        received = {n for n, e in _entries(snap).items() if e.get("collector") == addresses.get(victim or "")}
+        _out, err = proc.communicate(timeout=180)
+        sessions = {name: dev.sessions for name, dev in sim.devices.items()}
+    assert victim is not None, err
+    assert proc.returncode == 0, err  # the site's other collector took over
+    assert_sound(snap)
+    entries = manifest(snap)["devices"]
+    assert set(entries) == {d.name for d in hosts}
+    assert all(e["status"] == "partial" for e in entries.values()), entries  # as a local run
+    survivor = addresses[next(n for n in workers if n != victim)]
+    # The devices waiting to be sent when their collector died: collected again on the other one.
+    assert unsent
+    for name in unsent:
+        assert entries[name]["collector"] == survivor, (name, entries[name])
+        assert sessions[name] == 2, (name, sessions)
+    # What the client had received from the dead collector was not collected a second time (the
+    # scheduler's own rerun of the whole shard was cancelled), and nothing was collected thrice.
+    assert received
+    for name, entry in entries.items():
+        if entry["collector"] == addresses[victim]:
+            assert sessions[name] == 1, (name, sessions)
+        assert sessions[name] <= 2, (name, sessions)
+
+
+def _entries(snap: Path) -> dict[str, dict[str, Any]]:
+    """The manifest entries written beside each device's files so far (manifest.d/)."""
+    out = {}
+    for path in (snap / "manifest.d").glob("*.json"):
+        with contextlib.suppress(ValueError, OSError):
+            out[path.stem] = json.loads(path.read_text())
+    return out

@@ -12,15 +12,29 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 from click.testing import CliRunner
 
 from fabline.cli import main
+from fabline.collect import distributed
+from fabline.collect.collector import CollectOptions
 from fabline.collect.device import CommandRecord, DeviceResult
-from fabline.collect.distributed import ShippedResult, _write, remote_devices, site_of
+from fabline.collect.distributed import (
+    ShardAbandoned,
+    ShippedResult,
+    _Sender,
+    _write,
+    batch_size,
+    queue_items,
+    remote_devices,
+    site_of,
+)
 from fabline.collect.finisher import write_result
 from fabline.errors import ConfigError
 from fabline.inventory import load_inventory
@@ -193,6 +207,7 @@ def test_a_shipped_device_is_written_as_a_local_one_is(tmp_path: Path) -> None:
         local.manifest_entry(),
     )
     assert written.raw == {} and written.state_json == b""  # nothing kept once on disk
+    assert shipped.records == [] and shipped.command_count == 2  # the records travel as entries
     # The digest is recorded under the schema the collector validated the state against: a
     # collector with another fabline's schema is not taken for this one (the check re-validates).
     other = ShippedResult.of(result())
@@ -201,3 +216,101 @@ def test_a_shipped_device_is_written_as_a_local_one_is(tmp_path: Path) -> None:
     entry = json.loads((tmp_path / "other" / "manifest.d" / "leaf-1.json").read_text())
     assert entry["state_schema"] == "0123456789abcdef"
     assert entry["state_sha256"] == local.state_digest["state_sha256"]
+
+
+# ---------------------------------------------------------------------------------------------
+# a shard's sender: several finished devices to a message, the queue bounded by the collectors
+
+
+class FakeQueue:
+    """A Dask queue as a shard sees it: put and qsize; the test plays the client (``take``)."""
+
+    def __init__(self) -> None:
+        self.items: list[list[str]] = []
+        self.taken = 0
+        self.full = False
+        self.lock = threading.Lock()
+
+    def put(self, payload: bytes) -> None:
+        with self.lock:
+            self.items.append([r.name for r in pickle.loads(payload)])
+
+    def qsize(self) -> int:
+        with self.lock:
+            return 10**6 if self.full else len(self.items) - self.taken
+
+
+def shipped(name: str) -> ShippedResult:
+    return ShippedResult(name, "linux", "host", "ok", {"status": "ok", "errors": []})
+
+
+def wait_until(condition: Any, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
+def test_sizes_of_the_messages_and_the_queue() -> None:
+    assert [batch_size(CollectOptions(workers=w)) for w in (1, 2, 16, 32, 64)] == [1, 1, 8, 16, 16]
+    # The queue holds about 4 x --workers devices: in messages of batch_size devices.
+    assert queue_items(CollectOptions(workers=32)) == 8
+    assert queue_items(CollectOptions(workers=1)) == 4
+
+
+def test_sender_batches_at_most_batch_devices_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(distributed, "_LINGER_S", 5.0)  # only a full batch or the close sends
+    fake = FakeQueue()
+    sender = _Sender(fake, batch=3, limit=100, wanted=lambda: True, site="dc1")
+    for i in range(7):
+        sender.add(shipped(f"d{i}"))
+    wait_until(lambda: len(fake.items) == 2)
+    time.sleep(0.1)
+    assert fake.items == [["d0", "d1", "d2"], ["d3", "d4", "d5"]]  # d6 waits for company
+    started = time.monotonic()
+    sender.close()  # the last, partial batch goes at once
+    assert time.monotonic() - started < 2
+    assert fake.items[2:] == [["d6"]] and sender.sent == 7
+
+
+def test_sender_sends_a_lone_device_after_the_linger(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(distributed, "_LINGER_S", 0.3)
+    fake = FakeQueue()
+    sender = _Sender(fake, batch=8, limit=100, wanted=lambda: True, site="dc1")
+    started = time.monotonic()
+    sender.add(shipped("alone"))
+    wait_until(lambda: fake.items == [["alone"]])
+    assert 0.2 <= time.monotonic() - started < 5
+    sender.close()
+    assert sender.sent == 1
+
+
+def test_sender_waits_while_the_queue_is_full_then_gives_up_when_unwanted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(distributed, "_LINGER_S", 0.0)
+    monkeypatch.setattr(distributed, "_FULL_WAIT_S", 0.01)
+    fake = FakeQueue()
+    sender = _Sender(fake, batch=2, limit=1, wanted=lambda: True, site="dc1")
+    sender.add(shipped("a"))
+    wait_until(lambda: fake.items == [["a"]])
+    sender.add(shipped("b"))  # the queue holds its limit: b waits on the collector
+    time.sleep(0.2)
+    assert fake.items == [["a"]]
+    fake.taken = 1  # the client takes a
+    wait_until(lambda: fake.items == [["a"], ["b"]])
+    sender.close()
+    # Full, and the client gave up on the shard: the sender stops, the collecting threads too.
+    wanted = [True]
+    fake = FakeQueue()
+    fake.full = True
+    sender = _Sender(fake, batch=2, limit=1, wanted=lambda: wanted[0], site="dc1")
+    sender.add(shipped("c"))
+    time.sleep(0.1)
+    wanted[0] = False
+    wait_until(lambda: sender.failure is not None)
+    with pytest.raises(ShardAbandoned):
+        sender.add(shipped("d"))
+    with pytest.raises(ShardAbandoned):
+        sender.close()
+    assert fake.items == [] and sender.sent == 0

@@ -253,7 +253,7 @@ class LineProgress(Progress):
         first = f": {first_error(errors)}" if errors else ""
         self.emit(
             f"collect [{self.done}/{self.total}] {result.name} {result.status} "
-            f"({len(result.records)} commands, {result.duration_s:.1f} s){first}"
+            f"({result.command_count} commands, {result.duration_s:.1f} s){first}"
         )
 
 

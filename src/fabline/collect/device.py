@@ -149,11 +149,20 @@ class DeviceResult:
                 "duration_s": round(self.duration_s, 3),
                 "attempts": self.attempts,
                 "errors": self.state.get("errors", []),
-                "commands": [r.to_json() for r in self.records],
+                "commands": self.command_entries(),
             }
             | self.state_digest
             | self.extra
         )
+
+    def command_entries(self) -> list[dict[str, Any]]:
+        """The command records as the manifest entry lists them."""
+        return [r.to_json() for r in self.records]
+
+    @property
+    def command_count(self) -> int:
+        """How many commands the device was sent."""
+        return len(self.records)
 
 
 def now_iso() -> str:

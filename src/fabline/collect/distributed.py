@@ -7,27 +7,28 @@ the site, pinned there with a worker resource (a site's collector is started wit
 --resources "site-a=1"``, and a shard asks for all of it). A shard runs the existing collector for
 its devices, ``--workers`` at a time on threads of its own
 (:func:`fabline.collect.collector._safe_gather`, then :func:`fabline.collect.device.finish_device`,
-so parsing happens at the site too), and sends each device back as soon as it is finished, its
-state already serialized as the snapshot stores it (:class:`ShippedResult`), through a Dask queue at
-the scheduler: one message a device. This process stays the snapshot's one writer: it takes the
-devices from the queue as they arrive, writes each (:func:`fabline.collect.finisher.write_result`)
-and reports it to the ordinary collection run, so the layout, the manifest and ``--resume`` are
-the ones of a local collection.
+so parsing happens at the site too), and sends the devices back as they finish, their state
+already serialized as the snapshot stores it (:class:`ShippedResult`), through a Dask queue at the
+scheduler: the devices a collector finishes within half a second share one message
+(:class:`_Sender`). This process stays the snapshot's one writer: it takes the devices from the
+queue as they arrive, writes each (:func:`fabline.collect.finisher.write_result`) and reports it
+to the ordinary collection run, so the layout, the manifest and ``--resume`` are the ones of a
+local collection.
 
 Why shards that stream, and not a task per device (as until session 7): a Dask task costs about ten
 messages through the scheduler (submit, assign, started, finished, fetch, release...), about 6 ms
-of CPU a device over the scheduler, the collector and the client; a queued device costs one put
-and a share of a batched get, about 1.5 ms (docs/benchmarks.md). What a task per device gave is
-kept:
+of CPU a device over the scheduler, the collector and the client; a queued device costs a share of
+one put and of a batched get (docs/benchmarks.md). What a task per device gave is kept:
 
-- results stream back one device at a time, so nothing already received is lost when a collector
-  dies later, and memory stays bounded (the queue holds at most :func:`queue_slots` devices; a
-  collector waits while it is full);
+- results stream back as they finish, so nothing already received is lost when a collector dies
+  later (what it loses is what it had not finished, or finished in its last half second), and
+  memory stays bounded (the queue holds about :func:`queue_slots` devices; a collector waits while
+  it is full);
 - a collector that dies takes only the devices of its shard the client has not received; fabline
   puts exactly those in a new shard, once, for the same site (its own retry, whatever the
-  scheduler's ``distributed.scheduler.allowed-failures``; the documented setting is 0, so that
-  retry is the only one and a device is tried on at most two collectors; with a higher setting the
-  scheduler runs the whole shard again itself, and the devices received twice are written once);
+  scheduler's ``distributed.scheduler.allowed-failures``: with a setting above 0 the scheduler
+  would run the whole shard again itself; fabline cancels that run, :class:`ShardStarted`, so a
+  device is tried on at most two collectors either way);
 - a collector runs one shard at a time, so at most ``--workers`` devices at once, like a local
   collection.
 
@@ -52,9 +53,9 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,7 @@ from fabline.collect.writer import state_bytes, write_device
 from fabline.errors import ConfigError, FablineError
 from fabline.inventory import Device, HostVars, Inventory
 from fabline.inventory.varstemplates import VarError, VarsTemplater
+from fabline.perf import GcSweeper
 from fabline.secret_keys import is_secret_key
 from fabline.state import schema_fingerprint
 
@@ -94,8 +96,10 @@ _WATCH_S = 2.0
 # How long the client pauses when the queue was empty. It reads without waiting at the scheduler:
 # a read that waits and times out there is logged by the scheduler as an error with a traceback.
 _WAIT_S = 0.1
-# How long a collector waits to put a device in a full queue before it checks it is still wanted.
-_PUT_WAIT_S = 5.0
+# How long a finished device may wait on its collector for others to share its message.
+_LINGER_S = 0.5
+# How long a collector waits before it looks again at a full queue (and checks it is still wanted).
+_FULL_WAIT_S = 0.2
 #: Collectors a device is tried on: the first, and fabline's one retry when that collector died.
 TRIES = 2
 
@@ -285,31 +289,95 @@ _profiler_stopped: set[str] = set()  # worker addresses
 collecting: set[str] = set()
 
 
+#: The devices of :data:`collecting` already finished, waiting in a shard's sender for their message.
+sending: set[str] = set()
+
+
+class _SharedSweeper:
+    """The garbage-collector policy of a local collection (:class:`fabline.perf.GcSweeper`), on a collector.
+
+    Left on, the cyclic collector's passes rescan the whole worker (Dask's objects, the parsers,
+    every session's) over and over while the shard's threads parse; paused, with one pass every
+    :attr:`~fabline.perf.GcSweeper.EVERY` finished devices that frees the sessions' cycles and
+    freezes what survives, it looks only at what is new. Shards of several sites on one worker
+    share one pause; the collector is back as it was once the last one ends.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.shards = 0
+        self.sweeper: GcSweeper | None = None
+
+    @contextlib.contextmanager
+    def __call__(self) -> Iterator[Callable[[], None]]:
+        """Pause the collector for one shard; yields the per-device tick."""
+        with self.lock:
+            self.shards += 1
+            if self.sweeper is None:
+                self.sweeper = GcSweeper()
+            sweeper = self.sweeper
+        try:
+            yield sweeper.tick
+        finally:
+            with self.lock:
+                self.shards -= 1
+                if self.shards == 0 and self.sweeper is not None:
+                    self.sweeper.close()
+                    self.sweeper = None
+
+
+_swept_gc = _SharedSweeper()
+
+
 def collecting_now() -> list[str]:
     """The devices this process is collecting for a shard now, not yet sent back (``client.run`` it)."""
     return sorted(collecting)
 
 
+def sending_now() -> list[str]:
+    """The devices this process has finished and not yet sent back (``client.run`` it)."""
+    return sorted(sending)
+
+
 @dataclass
 class ShippedResult(DeviceResult):
-    """A finished device as a site collector sends it back: its state file's bytes, ready to write.
+    """A finished device as a site collector sends it back: its files' contents, ready to write.
 
     The client writes ``state_json`` as it is (:func:`fabline.collect.writer.write_device`): it
     neither rebuilds the state document from the pickle (thousands of small objects, about a
     millisecond a device) nor serializes it again. ``state`` keeps only the status and errors,
     what the manifest entry and the progress report read. ``state_schema`` is the fingerprint of
     the state schema the collector's fabline validated it against (recorded with its digest).
+    The command records come as the manifest entry lists them (``commands``; ``records`` is
+    empty): plain dictionaries cost the client a third of the records' unpickling, and nothing
+    to convert (twice: the entry beside the device's files and the manifest's).
     """
 
     state_json: bytes = b""
     state_schema: str = ""
+    commands: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def of(cls, result: DeviceResult) -> ShippedResult:
         """``result`` with its state serialized as the snapshot stores it."""
         kept = {f.name: getattr(result, f.name) for f in fields(DeviceResult)}
         kept["state"] = {"status": result.state.get("status"), "errors": result.state.get("errors", [])}
-        return cls(**kept, state_json=state_bytes(result.state), state_schema=schema_fingerprint())
+        kept["records"] = []
+        return cls(
+            **kept,
+            state_json=state_bytes(result.state),
+            state_schema=schema_fingerprint(),
+            commands=result.command_entries(),
+        )
+
+    def command_entries(self) -> list[dict[str, Any]]:
+        """The command records as the collector converted them."""
+        return self.commands
+
+    @property
+    def command_count(self) -> int:
+        """How many commands the device was sent."""
+        return len(self.commands)
 
 
 @dataclass(frozen=True)
@@ -333,19 +401,35 @@ class ShardAbandoned(Exception):
     """The client no longer wants this shard (cancelled, or gone): stop starting devices."""
 
 
-def collect_shard(shard: Shard, options: CollectOptions) -> int:
-    """Run on a site's Dask worker: collect and parse the shard's devices, stream each back finished.
+@dataclass(frozen=True)
+class ShardStarted:
+    """The first message of a shard: which collector runs it (a second one: the scheduler runs it again).
 
-    Each device, once parsed, is put in the shard's Dask queue as the pickled
-    :class:`ShippedResult` (the client takes it from there and writes it); the put returns once
-    the scheduler holds it, so a device the client has not received is one this collector did
-    not finish. The devices are collected on ``--workers`` threads of the shard's own; before
+    With ``distributed.scheduler.allowed-failures`` above 0, the scheduler runs a shard whose
+    collector died once more, whole, on another collector of the site. The client learns it from
+    this message (or sees the collector gone first), cancels that run and puts only the devices
+    it has not received in a new shard: fabline's one retry, as with the setting at 0.
+    """
+
+    key: str
+    worker: str
+
+
+def collect_shard(shard: Shard, options: CollectOptions) -> int:
+    """Run on a site's Dask worker: collect and parse the shard's devices, stream them back finished.
+
+    The devices are collected on ``--workers`` threads of the shard's own; each finished device
+    (a :class:`ShippedResult`) goes to the shard's sender (:class:`_Sender`), which puts the
+    devices finished meanwhile in the shard's Dask queue as one message (at most
+    :func:`batch_size` devices, and no device waits more than :data:`_LINGER_S` for others to
+    join it). A put returns once the scheduler holds it, so a device the client has not received
+    is one this collector had not finished, or finished less than a moment before it died. Before
     starting each device the shard checks that the client still wants it (a cancelled task stops
     starting devices). The password is rendered here, in the worker's environment. Returns the
     number of devices sent.
 
     Raises:
-        Exception: The first failure to send a device back (the shard stops starting devices).
+        Exception: The first failure to send devices back (the shard stops starting devices).
     """
     from distributed import Queue, get_client, get_worker
 
@@ -360,46 +444,160 @@ def collect_shard(shard: Shard, options: CollectOptions) -> int:
         _profiler_stopped.add(worker)
     if first:
         _stop_profiler(dask_worker)
-    results: Any = Queue(shard.queue, client=get_client(), maxsize=queue_slots(options))  # type: ignore[no-untyped-call]
-    failures: list[BaseException] = []
+    results: Any = Queue(shard.queue, client=get_client())  # type: ignore[no-untyped-call]
 
     def wanted() -> bool:
         ts = dask_worker.state.tasks.get(key)
         return ts is not None and ts.state != "cancelled"
 
-    def one(remote: RemoteDevice) -> bool:
-        if failures or not wanted():
-            return False
+    results.put(pickle.dumps(ShardStarted(str(key), worker), pickle.HIGHEST_PROTOCOL))
+    sender = _Sender(results, batch_size(options), queue_items(options), wanted, shard.site)
+    failures: list[BaseException] = []
+
+    def one(remote: RemoteDevice, tick: Callable[[], None]) -> None:
+        if failures or sender.failure is not None or not wanted():
+            return
         name = remote.device.name
         collecting.add(name)
         try:
-            payload = pickle.dumps(_collect_one(remote, factory, options, worker), pickle.HIGHEST_PROTOCOL)
-            while True:  # the queue is full while the client writes: wait, unless it gave up on us
-                try:
-                    results.put(payload, timeout=_PUT_WAIT_S)
-                    return True
-                except TimeoutError:
-                    if not wanted():
-                        raise ShardAbandoned(shard.site) from None
+            sender.add(_collect_one(remote, factory, options, worker))
         except BaseException as exc:
+            collecting.discard(name)
             failures.append(exc)
             raise
-        finally:
-            collecting.discard(name)
+        tick()
 
-    sent = 0
     try:
         threads = max(1, min(options.workers, len(shard.devices)))
-        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="fabline-collect") as pool:
-            for future in [pool.submit(one, r) for r in shard.devices]:
+        with (
+            _swept_gc() as tick,
+            ThreadPoolExecutor(max_workers=threads, thread_name_prefix="fabline-collect") as pool,
+        ):
+            for future in [pool.submit(one, r, tick) for r in shard.devices]:
                 with contextlib.suppress(BaseException):
-                    sent += future.result()
+                    future.result()
+        sender.close()  # sends what is left; raises the first failure to send
     finally:
+        sender.stop()
         with contextlib.suppress(Exception):
             results.close()
     if failures:
         raise failures[0]
-    return sent
+    return sender.sent
+
+
+class _Sender:
+    """A shard's one sending thread: the devices finished meanwhile go to the queue as one message.
+
+    The collecting threads hand each finished device over (:meth:`add`) and go on with the next
+    one. The sender waits up to :data:`_LINGER_S` after the first device for ``batch`` devices to
+    share a message, pickles them together and puts them in the queue: one message and one
+    round trip to the scheduler for several devices, where one each cost the collector and the
+    scheduler about as much again as the device's bytes (docs/benchmarks.md). The queue itself
+    is unbounded at the scheduler: before each put the sender asks its size and waits while it
+    holds ``limit`` messages (the client is behind), so a put never waits at the scheduler, where
+    a put that times out is logged as an error. While ``2 x batch`` devices wait to be sent, the
+    collecting threads wait too.
+    """
+
+    def __init__(self, results: Any, batch: int, limit: int, wanted: Callable[[], bool], site: str) -> None:
+        self.results = results
+        self.batch = batch
+        self.limit = limit
+        self.wanted = wanted
+        self.site = site
+        self.cond = threading.Condition()
+        self.pending: list[ShippedResult] = []
+        self.first_at = 0.0  # when the oldest device waiting was handed over
+        self.closing = False
+        self.failure: BaseException | None = None
+        self.sent = 0
+        self.thread = threading.Thread(target=self._run, name="fabline-send", daemon=True)
+        self.thread.start()
+
+    def add(self, result: ShippedResult) -> None:
+        """Hand one finished device over to be sent (waits while ``2 x batch`` devices wait already).
+
+        Raises:
+            Exception: Sending failed; nothing more is sent.
+        """
+        with self.cond:
+            while len(self.pending) >= 2 * self.batch and self.failure is None:
+                self.cond.wait()
+            if self.failure is not None:
+                raise ShardAbandoned(self.site) from self.failure
+            if not self.pending:
+                self.first_at = time.monotonic()
+            self.pending.append(result)
+            sending.add(result.name)
+            self.cond.notify_all()
+
+    def close(self) -> None:
+        """Send every device handed over, then stop.
+
+        Raises:
+            Exception: The first failure to send.
+        """
+        with self.cond:
+            self.closing = True
+            self.cond.notify_all()
+        self.thread.join()
+        if self.failure is not None:
+            raise self.failure
+
+    def stop(self) -> None:
+        """Stop without sending what is left (the shard failed); a no-op after :meth:`close`."""
+        if not self.thread.is_alive():
+            return
+        with self.cond:
+            self.closing = True
+            if self.failure is None:
+                self.failure = ShardAbandoned(self.site)
+            self.cond.notify_all()
+        self.thread.join()
+        for result in self.pending:
+            sending.discard(result.name)
+            collecting.discard(result.name)
+
+    def _run(self) -> None:
+        items: list[ShippedResult] = []
+        try:
+            while True:
+                with self.cond:
+                    while not self.pending and not self.closing:
+                        self.cond.wait()
+                    if self.failure is not None or not self.pending:
+                        return
+                    while len(self.pending) < self.batch and not self.closing:
+                        left = self.first_at + _LINGER_S - time.monotonic()
+                        if left <= 0:
+                            break
+                        self.cond.wait(left)
+                    if self.failure is not None:
+                        return
+                    items, self.pending = self.pending[: self.batch], self.pending[self.batch :]
+                    self.cond.notify_all()  # room for the collecting threads
+                self._put(pickle.dumps(items, pickle.HIGHEST_PROTOCOL))
+                self.sent += len(items)
+                for result in items:
+                    sending.discard(result.name)
+                    collecting.discard(result.name)
+                items = []
+        except BaseException as exc:
+            with self.cond:
+                if self.failure is None:
+                    self.failure = exc
+                self.cond.notify_all()
+            for result in items:  # not sent: the shard fails, the client retries them
+                sending.discard(result.name)
+                collecting.discard(result.name)
+
+    def _put(self, payload: bytes) -> None:
+        while self.results.qsize() >= self.limit:  # the client is behind: wait, unless it gave up on us
+            if not self.wanted():
+                raise ShardAbandoned(self.site)
+            time.sleep(_FULL_WAIT_S)
+        self.results.put(payload)
 
 
 def _collect_one(
@@ -423,8 +621,21 @@ def _collect_one(
 
 
 def queue_slots(options: CollectOptions) -> int:
-    """Finished devices the scheduler holds for the client at most (a collector waits beyond that)."""
+    """Finished devices the scheduler holds for the client, about (a collector waits beyond that)."""
     return 4 * options.workers
+
+
+def batch_size(options: CollectOptions) -> int:
+    """Finished devices one queue message carries at most (``--workers`` / 2, 1 to 16)."""
+    return max(1, min(16, options.workers // 2))
+
+
+def queue_items(options: CollectOptions) -> int:
+    """Messages the queue holds before a collector waits: :func:`queue_slots` devices in full messages.
+
+    Each collector looks before it puts, so the queue may hold one more message per collector.
+    """
+    return max(2, -(-queue_slots(options) // batch_size(options)))
 
 
 def _write(out: Path, result: DeviceResult) -> DeviceResult:
@@ -569,6 +780,9 @@ class _Run:
             self.pending[remote.site].append(remote)
         self.sites = list(self.pending)
         self.shards: dict[Any, Shard] = {}  # shard future -> shard
+        self.by_key: dict[str, Any] = {}  # shard key -> its future
+        self.started_on: dict[str, str] = {}  # shard key -> the collector that said it runs it
+        self.reruns: set[str] = set()  # shard keys the scheduler started a second time
         self.expected: dict[str, Any] = {}  # device not received yet -> the future of its shard
         self.tries: collections.Counter[str] = collections.Counter()  # device -> shards it was in
         self.per_site: collections.Counter[str] = collections.Counter()  # devices in shards, not received
@@ -592,13 +806,15 @@ class _Run:
                     site, f"no collector for site {site} (no Dask worker advertises the resource {site!r})"
                 )
         name = f"fabline-collect-{self.token}-{uuid.uuid4().hex[:8]}"
-        self.results = Queue(name, client=self.client, maxsize=queue_slots(self.options))  # type: ignore[no-untyped-call]
+        # Unbounded at the scheduler: the collectors look at its size before each put (_Sender).
+        self.results = Queue(name, client=self.client)  # type: ignore[no-untyped-call]
         last_watch = time.monotonic()
         try:
             while self.shards or any(self.pending.values()):
                 self._submit(workers)
                 self._receive(wait=True)
                 self._ended()
+                self._rerun()
                 now = time.monotonic()
                 if now - last_watch >= _WATCH_S:
                     last_watch = now
@@ -635,6 +851,7 @@ class _Run:
                     collect_shard, shard, self.options, key=key, resources={site: 1}, pure=False
                 )
                 self.shards[future] = shard
+                self.by_key[key] = future
                 for remote in shard.devices:
                     self.tries[remote.device.name] += 1
                     self.expected[remote.device.name] = future
@@ -650,12 +867,18 @@ class _Run:
         if wait and not payloads:
             time.sleep(_WAIT_S)
         for payload in payloads:
-            result: ShippedResult = pickle.loads(payload)
-            future = self.expected.pop(result.name, None)
-            if future is None:
-                continue  # sent twice (a shard the scheduler ran again), or its site was given up
-            self.per_site[self.shards[future].site] -= 1
-            self.report(_write(self.out, result))
+            batch: list[ShippedResult] | ShardStarted = pickle.loads(payload)
+            if isinstance(batch, ShardStarted):
+                if batch.key in self.started_on:
+                    self.reruns.add(batch.key)  # its collector died; the scheduler runs it again
+                self.started_on[batch.key] = batch.worker
+                continue
+            for result in batch:
+                future = self.expected.pop(result.name, None)
+                if future is None:
+                    continue  # sent twice (a shard the scheduler ran again), or its site was given up
+                self.per_site[self.shards[future].site] -= 1
+                self.report(_write(self.out, result))
 
     def _ended(self) -> None:
         """Shards that ended: their devices not received are retried once on the site, or ``error``."""
@@ -668,20 +891,51 @@ class _Run:
             if shard is None:
                 continue  # given up meanwhile
             self._receive(wait=False)  # what it sent before it ended is in the queue: take it first
-            del self.shards[future]
-            left = [r for r in shard.devices if self.expected.get(r.device.name) is future]
-            for remote in left:
-                del self.expected[remote.device.name]
-            self.per_site[shard.site] -= len(left)
             retry = self._collector_died(future) or future.status == "finished"
-            reason = self._why(shard.site, future) if left else ""
+            self._settle(future, shard, retry)
             future.release()
-            for remote in left:
-                if retry and self.tries[remote.device.name] < TRIES:
-                    # fabline's own retry: once, on whichever collector of the site the scheduler picks.
-                    self.pending[shard.site].append(remote)
-                else:
-                    self.report(write_result(self.out, failed_result(remote, reason)))
+
+    def _settle(self, future: Any, shard: Shard, retry: bool, reason: str | None = None) -> None:
+        """An ended shard: its devices not received are retried once on the site, or ``error`` with
+        ``reason`` (by default, what the shard's future says: :meth:`_why`).
+        """
+        del self.shards[future]
+        self.by_key.pop(future.key, None)
+        left = [r for r in shard.devices if self.expected.get(r.device.name) is future]
+        for remote in left:
+            del self.expected[remote.device.name]
+        self.per_site[shard.site] -= len(left)
+        why = (reason or self._why(shard.site, future)) if left else ""
+        for remote in left:
+            if retry and self.tries[remote.device.name] < TRIES:
+                # fabline's own retry: once, on whichever collector of the site the scheduler picks.
+                self.pending[shard.site].append(remote)
+            else:
+                self.report(write_result(self.out, failed_result(remote, why)))
+
+    def _rerun(self, lost: Collection[str] = ()) -> None:
+        """Shards whose collector died while the scheduler keeps their task: cancel, retry what is left.
+
+        The scheduler runs such a shard again itself when ``allowed-failures`` is above 0 (whole:
+        the devices the client has are collected again). Seen from here: a shard that said twice
+        it started (:class:`ShardStarted`), or whose collector is ``lost``. It is cancelled and its
+        devices not received go to a new shard, once, as when the scheduler gives up on the task.
+        """
+        doomed = [self.by_key[k] for k in self.reruns if k in self.by_key]
+        self.reruns.clear()
+        if lost:
+            doomed += [f for f in self.shards if self.started_on.get(f.key) in lost and not f.done()]
+        for future in dict.fromkeys(doomed):
+            shard = self.shards.get(future)
+            if shard is None:
+                continue
+            with contextlib.suppress(Exception):
+                self.client.cancel([future])
+            self._receive(wait=False)  # what it sent before it died: take it first
+            died = (
+                f"site {shard.site}: its collector died while collecting it, and again on fabline's one retry"
+            )
+            self._settle(future, shard, True, died)
 
     @staticmethod
     def _collector_died(future: Any) -> bool:
@@ -712,11 +966,18 @@ class _Run:
         try:
             workers = _site_workers(self.client)
         except Exception:
-            workers = {}
+            workers = None
         if self.client.status not in ("running", "connecting"):
             for site in self.sites:
                 self._give_up(site, f"site {site}: lost the Dask scheduler at {self.backend.address}")
-            return workers
+            return workers or {}
+        if workers is None:
+            return {}  # no answer this time: nothing is known to be gone
+        vanished: set[str] = set()
+        for site, seen in self.seen.items():
+            vanished |= seen - workers.get(site, set())
+        # A shard whose collector is gone and that the scheduler keeps (allowed-failures > 0).
+        self._rerun(vanished)
         for site, seen in self.seen.items():
             current = workers.get(site, set())
             self.lost[site] |= seen - current
