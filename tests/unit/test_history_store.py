@@ -201,6 +201,42 @@ def test_passes_are_compact_and_runs_recorded_before_still_read(tmp_path: Path) 
         assert [(r.id, r.status) for r in store.report(row).results] == rebuilt
 
 
+def test_a_report_rebuilt_without_its_passes_prints_and_writes_the_same(tmp_path: Path) -> None:
+    """``history show`` (console, and ``-f json`` counting passes) rebuilds the run without a block
+    per pass group: the same console summary and report.json as the full rebuild."""
+    import io
+
+    from rich.console import Console
+
+    from fabline.reports import jsonreport
+    from fabline.reports.console import print_summary
+
+    report = _report(tmp_path, fails=3)
+    for n in range(40):
+        report.outcome.results.add_block(
+            "pfc", f"leaf{n}", Severity.MAJOR, None, tuple(f"Ethernet{p}" for p in range(0, 64, 4)), None
+        )
+        report.outcome.results.append(
+            Result("ecn", f"leaf{n}", "Ethernet4", Status.FAIL, Severity.MINOR, None, 1, "ecn off")
+        )
+    db = tmp_path / "history.sqlite"
+    run_id = record(report, _snap(tmp_path), db)
+
+    def outputs(full: Report) -> tuple[str, bytes]:
+        text = io.StringIO()
+        print_summary(full, Console(file=text, width=120))
+        out = io.BytesIO()
+        jsonreport.write(full, None, out)
+        return text.getvalue(), out.getvalue()
+
+    with HistoryStore(db, create=False) as store:
+        row = store.resolve(run_id)
+        whole, counted = store.report(row), store.report(row, passes=False)
+    assert len(list(counted.results.runs())) < len(list(whole.results.runs()))
+    assert counted.pass_counts() == whole.pass_counts()
+    assert outputs(counted) == outputs(whole)
+
+
 # -- retention ---------------------------------------------------------------------------------
 
 DAY = 86400.0

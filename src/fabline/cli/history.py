@@ -173,13 +173,12 @@ def _db_of(ctx: click.Context, db: Path | None) -> Path:
 @friendly
 def history_show(ctx: click.Context, run: str, db: Path | None, fmt: str, passes: str) -> None:
     """Reprint a recorded run's report (RUN: id, id prefix, last, last~N or a pin name)."""
-    from fabline.reports import FORMATS as REPORT_FORMATS
-    from fabline.reports import render
-    from fabline.runner import report_context
-
+    # The console summary and a report.json that counts passes draw no pass result: the passes
+    # are only counted (no block per pass group rebuilt).
+    counted = fmt == "console" or (fmt == "json" and passes == "counts")
     with HistoryStore(_db_of(ctx, db), create=False) as store:
         row = store.resolve(run)
-        report = store.report(row)
+        report = store.report(row, passes=not counted)
     report.passes = passes
     if fmt == "console":
         from fabline.reports.console import print_summary
@@ -188,6 +187,10 @@ def history_show(ctx: click.Context, run: str, db: Path | None, fmt: str, passes
         console.print(f"run {row.run_id} ({row.started_iso}), snapshot {row.snapshot}", highlight=False)
         print_summary(report, console)
         return
+    from fabline.reports import FORMATS as REPORT_FORMATS
+    from fabline.reports import render
+    from fabline.runner import report_context
+
     context = report_context(report, [fmt])
     streamer = REPORT_FORMATS[fmt].streamer()
     if streamer is not None:  # written as it is made: an audit report.json is gigabytes
