@@ -25,13 +25,12 @@ from fabline.cli.common import (
 )
 from fabline.errors import ConfigError
 from fabline.history.counters import CounterLimits
-from fabline.history.diff import DEFAULT_VOLATILE, DiffResult, Side, diff_sides
 from fabline.history.store import DEFAULT_DB, HistoryStore, parse_since
 from fabline.results import Severity
 
 if TYPE_CHECKING:
     from fabline.engine import Engine
-    from fabline.history.diff import CheckedPairs
+    from fabline.history.diff import CheckedPairs, DiffResult, Side
     from fabline.inventory import Sources
 
 DIFF_FORMATS = ("console", "json", "md")
@@ -101,7 +100,7 @@ def checked_pairs(
     diff as it reads the states, with the limits (:func:`diff_limits` of a snapshot AFTER); None
     when the limits do not load (the diff then raises their error after the check, as it always did).
     """
-    from fabline.history.diff import CheckedPairs
+    from fabline.history.diff import CheckedPairs, Side
 
     try:
         limits = diff_limits(given, Side(str(after), after))
@@ -187,11 +186,15 @@ def history_show(ctx: click.Context, run: str, db: Path | None, fmt: str, passes
         console.print(f"run {row.run_id} ({row.started_iso}), snapshot {row.snapshot}", highlight=False)
         print_summary(report, console)
         return
+    from fabline.record import ReportContext
     from fabline.reports import FORMATS as REPORT_FORMATS
-    from fabline.reports import render
-    from fabline.runner import report_context
+    from fabline.reports import needs_of, render
 
-    context = report_context(report, [fmt])
+    context = ReportContext()
+    if needs_of([fmt]):  # html (trend, rails, fabric), prom (counters): the runner computes them
+        from fabline.runner import report_context
+
+        context = report_context(report, [fmt])
     streamer = REPORT_FORMATS[fmt].streamer()
     if streamer is not None:  # written as it is made: an audit report.json is gigabytes
         out = sys.stdout.buffer
@@ -394,6 +397,7 @@ def check_both_sides(
     two checks in a row (each check is the same run either way); a forked check that failed is
     done again here, so its error is raised and said as it always is.
     """
+    from fabline.history.diff import Side
     from fabline.perf import can_fork, fork_call, worker_count
     from fabline.snapshot import Snapshot
 
@@ -420,6 +424,8 @@ def resolve_side(ref: str, which: str, db: Path) -> Side:
     Raises:
         ConfigError: Neither a snapshot folder nor a recorded run, or a run whose snapshot is gone.
     """
+    from fabline.history.diff import Side
+
     path = Path(ref)
     if path.is_dir():
         if not (path / "state").is_dir():
@@ -500,6 +506,8 @@ def diff(
     run, else from the default baseline (the output says which). Exit code 4 when there are new
     errors, new failures, or counters past their check's limit.
     """
+    from fabline.history.diff import DEFAULT_VOLATILE, diff_sides
+
     side_b = resolve_side(before, "BEFORE", db)
     side_a = resolve_side(after, "AFTER", db)
     ignored = (*DEFAULT_VOLATILE, *ignore)
@@ -583,6 +591,7 @@ def drift(
     reference; the first run (nothing to compare with) exits with the check's own code. The
     collection options (--workers, --timeout, --scheduler, ...) are collect's, used when collecting.
     """
+    from fabline.history.diff import DEFAULT_VOLATILE, Side, diff_sides
     from fabline.history.render import print_diff, render_json, render_markdown
     from fabline.reports import write_reports
     from fabline.runner import report_context, run_check
