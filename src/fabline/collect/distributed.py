@@ -406,8 +406,8 @@ class Shard:
         site: The site (a Dask worker resource: the task asks for all of it, so a collector
             started with ``--resources "site=1"`` runs one shard at a time).
         devices: The devices, collected ``--workers`` at a time on the collector's own threads.
-        queue: The Dask queue (at the scheduler) each finished device is put in, as soon as it is
-            finished: one message a device, where a task per device cost about ten.
+        queue: The Dask queue (at the scheduler) the finished devices are put in as they finish,
+            a few to a message (:class:`_Sender`), where a task per device cost about ten messages.
     """
 
     site: str
