@@ -126,15 +126,17 @@ class Snapshot:
             StateError: The file exists but is unreadable, outside the snapshot, not a regular
                 file, too large, truncated or not a state document.
         """
-        path = self.state_path(device)
-        if not path.exists() and not path.is_symlink():
-            return None
         try:
             data = read_under(self.root, "state", f"{device}.json", limit=MAX_STATE_BYTES)
-        except SnapshotPathError as exc:
-            raise StateError(str(exc)) from None
-        except OSError as exc:
+        except (SnapshotPathError, OSError) as exc:
+            # Read first, asked after: a missing state costs the failed open, a present one no stat.
+            path = self.state_path(device)
+            if not path.exists() and not path.is_symlink():
+                return None
+            if isinstance(exc, SnapshotPathError):
+                raise StateError(str(exc)) from None
             raise StateError(f"{path}: cannot read: {exc.strerror}") from None
+        path = self.state_path(device)
         validated = False
         if checked:
             want = self.digests.get(device)

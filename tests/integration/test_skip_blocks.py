@@ -2,7 +2,8 @@
 
 The lab snapshot (``fabline.synthetic``) has no ``fec_pre_ber``, ``optics.active_flags`` nor
 ``pfcwd_stormed_queues``: ``fec-pre-ber``, ``optics-alarms`` and ``pfc-storm-active`` skip on every
-up port ("not applicable: ... not present"). The second night also lost ``trust`` on every port of
+up port of every switch ("not applicable: ... not present"; they are switch readings and never judge
+a host). The second night also lost ``trust`` on every port of
 one leaf: ``switch-trust-dscp`` errors on each of them with the same message. Each of these is one
 ``SkipBlock`` per device, and stays one through report.json, ``load_report``, the run history
 (``history show``) and ``fabline diff``; JUnit and Markdown stay bounded.
@@ -40,11 +41,13 @@ def fabline(*args: Any, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _up_ports(snap: Path) -> dict[str, list[str]]:
+def _up_ports(snap: Path, roles: tuple[str, ...] = ("leaf", "spine")) -> dict[str, list[str]]:
+    """Each switch's up ports (``roles``: of devices of these roles)."""
     out = {}
     for path in sorted((snap / "state").glob("*.json")):
         doc = json.loads(path.read_text())
-        out[doc["name"]] = [n for n, b in doc["interfaces"].items() if b.get("oper_up")]
+        if doc["role"] in roles:
+            out[doc["name"]] = [n for n, b in doc["interfaces"].items() if b.get("oper_up")]
     return out
 
 
@@ -78,7 +81,7 @@ def test_a_field_missing_on_every_port_is_one_row_per_device(runs: Path, nights:
     doc = json.loads((runs / "lost" / "report.json").read_text())
     up = _up_ports(nights["lost"])
     rows = [r for r in doc["results"] if r["check"] == "fec-pre-ber"]
-    # One row per device (every device has at least two up ports), each naming all its up ports.
+    # One row per switch (every switch has at least two up ports), each naming all its up ports.
     assert sorted(r["device"] for r in rows) == sorted(d for d, ports in up.items() if ports)
     for r in rows:
         assert r["status"] == "skipped" and r["subject"] is None and r["message"].endswith("not present")
@@ -96,9 +99,12 @@ def test_a_field_missing_on_every_port_is_one_row_per_device(runs: Path, nights:
     assert {s: n for s, n in doc["summary"]["by_status"].items() if s != "pass"} == {
         s: by_status.get(s, 0) for s in ("fail", "error", "skipped", "waived")
     }
-    for check in ("fec-pre-ber", "optics-alarms", "pfc-storm-active"):  # per-port rules: a row per device
+    hosts = _up_ports(nights["lost"], ("host",))
+    assert hosts and all(hosts.values())  # hosts with up ports, which these switch rules leave alone
+    for check in ("fec-pre-ber", "optics-alarms", "pfc-storm-active"):  # per-port rules: a row per switch
         devices = [r["device"] for r in doc["results"] if r["check"] == check]
         assert len(devices) == len(set(devices)) == len([d for d, ports in up.items() if ports])
+        assert not set(devices) & set(hosts)
     # The error is visible as a problem naming the block.
     assert any(err["id"] in p["findings"] for p in doc["problems"])
 
