@@ -431,9 +431,25 @@ class LinkGraphs:
         self._indexes: dict[str, dict[str, PortView]] = {}
         self._graphs: dict[tuple[str, ...], LinkGraph] = {}
         self._last: LinkGraph | None = None
+        #: Graphs paired as the views arrive (:meth:`pair_as_added`), by ``ignore_peers`` patterns.
+        self._pairings: dict[tuple[str, ...], _Pairing] = {}
         #: The ``ignore_peers`` patterns of the graph asked for last (None: none asked yet).
         self.asked: tuple[str, ...] | None = None
         self.add(views)
+
+    def pair_as_added(self, names: Iterable[str], ignore_peers: Iterable[Iterable[str]] = ((),)) -> None:
+        """Pair the graphs for these ``ignore_peers`` as views are added, not when first asked for.
+
+        ``names`` are every device of the run (as :attr:`devices` will hold them once every view
+        is added); the graph is the same as one built at once. The engine calls it before its
+        per-device pass, so the pairing runs while the workers still check devices instead of
+        after them (on 100k GPUs, 1.3 s of the run's serial tail).
+        """
+        everyone = list(names)
+        for patterns in ignore_peers:
+            key = tuple(patterns)
+            if key not in self._graphs and key not in self._pairings:
+                self._pairings[key] = _Pairing(everyone, key)
 
     def add(self, views: Mapping[str, DeviceView]) -> None:
         """Take more devices' views (the engine adds each worker's part as it arrives).
@@ -453,6 +469,10 @@ class LinkGraphs:
                 index = dict(reversed(aliased)) if aliased else {}
                 index.update(zip(map(canon, [p[0] for p in converted]), converted, strict=True))
                 self._indexes[name] = index
+            if self._pairings:
+                names = list(views)
+                for pairing in self._pairings.values():
+                    pairing.add(self._ports, self._indexes, names)
 
     def graph(self, ignore_peers: Iterable[str] = ()) -> LinkGraph:
         """The run's link graph (built on the first call for these ``ignore_peers``, then the same object).
@@ -477,9 +497,12 @@ class LinkGraphs:
         graph = self._graphs.get(patterns)
         if graph is None:
             with paused_gc():  # a million new containers, no cycles: the collector would rescan the heap
-                graph = self._graphs[patterns] = _build(
-                    dict(self._ports), dict(self._indexes), self.devices, patterns
-                )
+                pairing = self._pairings.pop(patterns, None)
+                if pairing is not None:
+                    graph = pairing.finish(self._ports, self._indexes, self.devices)
+                else:
+                    graph = _build(dict(self._ports), dict(self._indexes), self.devices, patterns)
+                self._graphs[patterns] = graph
         return graph
 
     def built(self) -> LinkGraph | None:
@@ -493,69 +516,150 @@ def _build(
     devices: Mapping[str, PeerSummary],
     ignore: tuple[str, ...],
 ) -> LinkGraph:
-    # Written for 800k link ends: locals for every call, the port views' fields by position
-    # (1 peer, 2 peer_port, 3 peer_port_alt; 0 name in q[0]), fewer dict look-ups.
-    by_lower = {name.lower(): name for name in devices}
-    canon = canonical_port
-    ends: dict[str, list[End]] = {}
-    first: dict[int, tuple[str, PortView, str, PortView]] = {}  # id(q) -> (claimant, its port, q's device, q)
-    more: dict[int, list[tuple[str, PortView]]] = {}  # id(q) -> the other claimants (contested ports)
-    pending: list[End] = []
-    target: dict[int, PortView] = {}  # id(port) -> the port its LLDP names
-    resolved: dict[str, str | None] = {}
-    patterns = tuple(g.lower() for g in ignore)
-    ok = Peering.OK
-    get_port = ports.get
-    pend = pending.append
-    for name, converted in views.items():
-        mine = ends[name] = []
-        append = mine.append
-        for p in converted:
-            peer = p[1]
-            if peer is None:
-                continue
-            if patterns and any(fnmatch.fnmatchcase(peer.lower(), g) for g in patterns):
-                continue
-            peer_name = resolved.get(peer, _UNSET)
-            if peer_name is _UNSET:
-                peer_name = resolved[peer] = resolve_name(peer, by_lower)
-            if peer_name is None:
-                append(
-                    End(name, p, Peering.UNKNOWN_PEER, peer, p.peer_port or "?", None,
-                        f"LLDP neighbour {peer!r} is not in the inventory (or outside --limit)")
+    """The link graph of these devices' ports, paired in one go (:class:`_Pairing`)."""
+    pairing = _Pairing(devices, ignore)
+    pairing.add(views, ports, list(views))
+    return pairing.finish(views, ports, devices)
+
+
+_Slot = tuple[str, int, PortView, str]  # (device, position in its ends, port, peer device): not paired yet
+
+
+class _Pairing:
+    """Pairs link ends device by device, as the devices' ports arrive (:meth:`LinkGraphs.add`).
+
+    An end whose peer device has not arrived yet waits for it in a slot of its device's ends; it
+    is paired when the peer arrives (before the peer's own ports: those come later in device
+    order), or at :meth:`finish` as an unreadable peer if it never does. Claims on a port are thus
+    made in device order, whatever the arrival in batches: the graph is the one pairing every
+    device at once would make (``tests/unit/test_linkgraph_incremental.py``), and a run pairs
+    most of it while its workers still check devices.
+    """
+
+    def __init__(self, names: Iterable[str], ignore: tuple[str, ...]) -> None:
+        # Written for 800k link ends: locals for every call, the port views' fields by position
+        # (1 peer, 2 peer_port, 3 peer_port_alt; 0 name in q[0]), fewer dict look-ups.
+        self.by_lower = {name.lower(): name for name in names}
+        self.patterns = tuple(g.lower() for g in ignore)
+        self.ends: dict[str, list[Any]] = {}
+        self.first: dict[
+            int, tuple[str, PortView, str, PortView]
+        ] = {}  # id(q) -> (claimant, its port, q's device, q)
+        self.more: dict[
+            int, list[tuple[str, PortView]]
+        ] = {}  # id(q) -> the other claimants (contested ports)
+        self.pending: list[End] = []
+        self.target: dict[int, PortView] = {}  # id(port) -> the port its LLDP names
+        self.resolved: dict[str, str | None] = {}
+        self.waiting: dict[str, list[_Slot]] = {}  # peer device -> ends that name it, before it arrived
+        #: id(q) -> paired ends naming port q (which has LLDP) before q's own end was paired
+        self.undecided: dict[int, list[End]] = {}
+
+    def add(
+        self,
+        views: Mapping[str, tuple[PortView, ...]],
+        ports: Mapping[str, dict[str, PortView]],
+        names: list[str],
+    ) -> None:
+        """Pair the ends of ``names`` (just added to ``views``/``ports``) and of the ends waiting for them."""
+        pair = self._pair
+        waiting = self.waiting
+        for name in names:  # ends of earlier devices first: in device order they came before
+            for slot in waiting.pop(name, ()):
+                pair(slot, ports)
+        ends = self.ends
+        patterns = self.patterns
+        resolved, by_lower = self.resolved, self.by_lower
+        for name in names:
+            mine = ends[name] = []
+            append = mine.append
+            for p in views[name]:
+                peer = p[1]
+                if peer is None:
+                    continue
+                if patterns and any(fnmatch.fnmatchcase(peer.lower(), g) for g in patterns):
+                    continue
+                peer_name = resolved.get(peer, _UNSET)
+                if peer_name is _UNSET:
+                    peer_name = resolved[peer] = resolve_name(peer, by_lower)
+                if peer_name is None:
+                    append(
+                        End(name, p, Peering.UNKNOWN_PEER, peer, p.peer_port or "?", None,
+                            f"LLDP neighbour {peer!r} is not in the inventory (or outside --limit)")
+                    )  # fmt: skip
+                    continue
+                slot = (name, len(mine), p, peer_name)
+                append(None)
+                if peer_name in ports:
+                    pair(slot, ports)
+                else:
+                    held = waiting.get(peer_name)
+                    if held is None:
+                        waiting[peer_name] = [slot]
+                    else:
+                        held.append(slot)
+
+    def _pair(self, slot: _Slot, ports: Mapping[str, dict[str, PortView]]) -> None:
+        name, at, p, peer_name = slot
+        peer_index = ports[peer_name]
+        canon = canonical_port
+        # the peer port its LLDP names: port id, then port description
+        q = None if p[2] is None else peer_index.get(canon(p[2]))
+        if q is None and p[3] is not None:
+            q = peer_index.get(canon(p[3]))
+        if q is None:
+            self.ends[name][at] = End(
+                name, p, Peering.PEER_PORT_UNKNOWN, peer_name, p.peer_port or "?", None,
+                f"{peer_name} has no port {p.peer_port!r} (LLDP port id)",
+            )  # fmt: skip
+            return
+        self.target[id(p)] = q
+        claimed = self.first.setdefault(id(q), (name, p, peer_name, q))
+        if claimed[1] is not p:
+            self.more.setdefault(id(q), []).append((name, p))
+        end = self.ends[name][at] = End(name, p, Peering.OK, peer_name, q[0], q)
+        if q[1] is None:  # no LLDP there: one-sided or contested, once every claim is known
+            self.pending.append(end)
+        else:  # OK when q's LLDP names this port back: known once q's own end is paired
+            back = self.target.get(id(q))
+            if back is None:
+                self.undecided.setdefault(id(q), []).append(end)
+            elif back is not p:
+                _disagree(end, q)
+        for other in self.undecided.pop(id(p), ()):  # the ends that name this port waited for it
+            if other.port is not q:
+                _disagree(other, p)
+
+    def finish(
+        self,
+        views: Mapping[str, tuple[PortView, ...]],
+        ports: Mapping[str, dict[str, PortView]],
+        devices: Mapping[str, PeerSummary],
+    ) -> LinkGraph:
+        """The graph, once every device with ports was added: ends still waiting name a peer that
+        never came (unreadable, or not collected by the link checks).
+        """
+        ends, first, more = self.ends, self.first, self.more
+        for peer_name, slots in self.waiting.items():
+            summary = devices[peer_name]
+            why = summary.status if not summary.readable else "not collected by the link checks"
+            for name, at, p, _ in slots:
+                ends[name][at] = End(
+                    name, p, Peering.PEER_UNREADABLE, peer_name, p.peer_port or "?", None,
+                    f"the peer could not be read ({why})",
                 )  # fmt: skip
-                continue
-            peer_index = get_port(peer_name)
-            if peer_index is None:
-                summary = devices[peer_name]
-                why = summary.status if not summary.readable else "not collected by the link checks"
-                append(
-                    End(name, p, Peering.PEER_UNREADABLE, peer_name, p.peer_port or "?", None,
-                        f"the peer could not be read ({why})")
-                )  # fmt: skip
-                continue
-            # the peer port its LLDP names: port id, then port description
-            q = None if p[2] is None else peer_index.get(canon(p[2]))
-            if q is None and p[3] is not None:
-                q = peer_index.get(canon(p[3]))
-            if q is None:
-                append(
-                    End(name, p, Peering.PEER_PORT_UNKNOWN, peer_name, p.peer_port or "?", None,
-                        f"{peer_name} has no port {p.peer_port!r} (LLDP port id)")
-                )  # fmt: skip
-                continue
-            target[id(p)] = q
-            claimed = first.setdefault(id(q), (name, p, peer_name, q))
-            if claimed[1] is not p:
-                more.setdefault(id(q), []).append((name, p))
-            end = End(name, p, ok, peer_name, q[0], q)
-            pend(end)
-            append(end)
-    # second pass: now every claim is known, classify each LLDP end and add claimed ends
-    for end in pending:
-        q = end.peer
-        assert q is not None
-        if q[1] is None:
+        self.waiting = {}
+        # Ends naming a port whose own LLDP end was never paired (its peer unknown or unreadable,
+        # or no such port there): that port does not name them back.
+        for ends_naming in self.undecided.values():
+            for end in ends_naming:
+                assert end.peer is not None
+                _disagree(end, end.peer)
+        self.undecided = {}
+        # now every claim is known: the ends naming a port without LLDP, and the claimed ends
+        for end in self.pending:
+            q = end.peer
+            assert q is not None
             if id(q) in more:
                 rivals = _claimants(first, more, q)
                 end.status = Peering.DISAGREE
@@ -564,30 +668,33 @@ def _build(
             else:
                 end.status = Peering.ONE_SIDED
                 end.detail = f"{end.peer_device} {q.name} has no LLDP neighbour"
-        elif target.get(id(q)) is not end.port:
-            end.status = Peering.DISAGREE
-            end.detail = f"{end.peer_device} {q.name} sees {q.peer} {q.peer_port} as its neighbour"
-    unsorted: set[str] = set()
-    for a_name, a_port, peer_name, q in first.values():
-        if q[1] is not None:
-            continue
-        mine = ends.setdefault(peer_name, [])
-        unsorted.add(peer_name)
-        if id(q) not in more:
-            mine.append(
-                End(peer_name, q, Peering.CLAIMED, a_name, a_port.name, a_port,
-                    f"no LLDP on this port; {a_name} {a_port.name} sees it")
-            )  # fmt: skip
-        else:
-            names = ", ".join(f"{d} {x.name}" for d, x in _claimants(first, more, q))
-            mine.append(
-                End(peer_name, q, Peering.DISAGREE, a_name, a_port.name, a_port,
-                    f"no LLDP on this port and several ports see it: {names}")
-            )  # fmt: skip
-    for name in unsorted:  # claimed ends were appended after the port's own: restore port order
-        order = {id(p): i for i, p in enumerate(views[name])}
-        ends[name].sort(key=lambda e: order[id(e.port)])
-    return LinkGraph(ends, ports, views, first, more)
+        unsorted: set[str] = set()
+        for a_name, a_port, peer_name, q in first.values():
+            if q[1] is not None:
+                continue
+            mine = ends.setdefault(peer_name, [])
+            unsorted.add(peer_name)
+            if id(q) not in more:
+                mine.append(
+                    End(peer_name, q, Peering.CLAIMED, a_name, a_port.name, a_port,
+                        f"no LLDP on this port; {a_name} {a_port.name} sees it")
+                )  # fmt: skip
+            else:
+                names = ", ".join(f"{d} {x.name}" for d, x in _claimants(first, more, q))
+                mine.append(
+                    End(peer_name, q, Peering.DISAGREE, a_name, a_port.name, a_port,
+                        f"no LLDP on this port and several ports see it: {names}")
+                )  # fmt: skip
+        for name in unsorted:  # claimed ends were appended after the port's own: restore port order
+            order = {id(p): i for i, p in enumerate(views[name])}
+            ends[name].sort(key=lambda e: order[id(e.port)])
+        return LinkGraph(ends, dict(ports), dict(views), first, more)
+
+
+def _disagree(end: End, q: PortView) -> None:
+    """``end`` names ``q``, whose LLDP names another port (or nothing it could be paired with)."""
+    end.status = Peering.DISAGREE
+    end.detail = f"{end.peer_device} {q.name} sees {q.peer} {q.peer_port} as its neighbour"
 
 
 def _claimants(

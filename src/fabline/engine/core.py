@@ -215,6 +215,8 @@ class Engine:
         }
         summaries: dict[str, DeviceSummary] = {}
         links = LinkGraphs({}, summaries, projected=self.uses_links)
+        if self.uses_links:  # paired as the workers' parts arrive, not after them
+            links.pair_as_added((d.name for d in devices), self._link_patterns())
         n_jobs = choose_jobs(jobs, len(devices))
         for part in run_parts(work, n_jobs):
             results.merge(part.results)
@@ -288,11 +290,9 @@ class Engine:
 
         def prepare() -> None:
             # Every link graph a link check will ask for (one, unless checks ignore other peers).
-            for pc in checks:
-                if pc.check.uses_links:
-                    ignore = getattr(pc.check.params, "ignore_peers", None)
-                    with contextlib.suppress(Exception):  # the check meets the error itself, as a result
-                        fabric.links.prepare(ignore if isinstance(ignore, list | tuple) else ())
+            for patterns in self._link_patterns():
+                with contextlib.suppress(Exception):  # the check meets the error itself, as a result
+                    fabric.links.prepare(patterns)
 
         groups: dict[str, FabricGroup] = {}
         for i, pc in enumerate(checks):
@@ -300,6 +300,17 @@ class Engine:
             group.checks.append(i)
             group.links = group.links or pc.check.uses_links
         return FabricWork(run_one, list(groups.values()), prepare)
+
+    def _link_patterns(self) -> list[tuple[str, ...]]:
+        """The ``ignore_peers`` patterns of each link graph the link checks ask for, once each."""
+        out: list[tuple[str, ...]] = []
+        for pc in self.pychecks:
+            if pc.check.scope == "fabric" and pc.check.uses_links:
+                ignore = getattr(pc.check.params, "ignore_peers", None)
+                patterns = tuple(ignore) if isinstance(ignore, list | tuple) else ()
+                if patterns not in out:
+                    out.append(patterns)
+        return out
 
     def check_range(self, work: Work, lo: int, hi: int) -> Part:
         """The per-device pass over ``work.devices[lo:hi]`` (in a worker process or in-line)."""
