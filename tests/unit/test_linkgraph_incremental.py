@@ -9,13 +9,14 @@ first claimant and rivals of every contested port, for any fabric and any split 
 
 from __future__ import annotations
 
+import fnmatch
 from types import SimpleNamespace
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fabline.checks.linkgraph import DeviceView, LinkGraph, LinkGraphs
+from fabline.checks.linkgraph import DeviceView, LinkGraph, LinkGraphs, canonical_port
 
 _NAMES = [f"d{i}" for i in range(7)]
 _PORTS = ["Ethernet1", "Ethernet2", "Ethernet3", "eth0", "swp1"]
@@ -65,6 +66,51 @@ def _shape(graph: LinkGraph) -> Any:
     return ends, first, more
 
 
+def _reference(views: dict[str, DeviceView], names: list[str], ignore: tuple[str, ...]) -> list[Any]:
+    """Each device's ends as (port index, status, peer device), by the rules written out plainly."""
+    by_lower = {n.lower(): n for n in names}
+    index = {
+        d: {**{canonical_port(p[19]): i for i, p in reversed(list(enumerate(v.ports))) if p[19]},
+            **{canonical_port(p[0]): i for i, p in enumerate(v.ports)}}
+        for d, v in views.items()
+    }  # fmt: skip
+    ends: dict[str, list[Any]] = {d: [] for d in views}
+    target: dict[tuple[str, int], tuple[str, int]] = {}
+    claims: dict[tuple[str, int], list[tuple[str, int]]] = {}
+    for d, v in views.items():
+        for i, p in enumerate(v.ports):
+            peer = p[1]
+            if peer is None or any(fnmatch.fnmatchcase(peer.lower(), g.lower()) for g in ignore):
+                continue
+            name = by_lower.get(peer.lower()) or by_lower.get(peer.lower().split(".", 1)[0])
+            if name is None:
+                ends[d].append([i, "unknown-peer", peer])
+            elif name not in views:
+                ends[d].append([i, "peer-unreadable", name])
+            else:
+                j = next((index[name][canonical_port(k)] for k in (p[2], p[3])
+                          if k is not None and canonical_port(k) in index[name]), None)  # fmt: skip
+                if j is None:
+                    ends[d].append([i, "peer-port-unknown", name])
+                else:
+                    target[(d, i)] = (name, j)
+                    claims.setdefault((name, j), []).append((d, i))
+                    ends[d].append([i, "ok", name, (name, j)])
+    for d, es in ends.items():
+        for e in es:
+            if e[1] != "ok":
+                continue
+            q = e.pop()
+            if views[q[0]].ports[q[1]][1] is None:
+                e[1] = "disagree" if len(claims[q]) > 1 else "one-sided"
+            elif target.get(q) != (d, e[0]):
+                e[1] = "disagree"
+    for (q_dev, j), who in claims.items():
+        if views[q_dev].ports[j][1] is None:
+            ends[q_dev].append([j, "claimed" if len(who) == 1 else "disagree", who[0][0]])
+    return [(d, sorted(map(tuple, es))) for d, es in ends.items()]
+
+
 @settings(max_examples=400, deadline=None)
 @given(
     fabric=st.dictionaries(st.sampled_from(_NAMES), _device, min_size=1),
@@ -90,4 +136,11 @@ def test_paired_as_added_equals_paired_at_once(
         k = cuts.pop(0) if cuts else len(order)
         incremental.add({n: views[n] for n in order[:k]})
         order = order[k:]
-    assert _shape(incremental.prepare(ignore)) == _shape(at_once.prepare(ignore))
+    graph = incremental.prepare(ignore)
+    assert _shape(graph) == _shape(at_once.prepare(ignore))
+    where = {id(p): i for ports in graph.views.values() for i, p in enumerate(ports)}
+    got = [
+        (d, sorted((where[id(e.port)], str(e.status), e.peer_device) for e in es))
+        for d, es in graph.ends.items()
+    ]
+    assert got == _reference(views, names, ignore)

@@ -552,8 +552,9 @@ class _Pairing:
         self.target: dict[int, PortView] = {}  # id(port) -> the port its LLDP names
         self.resolved: dict[str, str | None] = {}
         self.waiting: dict[str, list[_Slot]] = {}  # peer device -> ends that name it, before it arrived
-        #: id(q) -> paired ends naming port q (which has LLDP) before q's own end was paired
-        self.undecided: dict[int, list[End]] = {}
+        #: id(q) -> the paired end (or ends, a list) naming port q, which has LLDP, before q's own
+        #: end was paired
+        self.undecided: dict[int, End | list[End]] = {}
 
     def add(
         self,
@@ -562,14 +563,59 @@ class _Pairing:
         names: list[str],
     ) -> None:
         """Pair the ends of ``names`` (just added to ``views``/``ports``) and of the ends waiting for them."""
-        pair = self._pair
-        waiting = self.waiting
+        # Written for 800k link ends: locals for every name, the port views' fields by position
+        # (1 peer, 2 peer_port, 3 peer_port_alt; 0 name in q[0]), fewer dict look-ups.
+        target, first, more, undecided = self.target, self.first, self.more, self.undecided
+        pend = self.pending.append
+        canon = canonical_port
+        ok, unknown_port = Peering.OK, Peering.PEER_PORT_UNKNOWN
+
+        def pair(name: str, p: PortView, peer_name: str, peer_index: Mapping[str, PortView]) -> End:
+            # the peer port its LLDP names: port id, then port description
+            q = None if p[2] is None else peer_index.get(canon(p[2]))
+            if q is None and p[3] is not None:
+                q = peer_index.get(canon(p[3]))
+            if q is None:
+                return End(name, p, unknown_port, peer_name, p.peer_port or "?", None,
+                           f"{peer_name} has no port {p.peer_port!r} (LLDP port id)")  # fmt: skip
+            pid, qid = id(p), id(q)
+            target[pid] = q
+            claimed = first.setdefault(qid, (name, p, peer_name, q))
+            if claimed[1] is not p:
+                more.setdefault(qid, []).append((name, p))
+            end = End(name, p, ok, peer_name, q[0], q)
+            if q[1] is None:  # no LLDP there: one-sided or contested, once every claim is known
+                pend(end)
+            else:  # OK when q's LLDP names this port back: known once q's own end is paired
+                back = target.get(qid)
+                if back is None:  # one end waits (a list only for a port several ends name)
+                    held = undecided.get(qid)
+                    if held is None:
+                        undecided[qid] = end
+                    elif isinstance(held, list):
+                        held.append(end)
+                    else:
+                        undecided[qid] = [held, end]
+                elif back is not p:
+                    _disagree(end, q)
+            if undecided:
+                named_by = undecided.pop(pid, None)
+                if named_by is not None:  # the ends that name this port waited for it
+                    for other in named_by if isinstance(named_by, list) else (named_by,):
+                        if other.port is not q:
+                            _disagree(other, p)
+            return end
+
+        ends, waiting = self.ends, self.waiting
         for name in names:  # ends of earlier devices first: in device order they came before
-            for slot in waiting.pop(name, ()):
-                pair(slot, ports)
-        ends = self.ends
+            slots = waiting.pop(name, None)
+            if slots is not None:
+                peer_index = ports[name]
+                for device, at, p, _ in slots:
+                    ends[device][at] = pair(device, p, name, peer_index)
         patterns = self.patterns
         resolved, by_lower = self.resolved, self.by_lower
+        get_index = ports.get
         for name in names:
             mine = ends[name] = []
             append = mine.append
@@ -588,47 +634,17 @@ class _Pairing:
                             f"LLDP neighbour {peer!r} is not in the inventory (or outside --limit)")
                     )  # fmt: skip
                     continue
+                found = get_index(peer_name)
+                if found is not None:
+                    append(pair(name, p, peer_name, found))
+                    continue
                 slot = (name, len(mine), p, peer_name)
                 append(None)
-                if peer_name in ports:
-                    pair(slot, ports)
+                held_slots = waiting.get(peer_name)
+                if held_slots is None:
+                    waiting[peer_name] = [slot]
                 else:
-                    held = waiting.get(peer_name)
-                    if held is None:
-                        waiting[peer_name] = [slot]
-                    else:
-                        held.append(slot)
-
-    def _pair(self, slot: _Slot, ports: Mapping[str, dict[str, PortView]]) -> None:
-        name, at, p, peer_name = slot
-        peer_index = ports[peer_name]
-        canon = canonical_port
-        # the peer port its LLDP names: port id, then port description
-        q = None if p[2] is None else peer_index.get(canon(p[2]))
-        if q is None and p[3] is not None:
-            q = peer_index.get(canon(p[3]))
-        if q is None:
-            self.ends[name][at] = End(
-                name, p, Peering.PEER_PORT_UNKNOWN, peer_name, p.peer_port or "?", None,
-                f"{peer_name} has no port {p.peer_port!r} (LLDP port id)",
-            )  # fmt: skip
-            return
-        self.target[id(p)] = q
-        claimed = self.first.setdefault(id(q), (name, p, peer_name, q))
-        if claimed[1] is not p:
-            self.more.setdefault(id(q), []).append((name, p))
-        end = self.ends[name][at] = End(name, p, Peering.OK, peer_name, q[0], q)
-        if q[1] is None:  # no LLDP there: one-sided or contested, once every claim is known
-            self.pending.append(end)
-        else:  # OK when q's LLDP names this port back: known once q's own end is paired
-            back = self.target.get(id(q))
-            if back is None:
-                self.undecided.setdefault(id(q), []).append(end)
-            elif back is not p:
-                _disagree(end, q)
-        for other in self.undecided.pop(id(p), ()):  # the ends that name this port waited for it
-            if other.port is not q:
-                _disagree(other, p)
+                    held_slots.append(slot)
 
     def finish(
         self,
@@ -652,7 +668,7 @@ class _Pairing:
         # Ends naming a port whose own LLDP end was never paired (its peer unknown or unreadable,
         # or no such port there): that port does not name them back.
         for ends_naming in self.undecided.values():
-            for end in ends_naming:
+            for end in ends_naming if isinstance(ends_naming, list) else (ends_naming,):
                 assert end.peer is not None
                 _disagree(end, end.peer)
         self.undecided = {}
