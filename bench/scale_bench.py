@@ -172,12 +172,17 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     # How fast this machine runs plain Python, so figures from different machines can be set side
     # by side (the 100k floor was 4.2 s, 5.8 s, 8-9 s and 11-17 s on four machines of one kind).
+    # The speed of one of these virtual machines moves by a quarter within an hour: a yardstick is
+    # also timed right before each floor and check, and each check is given in yardsticks too.
     yardsticks = [timed([sys.executable, "-c", YARDSTICK]) for _ in range(args.runs)]
-    rows.append({"step": "yardstick: a 20-million-iteration Python loop", **figures(yardsticks)})
+    yard_row = {"step": "yardstick: a 20-million-iteration Python loop", **figures(yardsticks)}
+    rows.append(yard_row)
     for label, root in fabrics:
-        floors, checks = [], []
+        floors, checks, sticks = [], [], []
         sizes: dict[str, float] = {}
         for run in range(args.runs):
+            sticks.append(timed([sys.executable, "-c", YARDSTICK]))
+            yardsticks.append(sticks[-1])
             floors.append(timed([sys.executable, "-c", FLOOR, str(root / "snapshot" / "state")]))
             out = work / f"reports-{run}"
             shutil.rmtree(out, ignore_errors=True)
@@ -192,7 +197,10 @@ def main() -> None:
                      "ratio_to_floor": check["wall_s"] / floor["wall_s"],
                      "paired_ratios": [c["wall_s"] / f["wall_s"] for f, c in zip(floors, checks, strict=True)],
                      "cpu_ratio_to_floor": check["cpu_s"] / floor["cpu_s"],
+                     "yardsticks_before": [y["wall_s"] for y in sticks],
+                     "in_yardsticks": [c["wall_s"] / y["wall_s"] for y, c in zip(sticks, checks, strict=True)],
                      "files_mb": {k: round(v, 2) for k, v in sizes.items()}})  # fmt: skip
+    yard_row.update(figures(yardsticks))  # every yardstick of the run
     if "history" not in skip:
         after = clos / "after"
         next_night(clos / "snapshot", after)
@@ -258,6 +266,14 @@ def main() -> None:
                 f"{r['ratio_to_floor']:.2f}x the floor's wall, {r['cpu_ratio_to_floor']:.2f}x its CPU; "
                 f"each run against the floor run just before it: "
                 + ", ".join(f"{x:.2f}x" for x in r["paired_ratios"])
+            )
+        if "in_yardsticks" in r:
+            notes.append(
+                "each run in yardsticks timed just before it: "
+                + ", ".join(
+                    f"{x:.1f} ({y:.2f} s)"
+                    for x, y in zip(r["in_yardsticks"], r["yardsticks_before"], strict=True)
+                )
             )
         if "files_mb" in r:
             notes.append(
