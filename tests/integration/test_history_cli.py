@@ -392,3 +392,36 @@ def test_diff_checks_both_snapshots_at_once_with_the_serial_results(
 
 def _worker_check_failed(*args: Any) -> None:
     """What the forked check of BEFORE returns when it raised."""
+
+
+def test_a_large_runs_pass_counts_read_in_a_forked_process_diff_the_same(
+    tmp_path: Path, nights: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a run of PARALLEL_MIN_DEVICES devices or more, ``fabline diff`` reads the two runs' pass
+    counts in a forked process while the snapshots are diffed (issue 14: ~1.5 s a side on 100k
+    GPUs, before the diff's workers started); the output is the one the in-process read gives."""
+    from click.testing import CliRunner
+
+    from fabline import perf
+    from fabline.cli import main as cli
+
+    for name in ("clean", "mtu"):
+        proc = fabline("check", "-i", INV, "-b", BASE, "--snapshot", nights[name], "-q", "--history",
+                       "h.sqlite", cwd=tmp_path)  # fmt: skip
+        assert proc.returncode in (0, 4), proc.stderr
+    monkeypatch.chdir(tmp_path)
+    outs = {}
+    forks: list[int] = []
+    real_fork_call = perf.fork_call
+    monkeypatch.setattr(perf, "fork_call", lambda f: forks.append(1) or real_fork_call(f))
+    for label, threshold in (("in-process", 10**9), ("forked", 1)):
+        monkeypatch.setattr(perf, "PARALLEL_MIN_DEVICES", threshold)
+        got = CliRunner().invoke(cli, ["diff", "last~1", "last", "--db", "h.sqlite", "-f", "json"])
+        assert got.exit_code == 4, got.output
+        outs[label] = json.loads(got.stdout)
+        assert len(forks) == (0 if label == "in-process" else 2)  # one process per run's counts
+    assert outs["forked"]["passes_compared"] is True
+    assert outs["forked"]["passes"]["changed"] == [
+        {"check": "host-mtu", "device": "gpu-002", "before": 4, "after": 3}
+    ]
+    assert outs["forked"] == outs["in-process"]

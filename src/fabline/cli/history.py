@@ -29,9 +29,12 @@ from fabline.history.store import DEFAULT_DB, HistoryStore, parse_since
 from fabline.results import Severity
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from fabline.engine import Engine
     from fabline.history.diff import CheckedPairs, DiffResult, Side
     from fabline.inventory import Sources
+    from fabline.results import PassCounts
 
 DIFF_FORMATS = ("console", "json", "md")
 
@@ -437,19 +440,46 @@ def resolve_side(ref: str, which: str, db: Path) -> Side:
         raise ConfigError(f"{which}: not a snapshot folder", file=path)
     if not db.is_file():
         raise ConfigError(f"{which}: no snapshot folder {ref!r}, and no run history at {db} to find a run in")
+    from fabline import perf
+
     with HistoryStore(db, create=False) as store:
         row = store.resolve(ref)
         problems = store.problems(row)
         devices = store.device_names(row)
         groups = [p.to_dict() for p in store.problem_groups(row, problems)]
-        passes = store.pass_counts(row)
+        # A large run's pass counts (430k groups on 100k GPUs, ~1.5 s) are read in a forked
+        # process while the snapshots are diffed, not before; a small run's here.
+        later = row.n_devices >= perf.PARALLEL_MIN_DEVICES and perf.can_fork(alone=True)
+        passes = None if later else store.pass_counts(row)
     snap = Path(row.snapshot)
     if not (snap / "state").is_dir():
         raise ConfigError(f"{which}: run {row.run_id}'s snapshot is gone", file=snap)
-    return Side(
+    side = Side(
         row.run_id, snap, problems, row.run_id, row.inventory_digest, devices, groups, passes,
         row.baselines, row.baseline_digest,
     )  # fmt: skip
+    if later:
+        side.pending_passes = _pass_counts_forked(db, row.run_id)
+    return side
+
+
+def _pass_counts_forked(db: Path, run_id: str) -> Callable[[], PassCounts]:
+    """The recorded pass counts of run ``run_id``, read by a forked process from now on: what the
+    returned function gives when called (read here if that process failed).
+    """
+    from fabline import perf
+
+    def read() -> PassCounts:
+        with HistoryStore(db, create=False) as store:  # its own connection, never the parent's
+            return store.pass_counts(store.resolve(run_id))
+
+    call = perf.fork_call(read)
+
+    def result() -> PassCounts:
+        got = call.result()
+        return got if got is not None else read()
+
+    return result
 
 
 def _emit_diff(result: DiffResult, fmt: str, out: Path | None) -> None:

@@ -20,7 +20,7 @@
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,6 +167,9 @@ class Side:
     passes: PassCounts | None = None
     baselines: list[str] | None = None
     baseline_digest: str | None = None
+    #: The run's pass counts still being read (in a forked process, while the snapshots are
+    #: diffed): called once for :attr:`passes` when the comparison needs them.
+    pending_passes: Callable[[], PassCounts] | None = None
 
 
 @dataclass
@@ -837,6 +840,9 @@ def diff_sides(
         result.new_problems, result.persisting_problems, result.resolved_problems = compare_problems(
             before.problem_groups, after.problem_groups, after.devices
         )
+    for side in (before, after):
+        if side.passes is None and side.pending_passes is not None:
+            side.passes, side.pending_passes = side.pending_passes(), None
     if before.passes is not None and after.passes is not None:
         result.passes_compared = True
         result.pass_totals, result.pass_changes, result.pass_changes_total = compare_passes(
