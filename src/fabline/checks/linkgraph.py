@@ -537,20 +537,18 @@ class _Pairing:
     """
 
     def __init__(self, names: Iterable[str], ignore: tuple[str, ...]) -> None:
-        # Written for 800k link ends: locals for every call, the port views' fields by position
-        # (1 peer, 2 peer_port, 3 peer_port_alt; 0 name in q[0]), fewer dict look-ups.
         self.by_lower = {name.lower(): name for name in names}
         self.patterns = tuple(g.lower() for g in ignore)
+        #: Each device's ends in port order (None in the slot of an end still waiting for its peer).
         self.ends: dict[str, list[Any]] = {}
-        self.first: dict[
-            int, tuple[str, PortView, str, PortView]
-        ] = {}  # id(q) -> (claimant, its port, q's device, q)
-        self.more: dict[
-            int, list[tuple[str, PortView]]
-        ] = {}  # id(q) -> the other claimants (contested ports)
+        #: id(q) -> (claimant, its port, q's device, q): the first port whose LLDP names port q
+        self.first: dict[int, tuple[str, PortView, str, PortView]] = {}
+        #: id(q) -> the other claimants of port q (contested ports)
+        self.more: dict[int, list[tuple[str, PortView]]] = {}
+        #: Paired ends naming a port without LLDP: one-sided or contested, told once every claim is in
         self.pending: list[End] = []
         self.target: dict[int, PortView] = {}  # id(port) -> the port its LLDP names
-        self.resolved: dict[str, str | None] = {}
+        self.resolved: dict[str, str | None] = {}  # LLDP system name -> inventory name (None: unknown)
         self.waiting: dict[str, list[_Slot]] = {}  # peer device -> ends that name it, before it arrived
         #: id(q) -> the paired end (or ends, a list) naming port q, which has LLDP, before q's own
         #: end was paired

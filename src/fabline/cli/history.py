@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.console import Console
 
+from fabline import perf
 from fabline.cli.collect_options import collect_options
 from fabline.cli.common import (
     FORMATS,
@@ -440,8 +441,6 @@ def resolve_side(ref: str, which: str, db: Path) -> Side:
         raise ConfigError(f"{which}: not a snapshot folder", file=path)
     if not db.is_file():
         raise ConfigError(f"{which}: no snapshot folder {ref!r}, and no run history at {db} to find a run in")
-    from fabline import perf
-
     with HistoryStore(db, create=False) as store:
         row = store.resolve(ref)
         problems = store.problems(row)
@@ -467,7 +466,6 @@ def _pass_counts_forked(db: Path, run_id: str) -> Callable[[], PassCounts]:
     """The recorded pass counts of run ``run_id``, read by a forked process from now on: what the
     returned function gives when called (read here if that process failed).
     """
-    from fabline import perf
 
     def read() -> PassCounts:
         with HistoryStore(db, create=False) as store:  # its own connection, never the parent's
