@@ -240,7 +240,7 @@ def test_pfc_headroom_against_cable_length(tmp_path: Path) -> None:
     assert one(out, "pfc-headroom", "leaf-r0-a", "Ethernet0").status is Status.FAIL  # a 100G profile on 400G
 
 
-# ------------------------------------------------------------------------------ values by marshal bytes
+# ------------------------------------------------------------------------------ values by their exact bytes
 
 
 def test_fleet_values_remembered_by_exact_value() -> None:

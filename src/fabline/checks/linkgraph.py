@@ -177,8 +177,8 @@ class Projector:
         self._interned: dict[Any, Any] = {}
         self._prios_seen: dict[Any, Any] = {}
         self._dscp_seen: dict[Any, Any] = {}
-        # The last map's key (its keys, its values) and pairs.
-        self._dscp_last: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), (None,))
+        # The last map seen (a port's own dict) and its pairs.
+        self._dscp_last: dict[Any, Any] | None = None
         self._dscp_last_pairs: tuple[tuple[int, int], ...] | None = None
         self._switch_port_seen: dict[str, bool] = {}
         self._optic_seen: dict[tuple[Any, ...], str | None] = {}
@@ -221,21 +221,19 @@ class Projector:
         """
         if type(value) is not dict:
             return None
-        # Keys and values as two flat tuples: equal exactly when the items are, half the cost.
-        values = tuple(value.values())
-        last = self._dscp_last
-        # The previous map again (every port of a device, most devices): the same key compared
-        # without hashing it, about half the cost of the lookup below.
-        if values == last[1] and tuple(value) == last[0]:
+        # The previous map again (every port of a device, most devices): the two dicts compared
+        # in C, key by key (0.5 us for 64 entries; building the key below costs 1.3 us).
+        if value == self._dscp_last:
             return self._dscp_last_pairs
-        raw = (tuple(value), values)
+        # Keys and values as two flat tuples: equal exactly when the items are, half the cost.
+        raw = (tuple(value), tuple(value.values()))
         hit = self._dscp_seen.get(raw)
         if hit is None:
             items = sorted((int(k), v) for k, v in value.items() if isinstance(v, int) and str(k).isdigit())
             hit = self._intern(tuple(items))
             if len(self._dscp_seen) < 100_000:
                 self._dscp_seen[raw] = hit
-        self._dscp_last, self._dscp_last_pairs = raw, hit
+        self._dscp_last, self._dscp_last_pairs = value, hit
         return hit  # type: ignore[no-any-return]
 
     def _optic(self, optics: Any) -> str | None:

@@ -5,7 +5,6 @@ switches of one role and plane balance ECMP alike.
 from __future__ import annotations
 
 import fnmatch
-import marshal
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -15,19 +14,27 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import override
 
-from fabline.checks import FABRIC_DEVICE, Check, DeviceContext, FabricContext, natural_key, natural_order
+from fabline.checks import (
+    FABRIC_DEVICE,
+    Check,
+    DeviceContext,
+    FabricContext,
+    exact_key,
+    natural_key,
+    natural_order,
+)
 from fabline.checks.fabric.gpuhost import root_read_missing
 from fabline.results import PassBlock, Result, Severity
 from fabline.state_types import Interface
 
 
 class _ByValue:
-    """A pure function of plain JSON values, remembered by the values' ``marshal`` bytes.
+    """A pure function of plain JSON values, remembered by the values' :func:`exact_key`.
 
     The devices of a fleet mostly carry the same settings (one DCQCN dict per NIC, equal on every
-    host): the function runs once per distinct value, each device pays one ``marshal.dumps``.
-    ``marshal`` writes exact types (``1``, ``1.0`` and ``True`` differ) and key order, so equal
-    bytes are values the function cannot tell apart; a value it cannot write (an
+    host): the function runs once per distinct value, each device pays one ``exact_key``. Its
+    bytes keep exact types (``1``, ``1.0`` and ``True`` differ) and key order, so equal bytes are
+    values the function cannot tell apart; a value it cannot write (an
     :class:`~fabline.state.Invalid`) is computed each time. At most ``keep`` values are remembered.
     The result is shared: callers copy what they change.
 
@@ -44,9 +51,8 @@ class _ByValue:
         self._keep = keep
 
     def __call__(self, value: Any) -> Any:
-        try:
-            key = marshal.dumps(value)
-        except ValueError:  # not made of plain types
+        key = exact_key(value)
+        if key is None:  # not made of plain JSON types
             return self._fn(value)
         hit = self._seen.get(key, _UNSEEN)
         if hit is _UNSEEN:

@@ -16,7 +16,6 @@ installed. Something that should be there and was not read is ``error``.
 from __future__ import annotations
 
 import fnmatch
-import marshal
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -26,7 +25,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import override
 
-from fabline.checks import Check, DeviceContext, FabricContext, P
+from fabline.checks import Check, DeviceContext, FabricContext, P, exact_key
 from fabline.results import PassBlock, Result, Severity, Status, capped_join
 from fabline.state import unsupported_reason
 from fabline.state_types import Gpu, Host, HostNic, Interface
@@ -483,8 +482,7 @@ class HostAcsCheck(GpuServerCheck[AcsParams]):
     def __init__(self, params: Any = None, severity: Severity | None = None) -> None:
         super().__init__(params, severity)
         self._harmless = frozenset(self.params.harmless)
-        # The verdicts of each distinct (bridges, GPU and NIC addresses) of a host, by its marshal
-        # bytes: the hosts of one model share them (a 100k-GPU fabric: 12,500 hosts, one value).
+        # The verdicts of each distinct (bridges, GPU and NIC addresses) of a host, by its exact_key: the hosts of one model share them (a 100k-GPU fabric: 12,500 hosts, one value).
         self._seen: dict[bytes, list[tuple[str, Any]]] = {}
 
     @override
@@ -545,12 +543,11 @@ class HostAcsCheck(GpuServerCheck[AcsParams]):
     ) -> list[tuple[str, Any]]:
         """Each rail's verdict, from the host's bridges and its (GPU, NIC) PCI addresses: ``ok``,
         ``address`` (the message), ``unreadable`` (the bridges lspci could not read on the path) or
-        ``enabled`` (bridge -> its redirecting ACS bits). Remembered by the inputs' ``marshal``
-        bytes (exact types, key order); inputs marshal cannot write (an Invalid) are judged each time.
+        ``enabled`` (bridge -> its redirecting ACS bits). Remembered by the inputs' :func:`exact_key`
+        (exact types, key order); inputs it cannot write (an Invalid) are judged each time.
         """
-        try:
-            key = marshal.dumps((bridges, addresses))  # type: ignore[arg-type]
-        except ValueError:
+        key = exact_key((bridges, addresses))
+        if key is None:
             return self._judge_paths(bridges, addresses)
         hit = self._seen.get(key)
         if hit is None:

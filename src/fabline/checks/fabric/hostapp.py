@@ -227,6 +227,9 @@ class HostCnpFabricCheck(LinkCheck[CnpParams]):
         graph = self.graph(fabric)
         passes: dict[str, list[str | None]] = {}
         strict = self.params.cnp_priority
+        # one lookup table per distinct leaf DSCP map (the projection shares one tuple per map):
+        # a dict built per rail NIC was most of this check's 0.4 s on 100k GPUs
+        maps: dict[int, tuple[Any, dict[int, int]]] = {}
         for name in sorted(graph.ports):
             if fabric.devices[name].role != "host":
                 continue
@@ -236,7 +239,6 @@ class HostCnpFabricCheck(LinkCheck[CnpParams]):
             for end in graph.ends.get(name, []):
                 if end.status not in PAIRED or end.peer is None:
                     continue
-                label = link_label(end)
                 cnp = end.port.cnp_dscp
                 judged += cnp is not None
                 if cnp is None:
@@ -245,14 +247,14 @@ class HostCnpFabricCheck(LinkCheck[CnpParams]):
                 if end.peer.dscp is None:
                     yield self.error(name, end.port.name, "DSCP map not collected at the peer")
                     continue
-                prio = dict(end.peer.dscp).get(cnp)
+                prio = _priority_of(end.peer.dscp, cnp, maps)
                 if prio == strict:
                     ok.append(end.port.name)
                     continue
                 mapped = sorted(d for d, p in end.peer.dscp if p == strict)
                 yield self.failed(
                     name, end.port.name,
-                    f"{label}: the NIC sends CNPs with DSCP {cnp}; {end.peer_device} maps DSCP {cnp} to "
+                    f"{link_label(end)}: the NIC sends CNPs with DSCP {cnp}; {end.peer_device} maps DSCP {cnp} to "
                     + (f"priority {prio}" if prio is not None else "no priority")
                     + f", not the strict CNP priority {strict} ({'DSCP ' + ', '.join(map(str, mapped)) if mapped else 'no DSCP'} is)",
                     expected={"cnp_dscp": mapped, "peer_device": end.peer_device, "peer_interface": end.peer_port_name},
