@@ -143,12 +143,20 @@ def share_equal_values(values: dict[str, Any], keep: int = 64) -> None:
             values[name] = hit
 
 
-def _state_bytes(snapshot: Snapshot, device: str) -> int:
-    """The size of a device's state file, as the cost of checking it (a missing one costs a little)."""
-    try:
-        return max(os.lstat(snapshot.state_path(device)).st_size, 4096)
-    except (OSError, ValueError):
-        return 4096
+def _state_bytes(snapshot: Snapshot, devices: Sequence[DeviceLike]) -> list[int]:
+    """The size of each device's state file, as the cost of checking it (a missing one costs a little).
+
+    Text paths, not :meth:`Snapshot.state_path`: this runs before the workers start (15,000
+    ``lstat`` on 100k GPUs; building a Path for each was two thirds of the time).
+    """
+    folder = os.fspath(snapshot.state_dir)
+    sizes = []
+    for device in devices:
+        try:
+            sizes.append(max(os.lstat(f"{folder}/{device.name}.json").st_size, 4096))
+        except (OSError, ValueError):
+            sizes.append(4096)
+    return sizes
 
 
 def chunk_bounds(costs: Sequence[int], jobs: int) -> list[tuple[int, int]]:
@@ -190,7 +198,7 @@ def run_parts(work: Work, jobs: int) -> Iterator[Part]:
     global _FORKED_WORK  # noqa: PLW0603 - the fork start method shares it with the workers
     _FORKED_WORK = work
     try:
-        bounds = chunk_bounds([_state_bytes(work.snapshot, d.name) for d in work.devices], jobs)
+        bounds = chunk_bounds(_state_bytes(work.snapshot, work.devices), jobs)
         with fork_pool(jobs) as pool:
             yield from pool.imap(_forked_range, bounds)
     finally:
