@@ -129,6 +129,7 @@ class Engine:
             if check_id not in configured and exclude_tags.isdisjoint(cls.tags):
                 self._add_check(cls, {}, cls.severity, baseline, check_id)
         self._plans: dict[tuple[str, str, bool], list[tuple[_PyCheck, bool]]] = {}
+        self._by_kind: dict[tuple[str, str, tuple[str, ...]], list[RuleProgram]] = {}
         self._scans = ScanCache()
         today = today or dt.date.today()
         self.waivers = [
@@ -417,8 +418,8 @@ class Engine:
         name = dev.name
         # The rules that apply, compiled for this device (or the error that compiling gave).
         selected: list[tuple[RuleProgram, _Compiled | None, str | None]] = []
-        for prog in self.programs:
-            if prog.selects(dev):
+        for prog in self._programs_for(dev):
+            if prog.hosts is None or name in prog.hosts:
                 try:
                     selected.append((prog, prog.compiled(dev, var_keys), None))
                 except ConfigError as exc:
@@ -492,6 +493,18 @@ class Engine:
                         pc.check.id, dev.name, None, Status.ERROR, pc.severity, None, None, _exc_message(exc)
                     )
                 )
+
+    def _programs_for(self, dev: DeviceLike) -> list[RuleProgram]:
+        """The rules whose role, platform and group selectors take the device (a ``hosts``
+        selector is the caller's to test): the same list for every device of a kind.
+        """
+        key = (dev.role, dev.platform, tuple(dev.groups))
+        hit = self._by_kind.get(key)
+        if hit is None:
+            hit = [p for p in self.programs if p.selects_kind(dev)]
+            if len(self._by_kind) < 4096:
+                self._by_kind[key] = hit
+        return hit
 
     def _scan_rules(
         self,

@@ -378,6 +378,9 @@ class RuleProgram:
         except TemplateValueError as exc:
             raise ConfigError(str(exc), key=f"rules[id={rule.id}]") from None
         self._cache: dict[str, _Compiled] = {}
+        #: The key of this rule's variables (and base variables) in a caller's per-device memo of
+        #: :meth:`compiled`: text, whose hash is computed once (a tuple's is computed per look-up).
+        self._keys_key = f"{self.var_names!r}@{id(base_vars)}"
         self._scans: dict[tuple[Any, ...], Scan] = {}
         #: Interface name -> whether the name and exclude patterns select it.
         self._named: dict[str, bool] = {}
@@ -392,13 +395,15 @@ class RuleProgram:
 
     def selects(self, dev: DeviceLike) -> bool:
         """Whether the rule applies to this device."""
+        return self.selects_kind(dev) and (self.hosts is None or dev.name in self.hosts)
+
+    def selects_kind(self, dev: DeviceLike) -> bool:
+        """Whether the rule's role, platform and group selectors take this device (``hosts`` aside)."""
         if self.roles is not None and dev.role not in self.roles:
             return False
         if self.platforms is not None and dev.platform not in self.platforms:
             return False
-        if self.groups is not None and self.groups.isdisjoint(dev.groups):
-            return False
-        return self.hosts is None or dev.name in self.hosts
+        return self.groups is None or not self.groups.isdisjoint(dev.groups)
 
     def compiled(self, dev: DeviceLike, keys: dict[Any, str] | None = None) -> _Compiled:
         """The rule compiled for this device's variable values (cached by those values).
@@ -411,12 +416,12 @@ class RuleProgram:
         """
         if not self.var_names:
             key = ""
-        elif keys is not None and (hit_key := keys.get((self.var_names, id(self.base_vars)))) is not None:
+        elif keys is not None and (hit_key := keys.get(self._keys_key)) is not None:
             key = hit_key
         else:
             key = repr(tuple(dev.vars.get(n, self.base_vars.get(n, _MISSING)) for n in self.var_names))
             if keys is not None:
-                keys[(self.var_names, id(self.base_vars))] = key
+                keys[self._keys_key] = key
         hit = self._cache.get(key)
         if hit is not None:
             return hit
