@@ -289,9 +289,11 @@ def test_in_line_tests_only_save_predicate_calls() -> None:
         {"equals": 9100}, {"equals": "dscp"}, {"equals": True}, {"equals": 1.5}, {"min": 100},
         {"max": 0}, {"range": [1, 5]}, {"exactly": []}, {"exactly": [3]}, {"exactly": [3, "a"]},
         {"contains": [3]}, {"contains": [True]}, {"contains": ["x"]},
+        {"each": {"min": -10, "max": 4}}, {"each": {"min": -9.5}}, {"each": {"max": 2}},
     ]  # fmt: skip
     values: list[Any] = [*HOSTILE, 9100.0, 1.5, 100, 100.5, 5, 0.0, -1, float("nan"), float("inf"),
-                         [True], [3.0], [3, "a"], ["a", 3], [1], "x", ["x"]]  # fmt: skip
+                         [True], [3.0], [3, "a"], ["a", 3], [1], "x", ["x"], [], [-1.2, 0.4, -3],
+                         [-11, 0], [0, 5], [float("nan"), 1], [1, None], [-9.5, 2]]  # fmt: skip
     for spec in specs:
         predicate = compile_operators(spec)
         inline = inline_test(predicate)

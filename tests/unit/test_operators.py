@@ -108,3 +108,36 @@ def test_maps_only_fast_path_agrees_with_the_full_comparison(
     """The fast path (a plain dict) answers what the full comparison (any other mapping) answers."""
     predicate = compile_operators({"maps_only": {"keys": keys, "to": to}})
     assert predicate(v) == predicate(MappingProxyType(v))
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.dictionaries(st.sampled_from(["0", "3", "24", "26"]), _MAP_VALUES, max_size=4),
+        min_size=1,
+        max_size=6,
+    ),
+    st.lists(st.sampled_from(["24", "26", "3"]), min_size=1, max_size=2),
+    st.sampled_from([3, 1, "3"]),
+)
+def test_maps_only_remembered_map_agrees_with_the_full_comparison(
+    maps: list[dict[str, Any]], keys: list[str], to: Any
+) -> None:
+    """One predicate over many maps (it remembers the last map its fast path passed) answers each
+    as the full comparison does: an equal map whose key holds 3.0 or True where 3 passed fails.
+    """
+    predicate = compile_operators({"maps_only": {"keys": keys, "to": to}})
+    for v in maps:
+        assert predicate(v) == predicate(MappingProxyType(v))
+
+
+def test_maps_only_remembered_map_keeps_types_apart() -> None:
+    """A map equal (==) to the one passed last is still judged on its own types: True is not 1
+    (3.0 is 3, as everywhere in the baseline language)."""
+    predicate = compile_operators({"maps_only": {"keys": [26], "to": 1}})
+    assert predicate({"26": 1, "0": 0}) is None
+    assert predicate({"26": True, "0": 0}) == "26 -> true (expected 1)"
+    assert predicate({"26": 1.0, "0": 0}) is None
+    assert predicate({"26": 1, "0": 0}) is None
+    assert predicate({"26": 1, "0": True}) is None  # True is not 1: nothing else maps to 1
+    assert predicate({"26": 1, "0": 1.0}) == "0 also maps to 1"
