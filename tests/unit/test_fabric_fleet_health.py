@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -276,3 +277,27 @@ def test_fleet_values_remembered_by_exact_value() -> None:
         ctx = fleet.DeviceContext("h", "linux", "host", (), {}, {"host": {"rdma_devices": configs}}, {})  # type: ignore[typeddict-item]
         assert cc.field_values(ctx) == fleet._cc_config_values({"rdma_devices": configs})
     assert cc.field_values(ctx) == {"X_P1": "1"}
+
+
+def test_ecn_profiles_of_the_maps_kept_are_those_of_every_port() -> None:
+    """_ecn_maps leaves out a map equal to the one before it: the profiles text is the same as
+    over every port's map (1 and 1.0, True and 1 included)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from fabline.checks.fabric import fleet
+
+    value = st.sampled_from([0, 1, 1.0, True, False, 5000, "x", None])
+    profile = st.fixed_dictionaries(
+        {"enabled": value}, optional={"min_bytes": value, "max_bytes": value, "probability_pct": value}
+    )
+    ecn = st.dictionaries(st.sampled_from(["3", "4"]), profile, max_size=2)
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(ecn, max_size=6))
+    def same(maps: list[dict[str, Any]]) -> None:
+        ifaces = {f"e{i}": {"ecn": m} for i, m in enumerate(maps)}
+        kept = fleet._ecn_maps(ifaces)  # type: ignore[arg-type]
+        assert fleet._ecn_profiles(kept) == fleet._ecn_profiles(maps)
+
+    same()

@@ -531,7 +531,11 @@ class Engine:
                     members.append(k)
         if not by_selector:
             return scanned
-        ordered = [(n, ifaces[n]) for n in natural_order(ifaces) if isinstance(ifaces[n], Mapping)]
+        ordered = [
+            (n, body)
+            for n in natural_order(ifaces)
+            if type(body := ifaces[n]) is dict or isinstance(body, Mapping)  # the ABC test is slow
+        ]
         for members in by_selector.values():
             chosen = selected[members[0]][0].select_interfaces(dev, ordered, roles_by_name)
             subjects = tuple(n for n, _ in chosen)

@@ -82,12 +82,21 @@ def _nic_versions(ifaces: Mapping[str, Interface]) -> tuple[str | None, str | No
 
 
 def _ecn_maps(ifaces: Mapping[str, Interface]) -> list[dict[str, Any]]:
-    """The ports' ``ecn`` maps, in port order (what :func:`_ecn_profiles` reads)."""
-    out = []
+    """The ports' ``ecn`` maps, in port order (what :func:`_ecn_profiles` reads), each map equal to
+    the one before it left out: it adds no profile that one did not (a switch's 128 ports carry one
+    map; the list is the key its profiles are remembered by, written out per switch).
+
+    Example:
+        >>> len(_ecn_maps({"e1": {"ecn": {"3": {"enabled": True}}}, "e2": {"ecn": {"3": {"enabled": True}}}}))
+        1
+    """
+    out: list[dict[str, Any]] = []
+    last: dict[str, Any] | None = None
     for body in ifaces.values():
         ecn = body.get("ecn") if type(body) is dict else None
-        if type(ecn) is dict:
+        if type(ecn) is dict and ecn != last:
             out.append(ecn)
+            last = ecn
     return out
 
 
