@@ -909,6 +909,17 @@ class ResultStore:
             else:
                 self.append(r)
 
+    def extend_bounded(self, results: Iterable[Result]) -> None:
+        """:meth:`extend` with :func:`bounded_results` (what the engine does with a Python check's
+        results), in one loop: a device's two dozen checks, each yielding one result, make no
+        second generator each.
+        """
+        for r in results:
+            if type(r) is PassBlock:
+                self.add_block(r.check, r.device, r.severity, r.expected, tuple(r.subjects), None)
+            else:
+                self.append(bound_result(r))  # a SkipBlock's values are bounded too
+
     def add_block(
         self,
         check: str,

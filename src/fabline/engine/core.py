@@ -45,7 +45,7 @@ from fabline.errors import ConfigError, did_you_mean
 from fabline.perf import keep_until_exit
 from fabline.problems import Problem, group
 from fabline.record import RunOutcome
-from fabline.results import Result, ResultStore, Severity, Status, bounded_results
+from fabline.results import Result, ResultStore, Severity, Status
 from fabline.secret_keys import public_vars
 from fabline.snapshot import Snapshot
 from fabline.state import UNREADABLE_STATUSES, StateError
@@ -271,7 +271,7 @@ class Engine:
             fabric.links.asked = None
             store = ResultStore()
             try:
-                store.extend(bounded_results(pc.check.check_fabric(fabric)))
+                store.extend_bounded(pc.check.check_fabric(fabric))
             except Exception as exc:  # a check bug is an error result, never a crash
                 store.append(
                     Result(
@@ -486,7 +486,7 @@ class Engine:
                 if collects:
                     collected[pc.check.id][dev.name] = pc.check.collect(ctx)
                 else:
-                    results.extend(bounded_results(pc.check.check_device(ctx)))
+                    results.extend_bounded(pc.check.check_device(ctx))
             except Exception as exc:  # a check bug is an error result, never a crash
                 results.append(
                     Result(
