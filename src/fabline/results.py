@@ -901,24 +901,19 @@ class ResultStore:
         self._open = None
         self.problems.append(r)
 
-    def extend(self, results: Iterable[Result]) -> None:
-        """Add results (a :class:`PassBlock` is stored as one compact block)."""
-        for r in results:
-            if type(r) is PassBlock:
-                self.add_block(r.check, r.device, r.severity, r.expected, tuple(r.subjects), None)
-            else:
-                self.append(r)
+    def extend(self, results: Iterable[Result], *, bounded: bool = False) -> None:
+        """Add results (a :class:`PassBlock` is stored as one compact block).
 
-    def extend_bounded(self, results: Iterable[Result]) -> None:
-        """:meth:`extend` with :func:`bounded_results` (what the engine does with a Python check's
-        results), in one loop: a device's two dozen checks, each yielding one result, make no
-        second generator each.
+        ``bounded``: each other result through :func:`bound_result` first, as
+        :func:`bounded_results` would (what the engine does with a Python check's results), in
+        this one loop: a device's two dozen checks, each yielding one result, make no second
+        generator each.
         """
         for r in results:
             if type(r) is PassBlock:
                 self.add_block(r.check, r.device, r.severity, r.expected, tuple(r.subjects), None)
             else:
-                self.append(bound_result(r))  # a SkipBlock's values are bounded too
+                self.append(bound_result(r) if bounded else r)  # a SkipBlock's values are bounded too
 
     def add_block(
         self,

@@ -271,7 +271,7 @@ class Engine:
             fabric.links.asked = None
             store = ResultStore()
             try:
-                store.extend_bounded(pc.check.check_fabric(fabric))
+                store.extend(pc.check.check_fabric(fabric), bounded=True)
             except Exception as exc:  # a check bug is an error result, never a crash
                 store.append(
                     Result(
@@ -486,7 +486,7 @@ class Engine:
                 if collects:
                     collected[pc.check.id][dev.name] = pc.check.collect(ctx)
                 else:
-                    results.extend_bounded(pc.check.check_device(ctx))
+                    results.extend(pc.check.check_device(ctx), bounded=True)
             except Exception as exc:  # a check bug is an error result, never a crash
                 results.append(
                     Result(

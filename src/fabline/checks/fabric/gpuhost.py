@@ -482,7 +482,8 @@ class HostAcsCheck(GpuServerCheck[AcsParams]):
     def __init__(self, params: Any = None, severity: Severity | None = None) -> None:
         super().__init__(params, severity)
         self._harmless = frozenset(self.params.harmless)
-        # The verdicts of each distinct (bridges, GPU and NIC addresses) of a host, by its exact_key: the hosts of one model share them (a 100k-GPU fabric: 12,500 hosts, one value).
+        # The verdicts of each distinct (bridges, GPU and NIC addresses) of a host, by its
+        # exact_key: the hosts of one model share them (a 100k-GPU fabric: 12,500 hosts, one value).
         self._seen: dict[bytes, list[tuple[str, Any]]] = {}
 
     @override
