@@ -38,6 +38,7 @@ MAX_RAW_BYTES = 256 * 1024 * 1024
 #: Opening a file to read: never blocking (a FIFO), never through a link as the last component.
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_FADVISE = getattr(os, "posix_fadvise", None)  # Linux and most Unixes; not macOS or Windows
 
 # Letters, digits and the punctuation host names, FQDNs and IP addresses (v4, v6 with zone) use.
 # No separator, no shell or glob character, no whitespace or control character; the first
@@ -192,6 +193,34 @@ def read_under(root: Path, *parts: str, limit: int) -> bytes:
         # A link that stays inside the snapshot (checked above) is read through its target.
         path = path.resolve()
     return read_regular(path, limit)
+
+
+def read_ahead(root: Path, *parts: str) -> None:
+    """Ask the kernel to start reading ``root/parts`` into its page cache: a hint, never an error.
+
+    A run that reads thousands of states one after another waits for the disk on each one whose
+    pages the kernel dropped since the last run (on the 100k-GPU fabric, a cold run spent 3 s
+    more than a warm one). Hinting a few files ahead lets the disk read them while the current
+    one is parsed. Only what :func:`read_under` would read is hinted: a plain name in real folders,
+    opened without following a link and without blocking, and a regular file; anything else, or a
+    platform without ``posix_fadvise``, is left alone (the read itself then says what is wrong).
+    """
+    if _FADVISE is None:
+        return
+    text = os.path.join(root, *parts)  # noqa: PTH118 - no Path object per hint
+    if not _plain_folders(text, parts):
+        return
+    try:
+        fd = os.open(text, _READ_FLAGS)
+    except OSError:
+        return
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            _FADVISE(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _plain_folders(path: str, parts: tuple[str, ...]) -> bool:

@@ -388,3 +388,66 @@ def test_read_under_resolves_nothing_on_plain_folders(
     (snap / "state" / "alias.json").symlink_to(snap / "state" / "leaf7.json")
     assert json.loads(read_under(snap, "state", "alias.json", limit=MAX_STATE_BYTES))["name"] == "leaf7"
     assert resolved
+
+
+# -- read-ahead hints: only files a read would take, never blocking, never an error ---------------
+
+
+def _hinted(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """Record every ``posix_fadvise`` the read-ahead gives: (the file it names, the advice)."""
+    from fabline import paths
+
+    calls: list[tuple[str, int]] = []
+
+    def fadvise(fd: int, offset: int, length: int, advice: int) -> None:
+        calls.append((str(Path(f"/proc/self/fd/{fd}").readlink()), advice))
+
+    monkeypatch.setattr(paths, "_FADVISE", fadvise)
+    return calls
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "posix_fadvise") or not Path("/proc/self/fd").is_dir(), reason="Linux hint"
+)
+def test_read_ahead_hints_only_regular_files_inside(
+    tmp_path: Path, victim: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _hinted(monkeypatch)
+    snap_dir = tmp_path / "snap"
+    _state_in(snap_dir / "state")
+    _state_in(victim, "leaf2")
+    (snap_dir / "state" / "leaf2.json").symlink_to(victim / "leaf2.json")  # a link out
+    os.mkfifo(snap_dir / "state" / "fifo.json")  # would block a plain open
+    (snap_dir / "state" / "dir.json").mkdir()
+    snap = Snapshot(snap_dir)
+    for name in ("leaf1", "leaf2", "fifo", "dir", "missing", "../../outside/important/keep"):
+        snap.read_ahead(name)  # never raises, never blocks
+    assert calls == [(str(snap_dir / "state" / "leaf1.json"), os.POSIX_FADV_WILLNEED)]
+    # a state/ folder swapped for a link out after the snapshot was opened: no hint through it
+    calls.clear()
+    _state_in(victim, "leaf1")
+    (snap_dir / "state").rename(tmp_path / "old-state")
+    (snap_dir / "state").symlink_to(victim)
+    snap.read_ahead("leaf1")
+    assert calls == []
+
+
+def test_reading_ahead_hints_each_state_a_window_before_it_is_read() -> None:
+    from fabline.snapshot import reading_ahead
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.hinted: list[str] = []
+
+        def read_ahead(self, device: str) -> None:
+            self.hinted.append(device)
+
+    a, b = Recorder(), Recorder()
+    names = [f"d{i}" for i in range(10)]
+    seen = []
+    for item in reading_ahead(list(range(10)), names, [a, b], window=3):  # type: ignore[list-item]
+        seen.append(item)
+        # when item i is handed out, every state up to i + 3 was hinted, none further
+        assert a.hinted == names[: min(item + 4, 10)]
+    assert seen == list(range(10))
+    assert a.hinted == b.hinted == names  # each once, in order, on both snapshots

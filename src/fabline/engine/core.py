@@ -47,7 +47,7 @@ from fabline.problems import Problem, group
 from fabline.record import RunOutcome
 from fabline.results import Result, ResultStore, Severity, Status
 from fabline.secret_keys import public_vars
-from fabline.snapshot import Snapshot
+from fabline.snapshot import Snapshot, reading_ahead
 from fabline.state import UNREADABLE_STATUSES, StateError
 
 if TYPE_CHECKING:
@@ -321,7 +321,9 @@ class Engine:
         # interned across the slice's devices).
         projector = Projector() if self.uses_links else None
         paired = work.pair.begin(lo) if work.pair is not None else None
-        for dev in work.devices[lo:hi]:
+        devices = work.devices[lo:hi]
+        sides = [work.snapshot] if work.previous is None else [work.snapshot, work.previous]
+        for dev in reading_ahead(devices, [d.name for d in devices], sides):
             state, problem = self._load(work.snapshot, dev)
             earlier: tuple[dict[str, Any] | None, StateError | None] | None = None
             if paired is not None and paired.wants(dev.name):

@@ -29,7 +29,7 @@ from fabline.history.counters import CounterLimits, CounterRow, CounterSummary, 
 from fabline.perf import fork_pool, paused_gc, worker_count
 from fabline.record import CounterDelta
 from fabline.results import ExitCode, PassCounts, Result, Severity, Status, change_exit_code
-from fabline.snapshot import Snapshot
+from fabline.snapshot import Snapshot, reading_ahead
 from fabline.state import StateError, parse_time
 
 #: Paths never reported as state changes: counters, uptime, timestamps (``last_flap_*`` too), optics
@@ -635,6 +635,8 @@ class PieceMaker:
         position: Mapping[str, int],
     ) -> None:
         self._snap_b, self._snap_a = Snapshot(root_b), Snapshot(root_a)
+        #: Both sides, for a caller that reads ahead (:func:`~fabline.snapshot.reading_ahead`).
+        self.snapshots = (self._snap_b, self._snap_a)
         self._matcher = IgnoreSet(ignore) if ignore is not None else None
         self._position = position
         self._writer = RowWriter(rows) if rows is not None else None
@@ -769,7 +771,8 @@ def _diff_devices(job: _Job) -> DevicePiece:
     with paused_gc():
         maker = PieceMaker(root_b, root_a, ignore, limits, rows, {n: p for p, n in named})
         try:
-            for _, name in named:
+            names = [n for _, n in named]
+            for name in reading_ahead(names, names, maker.snapshots):
                 maker.add(name)
         finally:
             maker.close()
