@@ -13,8 +13,8 @@ from fabline.errors import ConfigError
 from fabline.paths import (
     MAX_MANIFEST_BYTES,
     MAX_STATE_BYTES,
+    ReadAhead,
     SnapshotPathError,
-    read_ahead,
     read_under,
     under,
 )
@@ -117,9 +117,9 @@ class Snapshot:
         """Where a device's state lives (not checked: :meth:`load` checks before it reads)."""
         return self.state_dir / f"{device}.json"
 
-    def read_ahead(self, device: str) -> None:
-        """Hint that the device's state is read soon (:func:`~fabline.paths.read_ahead`)."""
-        read_ahead(self.root, "state", f"{device}.json")
+    def read_ahead(self) -> ReadAhead:
+        """Hints that states are read soon: ``.hint(f"{device}.json")`` (:class:`~fabline.paths.ReadAhead`)."""
+        return ReadAhead(self.root, "state")
 
     def load(self, device: str, *, checked: bool = True) -> dict[str, Any] | None:
         """The device's state, or None when the snapshot has none for it.
@@ -179,13 +179,19 @@ def reading_ahead(
         >>> list(reading_ahead(["a", "b"], ["a", "b"], []))
         ['a', 'b']
     """
-    n = len(names)
-    for i in range(min(window, n)):
-        for snap in snapshots:
-            snap.read_ahead(names[i])
-    for i, item in enumerate(items):
-        j = i + window
-        if j < n:
-            for snap in snapshots:
-                snap.read_ahead(names[j])
-        yield item
+    hints = [snap.read_ahead() for snap in snapshots]
+    try:
+        files = [f"{name}.json" for name in names]
+        n = len(files)
+        for i in range(min(window, n)):
+            for h in hints:
+                h.hint(files[i])
+        for i, item in enumerate(items):
+            j = i + window
+            if j < n:
+                for h in hints:
+                    h.hint(files[j])
+            yield item
+    finally:
+        for h in hints:
+            h.close()

@@ -420,27 +420,40 @@ def test_read_ahead_hints_only_regular_files_inside(
     os.mkfifo(snap_dir / "state" / "fifo.json")  # would block a plain open
     (snap_dir / "state" / "dir.json").mkdir()
     snap = Snapshot(snap_dir)
-    for name in ("leaf1", "leaf2", "fifo", "dir", "missing", "../../outside/important/keep"):
-        snap.read_ahead(name)  # never raises, never blocks
+    with snap.read_ahead() as ahead:
+        for name in ("leaf1", "leaf2", "fifo", "dir", "missing", "../../outside/important/keep"):
+            ahead.hint(f"{name}.json")  # never raises, never blocks
     assert calls == [(str(snap_dir / "state" / "leaf1.json"), os.POSIX_FADV_WILLNEED)]
-    # a state/ folder swapped for a link out after the snapshot was opened: no hint through it
+    # a state/ folder swapped for a link out before the hints: nothing hinted through it
     calls.clear()
     _state_in(victim, "leaf1")
     (snap_dir / "state").rename(tmp_path / "old-state")
     (snap_dir / "state").symlink_to(victim)
-    snap.read_ahead("leaf1")
+    with snap.read_ahead() as ahead:
+        ahead.hint("leaf1.json")
     assert calls == []
 
 
 def test_reading_ahead_hints_each_state_a_window_before_it_is_read() -> None:
     from fabline.snapshot import reading_ahead
 
-    class Recorder:
+    class Hints:
         def __init__(self) -> None:
             self.hinted: list[str] = []
+            self.closed = False
 
-        def read_ahead(self, device: str) -> None:
-            self.hinted.append(device)
+        def hint(self, name: str) -> None:
+            self.hinted.append(name.removesuffix(".json"))
+
+        def close(self) -> None:
+            self.closed = True
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.hints = Hints()
+
+        def read_ahead(self) -> Hints:
+            return self.hints
 
     a, b = Recorder(), Recorder()
     names = [f"d{i}" for i in range(10)]
@@ -448,6 +461,7 @@ def test_reading_ahead_hints_each_state_a_window_before_it_is_read() -> None:
     for item in reading_ahead(list(range(10)), names, [a, b], window=3):  # type: ignore[list-item]
         seen.append(item)
         # when item i is handed out, every state up to i + 3 was hinted, none further
-        assert a.hinted == names[: min(item + 4, 10)]
+        assert a.hints.hinted == names[: min(item + 4, 10)]
     assert seen == list(range(10))
-    assert a.hinted == b.hinted == names  # each once, in order, on both snapshots
+    assert a.hints.hinted == b.hints.hinted == names  # each once, in order, on both snapshots
+    assert a.hints.closed and b.hints.closed
