@@ -97,6 +97,7 @@ class Snapshot:
         under(root, "state")  # a state/ that links out of the snapshot is refused here
         self.root = root
         self.state_dir = state_dir
+        self._state_text = str(state_dir)
         self._digests: dict[str, str] | None = None
         #: Devices whose loaded state the schema pass marked (an :class:`~fabline.state.Invalid`
         #: in place of a value the file holds), in this process.
@@ -141,13 +142,13 @@ class Snapshot:
             data = read_under(self.root, "state", f"{device}.json", limit=MAX_STATE_BYTES)
         except (SnapshotPathError, OSError) as exc:
             # Read first, asked after: a missing state costs the failed open, a present one no stat.
-            path = self.state_path(device)
-            if not path.exists() and not path.is_symlink():
+            missing = self.state_path(device)
+            if not missing.exists() and not missing.is_symlink():
                 return None
             if isinstance(exc, SnapshotPathError):
                 raise StateError(str(exc)) from None
-            raise StateError(f"{path}: cannot read: {exc.strerror}") from None
-        path = self.state_path(device)
+            raise StateError(f"{missing}: cannot read: {exc.strerror}") from None
+        path = f"{self._state_text}/{device}.json"  # for messages; a text path costs less than a Path
         validated = False
         if checked:
             want = self.digests.get(device)

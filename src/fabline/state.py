@@ -52,7 +52,12 @@ def load_state_file(path: Path) -> dict[str, Any]:
 
 
 def parse_state(
-    path: Path, data: bytes, *, checked: bool = True, validated: bool = False, marks: list[str] | None = None
+    path: Path | str,
+    data: bytes,
+    *,
+    checked: bool = True,
+    validated: bool = False,
+    marks: list[str] | None = None,
 ) -> dict[str, Any]:
     """Parse and minimally validate the bytes of a state document (see :func:`load_state_file`).
 

@@ -331,3 +331,41 @@ def test_interface_names_matched_once_select_as_the_patterns_do(tmp_path: Path) 
     for _ in range(2):  # the second time from the remembered matches
         chosen = [n for n, _ in program.select_interfaces(FakeDevice("d1"), ordered, {})]
         assert chosen == ["Ethernet0", "Ethernet120", "Ethernet1"]
+
+
+VAR_RULES = """
+vars: {mtu_min: 9000}
+rules:
+  - id: mtu-floor
+    description: the port MTU is at least the device's floor
+    severity: major
+    select: {interfaces: {}}
+    expect: [{path: mtu, min: "{{ mtu_min }}"}]
+"""
+
+
+def test_compiled_rules_are_remembered_by_the_variables_they_read(tmp_path: Path) -> None:
+    """Devices of one kind share compiled rules only when the variables the rules read are equal:
+    each is judged by its own values, and a compile error names its own device."""
+    devices = [
+        FakeDevice("leaf1"),  # the baseline's 9000
+        FakeDevice("leaf2", vars={"mtu_min": 9000}),
+        FakeDevice("leaf3", vars={"mtu_min": 9200}),
+        FakeDevice("leaf4", vars={"mtu_min": 9000, "unrelated": 1}),
+        FakeDevice("leaf5", vars={"mtu_min": "not a number"}),
+        FakeDevice("leaf6", vars={"mtu_min": "not a number"}),
+        FakeDevice("leaf7"),
+    ]
+    docs = [
+        {"schema": "fabline.state/1", "name": d.name, "platform": "sonic", "role": "leaf", "status": "ok",
+         "interfaces": {"Ethernet0": {"mtu": 9100}}}
+        for d in devices
+    ]  # fmt: skip
+    out = run(tmp_path, VAR_RULES, devices, docs).results
+    got = {r.device: (r.status.value, r.message) for r in out if r.check == "mtu-floor"}
+    assert {d: v[0] for d, v in got.items()} == {
+        "leaf1": "pass", "leaf2": "pass", "leaf3": "fail", "leaf4": "pass",
+        "leaf5": "error", "leaf6": "error", "leaf7": "pass",
+    }  # fmt: skip
+    assert "leaf5" in got["leaf5"][1] and "leaf6" not in got["leaf5"][1]
+    assert "leaf6" in got["leaf6"][1] and "leaf5" not in got["leaf6"][1]

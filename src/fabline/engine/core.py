@@ -79,6 +79,26 @@ def _group_problems(
     return group(findings, problem_facts(fabric, device_rows, findings))
 
 
+#: How many distinct variable values one kind of device remembers its compiled rules for.
+_KIND_MEMO = 1024
+_NO_VALUE: Any = object()  # a variable the device does not set (its rule reads the baseline's)
+
+
+class _Kind:
+    """The rules of one kind of device (role, platform, groups) and what their compiling reads."""
+
+    __slots__ = ("by_name", "memo", "programs", "var_names")
+
+    def __init__(self, programs: list[RuleProgram]) -> None:
+        self.programs = programs
+        #: Every variable the programs read: equal values, equal compiled rules.
+        self.var_names = tuple(sorted({n for p in programs for n in p.var_names}))
+        #: A program has a ``hosts`` selector (chosen by device name): nothing is remembered.
+        self.by_name = any(p.hosts is not None for p in programs)
+        #: The compiled rules by the ``repr`` of the device's values of ``var_names``.
+        self.memo: dict[str, list[tuple[RuleProgram, _Compiled | None, str | None]]] = {}
+
+
 class Engine:
     """Runs a baseline and Python checks over devices' states.
 
@@ -130,6 +150,7 @@ class Engine:
                 self._add_check(cls, {}, cls.severity, baseline, check_id)
         self._plans: dict[tuple[str, str, bool], list[tuple[_PyCheck, bool]]] = {}
         self._by_kind: dict[tuple[str, str, tuple[str, ...]], list[RuleProgram]] = {}
+        self._kinds: dict[tuple[str, str, tuple[str, ...]], _Kind] = {}
         self._scans = ScanCache()
         today = today or dt.date.today()
         self.waivers = [
@@ -416,16 +437,8 @@ class Engine:
         results, collected = part.results, part.collected
         ifaces = state.get("interfaces")
         unsupported = state.get("unsupported") or None
-        var_keys: dict[Any, str] = {}  # rules using the same variables share their cache key
         name = dev.name
-        # The rules that apply, compiled for this device (or the error that compiling gave).
-        selected: list[tuple[RuleProgram, _Compiled | None, str | None]] = []
-        for prog in self._programs_for(dev):
-            if prog.hosts is None or name in prog.hosts:
-                try:
-                    selected.append((prog, prog.compiled(dev, var_keys), None))
-                except ConfigError as exc:
-                    selected.append((prog, None, str(exc)))
+        selected = self._selected(dev)
         scanned = self._scan_rules(dev, selected, ifaces, roles_by_name)
         for k, (prog, compiled, error) in enumerate(selected):
             if compiled is None:
@@ -495,6 +508,45 @@ class Engine:
                         pc.check.id, dev.name, None, Status.ERROR, pc.severity, None, None, _exc_message(exc)
                     )
                 )
+
+    def _selected(self, dev: DeviceLike) -> list[tuple[RuleProgram, _Compiled | None, str | None]]:
+        """The rules that apply to the device, compiled for its variables (or the error compiling gave).
+
+        Devices of a kind whose variables the kind's rules read are equal get the same list: it
+        is remembered by those values (one ``repr`` per device, not one per rule). Not remembered:
+        a kind with a ``hosts`` selector (chosen by name) and a list with an error (its message
+        names the device).
+        """
+        kind = self._kind_of(dev)
+        key = ""
+        if not kind.by_name:
+            names, vals = kind.var_names, dev.vars
+            key = repr(tuple(vals.get(n, _NO_VALUE) for n in names)) if names else ""
+            hit = kind.memo.get(key)
+            if hit is not None:
+                return hit
+        var_keys: dict[Any, str] = {}  # rules using the same variables share their cache key
+        selected: list[tuple[RuleProgram, _Compiled | None, str | None]] = []
+        failed = False
+        for prog in kind.programs:
+            if prog.hosts is None or dev.name in prog.hosts:
+                try:
+                    selected.append((prog, prog.compiled(dev, var_keys), None))
+                except ConfigError as exc:
+                    selected.append((prog, None, str(exc)))
+                    failed = True
+        if not kind.by_name and not failed and len(kind.memo) < _KIND_MEMO:
+            kind.memo[key] = selected
+        return selected
+
+    def _kind_of(self, dev: DeviceLike) -> _Kind:
+        key = (dev.role, dev.platform, tuple(dev.groups))
+        hit = self._kinds.get(key)
+        if hit is None:
+            hit = _Kind(self._programs_for(dev))
+            if len(self._kinds) < 4096:
+                self._kinds[key] = hit
+        return hit
 
     def _programs_for(self, dev: DeviceLike) -> list[RuleProgram]:
         """The rules whose role, platform and group selectors take the device (a ``hosts``
