@@ -11,6 +11,10 @@ RSS of the largest process):
 * **floor**: a fresh Python that loads every state file with orjson (the parser fabline uses);
 * **check**: ``fabline check -i inventory.yml --snapshot snapshot --format json,junit,md --out DIR``,
   each report file's size recorded; the same for the fabric without ``plane`` variables;
+* **check from a cold cache** (``--cold``): the same check of the clean fabric, each run right after
+  its state files were dropped from the kernel's page cache (``posix_fadvise(DONTNEED)`` on each:
+  no root needed, and only the states go, not Python's own files), as a nightly run that reads a
+  snapshot written hours earlier meets it; and a cold floor beside it;
 * **record**: ``fabline check -q --history DB`` twice into a fresh database (a second night): the
   seconds spent recording (measured inside the process) and the database growth of the second run;
 * **history show** (console, and ``-f json``), **diff** of the two recorded runs (``fabline diff
@@ -47,6 +51,16 @@ from diff_bench import FLOOR, RECORD  # noqa: E402
 
 #: The machine's yardstick: plain Python, no I/O, one core.
 YARDSTICK = "s = 0\nfor i in range(20_000_000):\n    s += i\n"
+
+
+def evict(folder: Path) -> None:
+    """Drop every file of ``folder`` from the kernel's page cache (clean pages only; Linux)."""
+    for path in folder.iterdir():
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
 
 
 def timed(cmd: list[str], cwd: Path | None = None) -> dict[str, Any]:
@@ -157,6 +171,7 @@ def main() -> None:
     ap.add_argument("--data", type=Path, default=HERE / "out", help="where the fabrics are (or go)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--skip", default="", help="comma-separated steps to leave out: noplanes,history,diff-i")
+    ap.add_argument("--cold", action="store_true", help="also time the clean check from a cold page cache")
     args = ap.parse_args()
     skip = set(args.skip.split(","))
     data: Path = args.data.resolve()
@@ -200,6 +215,24 @@ def main() -> None:
                      "yardsticks_before": [y["wall_s"] for y in sticks],
                      "in_yardsticks": [c["wall_s"] / y["wall_s"] for y, c in zip(sticks, checks, strict=True)],
                      "files_mb": {k: round(v, 2) for k, v in sizes.items()}})  # fmt: skip
+    if args.cold:
+        states = clos / "snapshot" / "state"
+        floors, checks = [], []
+        for run in range(args.runs):
+            evict(states)
+            floors.append(timed([sys.executable, "-c", FLOOR, str(states)]))
+            out = work / f"reports-cold-{run}"
+            evict(states)
+            checks.append(ok(timed([*fab, "check", "-i", str(clos / "inventory.yml"), "--snapshot",
+                                    str(clos / "snapshot"), "-q", "--format", "json,junit,md", "--out", str(out)]),
+                             "check (cold)", (0, 3, 4)))  # fmt: skip
+            shutil.rmtree(out, ignore_errors=True)
+        floor, check = figures(floors), figures(checks)
+        rows.append({"step": "floor from a cold page cache (clean)", **floor})
+        rows.append({"step": "check --format json,junit,md --out, from a cold page cache (clean)", **check,
+                     "ratio_to_floor": check["wall_s"] / floor["wall_s"],
+                     "paired_ratios": [c["wall_s"] / f["wall_s"] for f, c in zip(floors, checks, strict=True)],
+                     "cpu_ratio_to_floor": check["cpu_s"] / floor["cpu_s"]})  # fmt: skip
     yard_row.update(figures(yardsticks))  # every yardstick of the run
     if "history" not in skip:
         after = clos / "after"
