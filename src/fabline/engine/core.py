@@ -149,7 +149,6 @@ class Engine:
             if check_id not in configured and exclude_tags.isdisjoint(cls.tags):
                 self._add_check(cls, {}, cls.severity, baseline, check_id)
         self._plans: dict[tuple[str, str, bool], list[tuple[_PyCheck, bool]]] = {}
-        self._by_kind: dict[tuple[str, str, tuple[str, ...]], list[RuleProgram]] = {}
         self._kinds: dict[tuple[str, str, tuple[str, ...]], _Kind] = {}
         self._scans = ScanCache()
         today = today or dt.date.today()
@@ -540,24 +539,15 @@ class Engine:
         return selected
 
     def _kind_of(self, dev: DeviceLike) -> _Kind:
+        """The rules whose role, platform and group selectors take the device (a ``hosts``
+        selector is the caller's to test): the same :class:`_Kind` for every device of a kind.
+        """
         key = (dev.role, dev.platform, tuple(dev.groups))
         hit = self._kinds.get(key)
         if hit is None:
-            hit = _Kind(self._programs_for(dev))
+            hit = _Kind([p for p in self.programs if p.selects_kind(dev)])
             if len(self._kinds) < 4096:
                 self._kinds[key] = hit
-        return hit
-
-    def _programs_for(self, dev: DeviceLike) -> list[RuleProgram]:
-        """The rules whose role, platform and group selectors take the device (a ``hosts``
-        selector is the caller's to test): the same list for every device of a kind.
-        """
-        key = (dev.role, dev.platform, tuple(dev.groups))
-        hit = self._by_kind.get(key)
-        if hit is None:
-            hit = [p for p in self.programs if p.selects_kind(dev)]
-            if len(self._by_kind) < 4096:
-                self._by_kind[key] = hit
         return hit
 
     def _scan_rules(
